@@ -1,0 +1,155 @@
+//! `claw_session.h`: the session ring and the memory store.
+
+use core::ffi::c_char;
+
+use super::{c_bytes, out_slice, with_state};
+use crate::memory::{self, KEY_MAX_BYTES, VAL_MAX_BYTES};
+use crate::session::ring::Role;
+use crate::{context, session};
+
+/// Messages kept in the ring.
+pub const CLAW_SESSION_MAX_MSGS: usize = 10;
+/// Size of a message buffer: at most 255 bytes + NUL are stored.
+pub const CLAW_MSG_MAX_LEN: usize = 256;
+/// Size of a key buffer: a key is 1..=31 bytes + NUL.
+pub const CLAW_MEM_KEY_MAX: usize = 32;
+/// Size of a value buffer: a value is 0..=127 bytes + NUL.
+pub const CLAW_MEM_VAL_MAX: usize = 128;
+/// Keys the memory store holds.
+pub const CLAW_MEM_MAX_ENTRIES: usize = 32;
+
+// The C constants are literals (cbindgen prints them as written); these
+// checks keep them equal to the core's.
+const _: () = assert!(CLAW_SESSION_MAX_MSGS == session::ring::MAX_MSGS);
+const _: () = assert!(CLAW_MSG_MAX_LEN == session::ring::MSG_MAX_BYTES + 1);
+const _: () = assert!(CLAW_MEM_KEY_MAX == KEY_MAX_BYTES + 1);
+const _: () = assert!(CLAW_MEM_VAL_MAX == VAL_MAX_BYTES + 1);
+const _: () = assert!(CLAW_MEM_MAX_ENTRIES == memory::MAX_ENTRIES);
+
+/// Who said a message. A fixed-size integer, not a C enum, so its size never
+/// depends on `-fshort-enums`.
+pub type claw_role_t = u8;
+/// A message from the user.
+pub const CLAW_ROLE_USER: claw_role_t = 0;
+/// A reply of the model.
+pub const CLAW_ROLE_ASSISTANT: claw_role_t = 1;
+/// A note of the system (connect, disconnect).
+pub const CLAW_ROLE_SYSTEM: claw_role_t = 2;
+/// The result of a tool.
+pub const CLAW_ROLE_TOOL: claw_role_t = 3;
+
+/// Resets the session's RAM state; files are read lazily on first use.
+/// A second call drops the RAM ring without flushing it.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_session_init() {
+    with_state((), |s, _| s.session.init());
+}
+
+/// Appends a message (cut to 255 bytes on a character boundary), keeping the
+/// newest 10. Marks the ring dirty; writes no flash. False for NULL content,
+/// an unknown role or content that is not UTF-8.
+///
+/// # Safety
+/// `content` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_session_add(role: claw_role_t, content: *const c_char) -> bool {
+    // SAFETY: per this function's contract.
+    let Some(text) = (unsafe { c_bytes(content) }) else {
+        return false;
+    };
+    let Some(role) = Role::from_c(role) else {
+        return false;
+    };
+    with_state(false, |s, p| s.session.add(p, role, text).is_ok())
+}
+
+/// Messages in the ring, 0..=10.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_session_count() -> u16 {
+    with_state(0, |s, p| s.session.count(p))
+}
+
+/// Deletes the session file and empties the ring; memory is untouched. The
+/// old session never comes back, even when the delete fails.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_session_clear() {
+    with_state((), |s, p| s.session.clear(p));
+}
+
+/// Renders memory and recent turns into `out` (not JSON-escaped),
+/// NUL-terminated, never past `out_max`. Returns the bytes written without
+/// the NUL; 0 for NULL or `out_max` 0.
+///
+/// # Safety
+/// `out` is NULL or valid for writes of `out_max` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_session_build_context(out: *mut c_char, out_max: usize) -> usize {
+    // SAFETY: per this function's contract.
+    let Some(buf) = (unsafe { out_slice(out, out_max) }) else {
+        return 0;
+    };
+    with_state(0, |s, p| context::build(p, &mut s.session, buf))
+}
+
+/// Stores a pair persistently. False when the key (1..=31 bytes) or value
+/// (0..=127 bytes) is NULL, too long or not UTF-8, the store is full, or the
+/// write failed — then the store on flash is exactly as before.
+///
+/// # Safety
+/// `key` and `value` are NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_memory_set(key: *const c_char, value: *const c_char) -> bool {
+    // SAFETY: per this function's contract.
+    let (Some(key), Some(value)) = (unsafe { c_bytes(key) }, unsafe { c_bytes(value) }) else {
+        return false;
+    };
+    with_state(false, |_, p| memory::set(p, key, value).is_ok())
+}
+
+/// Copies the value of `key` into `out`, NUL-terminated. False when absent,
+/// unreadable, or when it does not fit `out_max` (then `out` is untouched).
+///
+/// # Safety
+/// `key` is NULL or a NUL-terminated string; `out` is NULL or valid for
+/// writes of `out_max` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_memory_get(
+    key: *const c_char,
+    out: *mut c_char,
+    out_max: usize,
+) -> bool {
+    // SAFETY: per this function's contract.
+    let (Some(key), Some(out)) = (unsafe { c_bytes(key) }, unsafe { out_slice(out, out_max) })
+    else {
+        return false;
+    };
+    let mut value = [0u8; VAL_MAX_BYTES];
+    let Ok(n) = with_state(Err(memory::MemError::Invalid), |_, p| {
+        memory::get(p, key, &mut value)
+    }) else {
+        return false;
+    };
+    match (value.get(..n), out.get_mut(..=n)) {
+        (Some(v), Some(dst)) => {
+            crate::text::copy_prefix(dst, v);
+            if let Some(nul) = dst.get_mut(n) {
+                *nul = 0;
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Whether the ring has changes not yet on flash. No I/O.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_session_dirty() -> bool {
+    with_state(false, |s, _| s.session.is_dirty())
+}
+
+/// Writes the ring to flash. True on success and when nothing was dirty; on
+/// failure the ring stays dirty for a retry.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_session_flush() -> bool {
+    with_state(false, |s, p| s.session.flush(p).is_ok())
+}

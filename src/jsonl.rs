@@ -1,0 +1,657 @@
+//! A streaming JSON Lines reader and writer for flat records.
+//!
+//! Both files of the core are JSON Lines whose records are flat objects of
+//! strings and scalars. Records are parsed straight from the file into the
+//! caller's fixed buffers, one byte at a time: no line buffer, no recursion,
+//! no heap. A line that is not such a record — garbage, a torn tail, invalid
+//! UTF-8, nested arrays or objects, a string longer than its buffer, a 100 KB
+//! line — is skipped up to its newline and reported as [`Line::Skipped`];
+//! the records around it survive.
+//!
+//! Why not serde-json-core: it needs the whole line in a buffer (a session
+//! line can be 1.5 KB once escaped) and its escaped-string support still
+//! needs a second buffer to unescape into; see `docs/DESIGN.md` for the
+//! measured code size of both approaches.
+
+use crate::port::{Errno, Fd, Port};
+
+/// Bytes read from the port per call.
+const READ_CHUNK: usize = 32;
+/// Bytes collected before a port write.
+const WRITE_CHUNK: usize = 64;
+/// Longest field name that is matched; longer names are skipped as unknown.
+const NAME_MAX: usize = 12;
+
+/// Reads a file through the port in small chunks.
+pub struct ByteReader {
+    fd: Fd,
+    buf: [u8; READ_CHUNK],
+    pos: usize,
+    len: usize,
+    eof: bool,
+    /// Bytes consumed so far (the offset of the next byte).
+    offset: u32,
+}
+
+impl ByteReader {
+    /// Wraps an open descriptor.
+    pub fn new(fd: Fd) -> Self {
+        Self {
+            fd,
+            buf: [0; READ_CHUNK],
+            pos: 0,
+            len: 0,
+            eof: false,
+            offset: 0,
+        }
+    }
+
+    /// The descriptor, for closing.
+    pub fn fd(&self) -> Fd {
+        self.fd
+    }
+
+    /// Offset of the next byte.
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+
+    fn peek<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
+        if self.pos >= self.len {
+            if self.eof {
+                return Ok(None);
+            }
+            let n = port.read(self.fd, &mut self.buf)?;
+            if n == 0 || n > self.buf.len() {
+                self.eof = true;
+                return Ok(None);
+            }
+            self.pos = 0;
+            self.len = n;
+        }
+        Ok(self.buf.get(self.pos).copied())
+    }
+
+    fn bump(&mut self) {
+        if self.pos < self.len {
+            self.pos += 1;
+            self.offset = self.offset.saturating_add(1);
+        }
+    }
+
+    fn next<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
+        let b = self.peek(port)?;
+        self.bump();
+        Ok(b)
+    }
+}
+
+/// A string field the caller wants decoded into its buffer.
+pub struct StrField<'a> {
+    /// The field name in the file.
+    pub name: &'static [u8],
+    /// Where the decoded UTF-8 goes.
+    pub buf: &'a mut [u8],
+    /// Decoded length, valid when `seen`.
+    pub len: usize,
+    /// Whether the record had this field.
+    pub seen: bool,
+}
+
+impl<'a> StrField<'a> {
+    /// A field called `name` decoded into `buf`.
+    pub fn new(name: &'static [u8], buf: &'a mut [u8]) -> Self {
+        Self {
+            name,
+            buf,
+            len: 0,
+            seen: false,
+        }
+    }
+
+    /// The decoded value.
+    pub fn value(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// A scalar value (`true`, `false`, `null` or an unsigned integer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    /// Field absent.
+    Absent,
+    /// `true`.
+    True,
+    /// `false`, `null`, or any other number.
+    Other,
+    /// A non-negative integer (saturating at `u32::MAX`).
+    Uint(u32),
+}
+
+/// A scalar field the caller wants.
+pub struct ScalarField {
+    /// The field name in the file.
+    pub name: &'static [u8],
+    /// The value found.
+    pub value: Scalar,
+}
+
+/// What one call of [`read_record`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A valid record ending in a newline.
+    Record,
+    /// A valid record at the end of the file with no final newline.
+    RecordAtEof,
+    /// Not a record; the line was consumed.
+    Skipped,
+    /// End of the file.
+    Eof,
+}
+
+/// Why a line is not a record (internal).
+enum Bad {
+    Syntax,
+    Io(Errno),
+}
+
+impl From<Errno> for Bad {
+    fn from(e: Errno) -> Self {
+        Bad::Io(e)
+    }
+}
+
+/// Reads the next line as a flat object, filling `strs` and `scalars`.
+/// Fields not listed are skipped when they are strings or scalars. A record
+/// must contain every field of `strs`.
+pub fn read_record<P: Port>(
+    port: &mut P,
+    r: &mut ByteReader,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+) -> Result<Line, Errno> {
+    for f in strs.iter_mut() {
+        f.seen = false;
+        f.len = 0;
+    }
+    for f in scalars.iter_mut() {
+        f.value = Scalar::Absent;
+    }
+    // Blank lines are not records, but are not garbage either.
+    loop {
+        match r.peek(port)? {
+            None => return Ok(Line::Eof),
+            Some(b'\n') => {
+                r.bump();
+                return Ok(Line::Skipped);
+            }
+            Some(b' ' | b'\t' | b'\r') => r.bump(),
+            Some(_) => break,
+        }
+    }
+    match parse_object(port, r, strs, scalars) {
+        Ok(()) => {}
+        Err(Bad::Io(e)) => return Err(e),
+        Err(Bad::Syntax) => {
+            skip_line(port, r)?;
+            return Ok(Line::Skipped);
+        }
+    }
+    // Only whitespace may follow the object on its line.
+    loop {
+        match r.next(port)? {
+            None => {
+                return Ok(if strs.iter().all(|f| f.seen) {
+                    Line::RecordAtEof
+                } else {
+                    Line::Skipped
+                });
+            }
+            Some(b'\n') => {
+                return Ok(if strs.iter().all(|f| f.seen) {
+                    Line::Record
+                } else {
+                    Line::Skipped
+                });
+            }
+            Some(b' ' | b'\t' | b'\r') => {}
+            Some(_) => {
+                skip_line(port, r)?;
+                return Ok(Line::Skipped);
+            }
+        }
+    }
+}
+
+fn skip_line<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Errno> {
+    while let Some(b) = r.next(port)? {
+        if b == b'\n' {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn skip_ws<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Option<u8>, Bad> {
+    loop {
+        match r.peek(port)? {
+            Some(b' ' | b'\t' | b'\r') => r.bump(),
+            other => return Ok(other),
+        }
+    }
+}
+
+fn expect<P: Port>(port: &mut P, r: &mut ByteReader, want: u8) -> Result<(), Bad> {
+    if skip_ws(port, r)? == Some(want) {
+        r.bump();
+        Ok(())
+    } else {
+        Err(Bad::Syntax)
+    }
+}
+
+fn parse_object<P: Port>(
+    port: &mut P,
+    r: &mut ByteReader,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+) -> Result<(), Bad> {
+    expect(port, r, b'{')?;
+    if skip_ws(port, r)? == Some(b'}') {
+        r.bump();
+        return Ok(());
+    }
+    loop {
+        let mut name = [0u8; NAME_MAX];
+        expect(port, r, b'"')?;
+        let name_len = match decode_string(port, r, &mut name) {
+            Ok(n) => Some(n),
+            Err(StrErr::TooLong) => None,
+            Err(StrErr::Bad(b)) => return Err(b),
+        };
+        expect(port, r, b':')?;
+        let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
+        match skip_ws(port, r)? {
+            Some(b'"') => {
+                r.bump();
+                match strs.iter_mut().find(|f| !name.is_empty() && f.name == name) {
+                    Some(f) => {
+                        f.len = decode_string(port, r, f.buf).map_err(StrErr::into_bad)?;
+                        f.seen = true;
+                    }
+                    None => skip_string(port, r)?,
+                }
+            }
+            Some(_) => {
+                let v = parse_scalar(port, r)?;
+                if let Some(f) = scalars
+                    .iter_mut()
+                    .find(|f| !name.is_empty() && f.name == name)
+                {
+                    f.value = v;
+                }
+            }
+            None => return Err(Bad::Syntax),
+        }
+        match skip_ws(port, r)? {
+            Some(b',') => r.bump(),
+            Some(b'}') => {
+                r.bump();
+                return Ok(());
+            }
+            _ => return Err(Bad::Syntax),
+        }
+    }
+}
+
+enum StrErr {
+    TooLong,
+    Bad(Bad),
+}
+
+impl StrErr {
+    fn into_bad(self) -> Bad {
+        match self {
+            StrErr::TooLong => Bad::Syntax,
+            StrErr::Bad(b) => b,
+        }
+    }
+}
+
+impl From<Errno> for StrErr {
+    fn from(e: Errno) -> Self {
+        StrErr::Bad(Bad::Io(e))
+    }
+}
+
+/// Decodes the rest of a string (after its opening quote) into `out`.
+/// Rejects raw control characters, `\u0000` (C strings cannot hold it),
+/// lone surrogates and invalid UTF-8; a string longer than `out` is
+/// `TooLong` (consumed up to its closing quote, so an unknown long field
+/// name can still be skipped).
+fn decode_string<P: Port>(
+    port: &mut P,
+    r: &mut ByteReader,
+    out: &mut [u8],
+) -> Result<usize, StrErr> {
+    let mut len = 0usize;
+    let mut too_long = false;
+    loop {
+        let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
+        let mut utf8 = [0u8; 4];
+        let piece: &[u8] = match b {
+            b'"' => break,
+            b'\\' => {
+                let e = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
+                let c = match e {
+                    b'"' => '"',
+                    b'\\' => '\\',
+                    b'/' => '/',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'n' => '\n',
+                    b'r' => '\r',
+                    b't' => '\t',
+                    b'u' => decode_u_escape(port, r)?,
+                    _ => return Err(StrErr::Bad(Bad::Syntax)),
+                };
+                if c == '\0' {
+                    return Err(StrErr::Bad(Bad::Syntax));
+                }
+                c.encode_utf8(&mut utf8).as_bytes()
+            }
+            0x00..=0x1F => return Err(StrErr::Bad(Bad::Syntax)),
+            _ => {
+                utf8[0] = b;
+                &utf8[..1]
+            }
+        };
+        match out.get_mut(len..len + piece.len()) {
+            Some(dst) if !too_long => {
+                crate::text::copy_prefix(dst, piece);
+                len += piece.len();
+            }
+            _ => too_long = true,
+        }
+    }
+    if too_long {
+        return Err(StrErr::TooLong);
+    }
+    match out.get(..len) {
+        Some(s) if core::str::from_utf8(s).is_ok() => Ok(len),
+        _ => Err(StrErr::Bad(Bad::Syntax)),
+    }
+}
+
+fn hex4<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<u32, StrErr> {
+    let mut v = 0u32;
+    for _ in 0..4 {
+        let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
+        let d = (b as char).to_digit(16).ok_or(StrErr::Bad(Bad::Syntax))?;
+        v = (v << 4) | d;
+    }
+    Ok(v)
+}
+
+fn decode_u_escape<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<char, StrErr> {
+    let hi = hex4(port, r)?;
+    let cp = if (0xD800..0xDC00).contains(&hi) {
+        // A high surrogate must be followed by an escaped low surrogate.
+        if r.next(port)? != Some(b'\\') || r.next(port)? != Some(b'u') {
+            return Err(StrErr::Bad(Bad::Syntax));
+        }
+        let lo = hex4(port, r)?;
+        if !(0xDC00..0xE000).contains(&lo) {
+            return Err(StrErr::Bad(Bad::Syntax));
+        }
+        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+    } else {
+        hi
+    };
+    char::from_u32(cp).ok_or(StrErr::Bad(Bad::Syntax))
+}
+
+fn skip_string<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Bad> {
+    loop {
+        match r.next(port)? {
+            None => return Err(Bad::Syntax),
+            Some(b'"') => return Ok(()),
+            Some(b'\\') => {
+                if r.next(port)?.is_none() {
+                    return Err(Bad::Syntax);
+                }
+            }
+            Some(0x00..=0x1F) => return Err(Bad::Syntax),
+            Some(_) => {}
+        }
+    }
+}
+
+/// `true`, `false`, `null` or a number. Nested values are not accepted: they
+/// make the line invalid rather than costing stack.
+fn parse_scalar<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad> {
+    let first = r.peek(port)?.ok_or(Bad::Syntax)?;
+    match first {
+        b't' => literal(port, r, b"true").map(|()| Scalar::True),
+        b'f' => literal(port, r, b"false").map(|()| Scalar::Other),
+        b'n' => literal(port, r, b"null").map(|()| Scalar::Other),
+        b'-' | b'0'..=b'9' => {
+            let mut v: u32 = 0;
+            let mut plain = true;
+            let mut digits = 0u32;
+            while let Some(b) = r.peek(port)? {
+                match b {
+                    b'0'..=b'9' => {
+                        digits += 1;
+                        v = v.saturating_mul(10).saturating_add(u32::from(b - b'0'));
+                    }
+                    b'-' | b'+' | b'.' | b'e' | b'E' => plain = false,
+                    _ => break,
+                }
+                r.bump();
+                if digits > 64 {
+                    return Err(Bad::Syntax);
+                }
+            }
+            if digits == 0 {
+                return Err(Bad::Syntax);
+            }
+            Ok(if plain {
+                Scalar::Uint(v)
+            } else {
+                Scalar::Other
+            })
+        }
+        _ => Err(Bad::Syntax),
+    }
+}
+
+fn literal<P: Port>(port: &mut P, r: &mut ByteReader, word: &[u8]) -> Result<(), Bad> {
+    for &w in word {
+        if r.next(port)? != Some(w) {
+            return Err(Bad::Syntax);
+        }
+    }
+    Ok(())
+}
+
+/// Writes JSON Lines through the port in small chunks.
+pub struct LineWriter {
+    fd: Fd,
+    buf: [u8; WRITE_CHUNK],
+    len: usize,
+    /// Bytes handed to the port so far plus those buffered.
+    written: u32,
+}
+
+impl LineWriter {
+    /// Wraps a descriptor opened for writing.
+    pub fn new(fd: Fd) -> Self {
+        Self {
+            fd,
+            buf: [0; WRITE_CHUNK],
+            len: 0,
+            written: 0,
+        }
+    }
+
+    /// The descriptor, for closing.
+    pub fn fd(&self) -> Fd {
+        self.fd
+    }
+
+    /// Total bytes written (including those still buffered).
+    pub fn written(&self) -> u32 {
+        self.written
+    }
+
+    /// Appends raw bytes.
+    pub fn raw<P: Port>(&mut self, port: &mut P, bytes: &[u8]) -> Result<(), Errno> {
+        for &b in bytes {
+            self.byte(port, b)?;
+        }
+        Ok(())
+    }
+
+    fn byte<P: Port>(&mut self, port: &mut P, b: u8) -> Result<(), Errno> {
+        if self.len >= self.buf.len() {
+            self.flush(port)?;
+        }
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+            self.written = self.written.saturating_add(1);
+        }
+        Ok(())
+    }
+
+    /// Appends `s` as a JSON string, quotes included. Control characters are
+    /// escaped; other bytes (UTF-8) are written as they are.
+    pub fn string<P: Port>(&mut self, port: &mut P, s: &[u8]) -> Result<(), Errno> {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        self.byte(port, b'"')?;
+        for &b in s {
+            match b {
+                b'"' => self.raw(port, b"\\\"")?,
+                b'\\' => self.raw(port, b"\\\\")?,
+                b'\n' => self.raw(port, b"\\n")?,
+                b'\r' => self.raw(port, b"\\r")?,
+                b'\t' => self.raw(port, b"\\t")?,
+                0x00..=0x1F => {
+                    self.raw(port, b"\\u00")?;
+                    self.byte(port, HEX[usize::from(b >> 4)])?;
+                    self.byte(port, HEX[usize::from(b & 0xF)])?;
+                }
+                _ => self.byte(port, b)?,
+            }
+        }
+        self.byte(port, b'"')
+    }
+
+    /// Hands buffered bytes to the port.
+    pub fn flush<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
+        if self.len > 0 {
+            let chunk = self.buf.get(..self.len).unwrap_or(&[]);
+            self.len = 0;
+            port.write(self.fd, chunk)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::port::Mode;
+    use crate::testing::MemPort;
+
+    fn parse_all(text: &[u8]) -> Vec<(Line, String, String, Scalar)> {
+        let mut port = MemPort::new();
+        port.put(c"/f", text);
+        let fd = port.open(c"/f", Mode::Read).unwrap();
+        let mut r = ByteReader::new(fd);
+        let mut out = Vec::new();
+        loop {
+            let mut a = [0u8; 20];
+            let mut b = [0u8; 20];
+            let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
+            let mut sc = [ScalarField {
+                name: b"end",
+                value: Scalar::Absent,
+            }];
+            let line = read_record(&mut port, &mut r, &mut strs, &mut sc).unwrap();
+            if line == Line::Eof {
+                break;
+            }
+            let a = String::from_utf8(strs[0].value().to_vec()).unwrap();
+            let b = String::from_utf8(strs[1].value().to_vec()).unwrap();
+            out.push((line, a, b, sc[0].value));
+        }
+        port.close(fd).unwrap();
+        out
+    }
+
+    #[test]
+    fn reads_records_and_skips_garbage() {
+        let text = b"{\"a\":\"x\",\"b\":\"y\"}\n\
+                     garbage\n\
+                     {\"a\":\"1\",\"zz\":[1],\"b\":\"2\"}\n\
+                     {\"b\":\"\\u0e01\\n\\\"\",\"unknown\":\"long string that is skipped\",\"a\":\"q\",\"end\":true}\r\n\
+                     {\"a\":\"torn";
+        let lines = parse_all(text);
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[0].0, Line::Record);
+        assert_eq!((lines[0].1.as_str(), lines[0].2.as_str()), ("x", "y"));
+        assert_eq!(lines[1].0, Line::Skipped);
+        assert_eq!(lines[2].0, Line::Skipped, "nested value");
+        assert_eq!(lines[3].0, Line::Record);
+        assert_eq!(lines[3].2, "ก\n\"");
+        assert_eq!(lines[3].3, Scalar::True);
+        assert_eq!(lines[4].0, Line::Skipped, "torn tail");
+    }
+
+    #[test]
+    fn rejects_what_c_strings_and_utf8_cannot_hold() {
+        for bad in [
+            &b"{\"a\":\"\\u0000\",\"b\":\"\"}\n"[..],
+            b"{\"a\":\"\xff\",\"b\":\"\"}\n",
+            b"{\"a\":\"\\ud800\",\"b\":\"\"}\n",
+            b"{\"a\":\"raw\ttab\",\"b\":\"\"}\n",
+            b"{\"a\":\"0123456789abcdefghijX\",\"b\":\"\"}\n",
+            b"{\"a\":\"x\"}\n",
+            b"{\"a\":\"x\",\"b\":\"y\"} trailing\n",
+        ] {
+            let lines = parse_all(bad);
+            assert_eq!(
+                lines[0].0,
+                Line::Skipped,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn surrogate_pairs_decode() {
+        let lines = parse_all(b"{\"a\":\"\\ud83d\\ude00\",\"b\":\"\"}");
+        assert_eq!(lines[0].0, Line::RecordAtEof);
+        assert_eq!(lines[0].1, "\u{1F600}");
+    }
+
+    #[test]
+    fn writer_escapes_and_reader_round_trips() {
+        let mut port = MemPort::new();
+        let fd = port.open(c"/f", Mode::Write).unwrap();
+        let mut w = LineWriter::new(fd);
+        let value = "q\"\\\n\r\t\u{1}ไทย/";
+        w.raw(&mut port, b"{\"a\":").unwrap();
+        w.string(&mut port, value.as_bytes()).unwrap();
+        w.raw(&mut port, b",\"b\":\"\"}\n").unwrap();
+        w.flush(&mut port).unwrap();
+        port.close(fd).unwrap();
+        let text = port.get(c"/f").unwrap();
+        assert_eq!(w.written() as usize, text.len());
+        let lines = parse_all(&text);
+        assert_eq!(lines[0].1, value);
+    }
+}

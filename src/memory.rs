@@ -1,0 +1,455 @@
+//! The persistent key/value store.
+//!
+//! # `/.bentoclaw_memory` — JSON Lines, one pair a line
+//!
+//! ```text
+//! {"key":"name","value":"สมชาย"}
+//! {"key":"city","value":"Chiang Mai"}
+//! ```
+//!
+//! * A key is 1..=31 bytes of UTF-8, a value 0..=127 bytes (the C buffers are
+//!   `CLAW_MEM_KEY_MAX` = 32 and `CLAW_MEM_VAL_MAX` = 128 with the NUL).
+//! * The store holds at most [`MAX_ENTRIES`] keys; a new key beyond that is
+//!   refused ("full"). Replacing a key is always possible.
+//! * The store is not kept in RAM (that would cost 5 KB of a 4 KB budget):
+//!   `get` streams the file, `set` streams the old file into
+//!   `/.bentoclaw_memory.tmp` with the pair replaced or added, closes it and
+//!   renames it over the store. The rename is the commit: a power cut or a
+//!   failed write at any point leaves the old store exactly as it was.
+//! * A reader skips lines that are not pairs (torn, garbage, invalid UTF-8,
+//!   over-long). When a key appears twice (a hand-edited file), the last line
+//!   wins, and the next `set` writes each key once; every valid pair is kept,
+//!   even beyond the capacity.
+//! * Setting a key to the value it already has writes nothing.
+
+use crate::jsonl::{ByteReader, Line, LineWriter, StrField, read_record};
+use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
+
+/// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
+pub(crate) const MAX_ENTRIES: usize = 32;
+/// Longest key in bytes.
+pub(crate) const KEY_MAX_BYTES: usize = 31;
+/// Longest value in bytes.
+pub(crate) const VAL_MAX_BYTES: usize = 127;
+/// Buckets of the duplicate pre-check in `set`.
+const BUCKETS: usize = 32;
+
+/// Why a memory operation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemError {
+    /// Empty or over-long key, over-long value, or not UTF-8.
+    Invalid,
+    /// A new key and already [`MAX_ENTRIES`] keys.
+    Full,
+    /// The key is not in the store.
+    NotFound,
+    /// The value does not fit the caller's buffer.
+    TooSmall,
+    /// The file system failed.
+    Io(Errno),
+}
+
+impl From<Errno> for MemError {
+    fn from(e: Errno) -> Self {
+        MemError::Io(e)
+    }
+}
+
+/// Checks a key and value against the limits.
+pub fn validate(key: &[u8], value: &[u8]) -> Result<(), MemError> {
+    let key_ok = !key.is_empty() && key.len() <= KEY_MAX_BYTES && core::str::from_utf8(key).is_ok();
+    let val_ok = value.len() <= VAL_MAX_BYTES && core::str::from_utf8(value).is_ok();
+    if key_ok && val_ok {
+        Ok(())
+    } else {
+        Err(MemError::Invalid)
+    }
+}
+
+/// One pair read from the file.
+pub struct Pair {
+    key: [u8; KEY_MAX_BYTES],
+    key_len: usize,
+    val: [u8; VAL_MAX_BYTES],
+    val_len: usize,
+}
+
+impl Pair {
+    fn new() -> Self {
+        Self {
+            key: [0; KEY_MAX_BYTES],
+            key_len: 0,
+            val: [0; VAL_MAX_BYTES],
+            val_len: 0,
+        }
+    }
+
+    /// The key.
+    pub fn key(&self) -> &[u8] {
+        self.key.get(..self.key_len).unwrap_or(&[])
+    }
+
+    /// The value.
+    pub fn value(&self) -> &[u8] {
+        self.val.get(..self.val_len).unwrap_or(&[])
+    }
+}
+
+/// Reads the pairs of an open store file, one at a time.
+pub struct PairReader {
+    r: ByteReader,
+    /// Whether a line was skipped (the file needs a rewrite).
+    pub skipped: bool,
+}
+
+impl PairReader {
+    /// Wraps an open descriptor.
+    pub fn new(fd: Fd) -> Self {
+        Self {
+            r: ByteReader::new(fd),
+            skipped: false,
+        }
+    }
+
+    /// The next valid pair, or `None` at the end of the file.
+    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
+        loop {
+            let mut strs = [
+                StrField::new(b"key", &mut pair.key),
+                StrField::new(b"value", &mut pair.val),
+            ];
+            let line = read_record(port, &mut self.r, &mut strs, &mut [])?;
+            let (kl, vl) = (strs[0].len, strs[1].len);
+            match line {
+                Line::Eof => return Ok(None),
+                Line::Record | Line::RecordAtEof if kl > 0 => {
+                    if line == Line::RecordAtEof {
+                        self.skipped = true;
+                    }
+                    pair.key_len = kl;
+                    pair.val_len = vl;
+                    return Ok(Some(()));
+                }
+                _ => self.skipped = true,
+            }
+        }
+    }
+}
+
+/// Opens the store for reading; `None` when there is no store yet.
+fn open_store<P: Port>(port: &mut P) -> Result<Option<Fd>, Errno> {
+    match port.open(MEMORY_PATH, Mode::Read) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Errno::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Calls `f` for each pair of the store in file order (duplicates included).
+pub fn for_each<P: Port>(port: &mut P, mut f: impl FnMut(&Pair)) -> Result<(), Errno> {
+    let Some(fd) = open_store(port)? else {
+        return Ok(());
+    };
+    let mut reader = PairReader::new(fd);
+    let mut pair = Pair::new();
+    let res = loop {
+        match reader.next(port, &mut pair) {
+            Ok(Some(())) => f(&pair),
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = port.close(fd);
+    res
+}
+
+/// Copies the value of `key` into `out`; returns its length.
+pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, MemError> {
+    validate(key, b"")?;
+    let mut found: Option<usize> = None;
+    let mut too_small = false;
+    for_each(port, |p| {
+        if p.key() == key {
+            // The last line wins: a later duplicate overwrites.
+            match out.get_mut(..p.value().len()) {
+                Some(dst) => {
+                    crate::text::copy_prefix(dst, p.value());
+                    found = Some(p.value().len());
+                    too_small = false;
+                }
+                None => {
+                    found = None;
+                    too_small = true;
+                }
+            }
+        }
+    })?;
+    match (found, too_small) {
+        (Some(n), _) => Ok(n),
+        (None, true) => Err(MemError::TooSmall),
+        (None, false) => Err(MemError::NotFound),
+    }
+}
+
+fn bucket(key: &[u8]) -> usize {
+    // FNV-1a: a pre-check only; equal buckets are confirmed byte by byte.
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in key {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    (h as usize) % BUCKETS
+}
+
+/// Stores `value` under `key`; see the module docs for the commit rule.
+pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemError> {
+    validate(key, value)?;
+    // Pass 1: bucket counts for the duplicate check, and whether the very
+    // same pair is already stored in a clean file (then nothing is written).
+    let mut buckets = [0u8; BUCKETS];
+    let mut same = false;
+    let mut clean = true;
+    if let Some(fd) = open_store(port)? {
+        let mut reader = PairReader::new(fd);
+        let mut pair = Pair::new();
+        let res = loop {
+            match reader.next(port, &mut pair) {
+                Ok(Some(())) => {
+                    let b = buckets.get_mut(bucket(pair.key()));
+                    if let Some(b) = b {
+                        if *b > 0 {
+                            clean = false; // maybe a duplicate: let the rewrite decide
+                        }
+                        *b = b.saturating_add(1);
+                    }
+                    if pair.key() == key {
+                        same = pair.value() == value;
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        clean &= !reader.skipped;
+        let _ = port.close(fd);
+        res?;
+    }
+    if same && clean {
+        return Ok(());
+    }
+    // Pass 2: write the new store beside the old one.
+    let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
+    let mut w = LineWriter::new(tmp);
+    let copied = copy_pairs(port, &mut w, key, &buckets);
+    let result = match copied {
+        Ok((n, existed)) if !existed && n >= MAX_ENTRIES => Err(MemError::Full),
+        Ok(_) => write_pair(port, &mut w, key, value)
+            .and_then(|()| w.flush(port))
+            .map_err(MemError::Io),
+        Err(e) => Err(e),
+    };
+    let closed = port.close(tmp);
+    let result = result.and(closed.map_err(MemError::Io)).and_then(|()| {
+        port.rename(MEMORY_TMP_PATH, MEMORY_PATH)
+            .map_err(MemError::Io)
+    });
+    if result.is_err() {
+        let _ = port.remove(MEMORY_TMP_PATH);
+    }
+    result
+}
+
+/// Copies every pair but `key` (and but all but the last of a duplicated
+/// key). Returns how many pairs were copied and whether `key` existed.
+fn copy_pairs<P: Port>(
+    port: &mut P,
+    w: &mut LineWriter,
+    key: &[u8],
+    buckets: &[u8; BUCKETS],
+) -> Result<(usize, bool), MemError> {
+    let Some(fd) = open_store(port)? else {
+        return Ok((0, false));
+    };
+    let mut reader = PairReader::new(fd);
+    let mut pair = Pair::new();
+    let mut index = 0usize;
+    let mut copied = 0usize;
+    let mut existed = false;
+    let res = loop {
+        match reader.next(port, &mut pair) {
+            Ok(Some(())) => {
+                index += 1;
+                if pair.key() == key {
+                    existed = true;
+                    continue;
+                }
+                let maybe_dup = buckets.get(bucket(pair.key())).is_some_and(|&b| b > 1);
+                if maybe_dup {
+                    match appears_after(port, pair.key(), index) {
+                        Ok(true) => continue,
+                        Ok(false) => {}
+                        Err(e) => break Err(MemError::Io(e)),
+                    }
+                }
+                if let Err(e) = write_pair(port, w, pair.key(), pair.value()) {
+                    break Err(MemError::Io(e));
+                }
+                copied += 1;
+            }
+            Ok(None) => break Ok((copied, existed)),
+            Err(e) => break Err(MemError::Io(e)),
+        }
+    };
+    let _ = port.close(fd);
+    res
+}
+
+/// Whether `key` is the key of a pair after the first `index` pairs.
+fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool, Errno> {
+    let Some(fd) = open_store(port)? else {
+        return Ok(false);
+    };
+    let mut reader = PairReader::new(fd);
+    let mut pair = Pair::new();
+    let mut i = 0usize;
+    let res = loop {
+        match reader.next(port, &mut pair) {
+            Ok(Some(())) => {
+                i += 1;
+                if i > index && pair.key() == key {
+                    break Ok(true);
+                }
+            }
+            Ok(None) => break Ok(false),
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = port.close(fd);
+    res
+}
+
+fn write_pair<P: Port>(
+    port: &mut P,
+    w: &mut LineWriter,
+    key: &[u8],
+    value: &[u8],
+) -> Result<(), Errno> {
+    w.raw(port, b"{\"key\":")?;
+    w.string(port, key)?;
+    w.raw(port, b",\"value\":")?;
+    w.string(port, value)?;
+    w.raw(port, b"}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{MemPort, Op};
+
+    fn recall(port: &mut MemPort, key: &str) -> Option<String> {
+        let mut out = [0u8; 128];
+        get(port, key.as_bytes(), &mut out)
+            .ok()
+            .map(|n| String::from_utf8(out[..n].to_vec()).unwrap())
+    }
+
+    #[test]
+    fn set_get_replace_thai() {
+        let mut port = MemPort::new();
+        assert_eq!(recall(&mut port, "name"), None);
+        set(&mut port, b"name", "สมชาย".as_bytes()).unwrap();
+        set(&mut port, b"city", b"Chiang \"Mai\"\n").unwrap();
+        set(&mut port, b"name", b"Somchai").unwrap();
+        assert_eq!(recall(&mut port, "name").as_deref(), Some("Somchai"));
+        assert_eq!(
+            recall(&mut port, "city").as_deref(),
+            Some("Chiang \"Mai\"\n")
+        );
+        let file = String::from_utf8(port.get(MEMORY_PATH).unwrap()).unwrap();
+        assert_eq!(file.lines().count(), 2);
+        assert!(port.get(MEMORY_TMP_PATH).is_none());
+    }
+
+    #[test]
+    fn limits() {
+        let mut port = MemPort::new();
+        let k31 = "k".repeat(31);
+        let v127 = "v".repeat(127);
+        assert!(set(&mut port, k31.as_bytes(), v127.as_bytes()).is_ok());
+        assert_eq!(
+            set(&mut port, "k".repeat(32).as_bytes(), b"v"),
+            Err(MemError::Invalid)
+        );
+        assert_eq!(
+            set(&mut port, b"k", "v".repeat(128).as_bytes()),
+            Err(MemError::Invalid)
+        );
+        assert_eq!(set(&mut port, b"", b"v"), Err(MemError::Invalid));
+        assert_eq!(set(&mut port, &[0xFF], b"v"), Err(MemError::Invalid));
+        let mut small = [0u8; 10];
+        assert_eq!(
+            get(&mut port, k31.as_bytes(), &mut small),
+            Err(MemError::TooSmall)
+        );
+        assert_eq!(set(&mut port, b"empty", b""), Ok(()));
+        assert_eq!(recall(&mut port, "empty").as_deref(), Some(""));
+    }
+
+    #[test]
+    fn full_store_refuses_new_keys_only() {
+        let mut port = MemPort::new();
+        for i in 0..MAX_ENTRIES {
+            set(&mut port, format!("k{i}").as_bytes(), b"v").unwrap();
+        }
+        let before = port.get(MEMORY_PATH);
+        assert_eq!(set(&mut port, b"new", b"v"), Err(MemError::Full));
+        assert_eq!(port.get(MEMORY_PATH), before);
+        assert!(port.get(MEMORY_TMP_PATH).is_none());
+        assert_eq!(set(&mut port, b"k3", b"changed"), Ok(()));
+        assert_eq!(recall(&mut port, "k3").as_deref(), Some("changed"));
+    }
+
+    #[test]
+    fn failures_leave_the_old_store() {
+        for op in [Op::Open, Op::Write, Op::Close, Op::Rename] {
+            let mut port = MemPort::new();
+            set(&mut port, b"a", b"1").unwrap();
+            let before = port.get(MEMORY_PATH);
+            let n = if op == Op::Open { 1 } else { 0 }; // open #0 is the read
+            port.fail(op, n, Errno::ENOSPC);
+            assert_eq!(
+                set(&mut port, b"b", b"2"),
+                Err(MemError::Io(Errno::ENOSPC)),
+                "{op:?}"
+            );
+            assert_eq!(port.get(MEMORY_PATH), before, "{op:?}");
+            assert!(port.get(MEMORY_TMP_PATH).is_none(), "{op:?}");
+        }
+    }
+
+    #[test]
+    fn duplicates_and_garbage_are_repaired_by_the_next_set() {
+        let mut port = MemPort::new();
+        port.put(
+            MEMORY_PATH,
+            b"{\"key\":\"a\",\"value\":\"old\"}\ngarbage\n{\"key\":\"b\",\"value\":\"x\"}\n\
+              {\"key\":\"a\",\"value\":\"new\"}\n{\"key\":\"c\",\"val",
+        );
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("new"));
+        set(&mut port, b"d", b"4").unwrap();
+        let file = String::from_utf8(port.get(MEMORY_PATH).unwrap()).unwrap();
+        assert_eq!(
+            file,
+            "{\"key\":\"b\",\"value\":\"x\"}\n{\"key\":\"a\",\"value\":\"new\"}\n{\"key\":\"d\",\"value\":\"4\"}\n"
+        );
+        assert!(port.max_open <= crate::port::MAX_OPEN_FILES);
+    }
+
+    #[test]
+    fn same_value_writes_nothing() {
+        let mut port = MemPort::new();
+        set(&mut port, b"a", b"1").unwrap();
+        let w = port.writes;
+        set(&mut port, b"a", b"1").unwrap();
+        assert_eq!(port.writes, w);
+    }
+}
