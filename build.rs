@@ -99,6 +99,7 @@ fn port_bindings(root: &std::path::Path, out: &std::path::Path) {
     let bindings = bindgen::Builder::default()
         .header(header.to_string_lossy())
         .use_core()
+        .ctypes_prefix("cty")
         .rust_edition(bindgen::RustEdition::Edition2024)
         .allowlist_function("claw_port_.*")
         .allowlist_var("CLAW_PORT_.*")

@@ -21,8 +21,9 @@ pub mod test_port;
 mod tests;
 
 use core::cell::UnsafeCell;
-use core::ffi::{CStr, c_char};
+use core::ffi::CStr;
 use core::sync::atomic::{AtomicBool, Ordering};
+use cty::c_char;
 
 use crate::port::{Errno, Fd, Mode, Port};
 use crate::safety::{breaker::CircuitBreaker, rate::RateTable, trust::Trust};

@@ -1,6 +1,6 @@
 //! `claw_safety.h`: circuit breaker, rate limiter, transport trust.
 
-use core::ffi::c_char;
+use cty::c_char;
 
 use super::{c_bytes, with_state};
 use crate::port::Port;

@@ -1,6 +1,6 @@
 //! `claw_session.h`: the session ring and the memory store.
 
-use core::ffi::c_char;
+use cty::c_char;
 
 use super::{c_bytes, out_slice, with_state};
 use crate::memory::{self, KEY_MAX_BYTES, VAL_MAX_BYTES};

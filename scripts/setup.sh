@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# setup.sh — installs what building and testing bentoclaw needs on a fresh
+# Debian machine of this kind (root, apt and rustup reachable). Idempotent:
+# a second run installs nothing.
+#
+#   Debian: build tools, libclang (bindgen), the Arm GNU toolchain with newlib
+#           (target image, size report), qemu-system-arm (emulated M55),
+#           faketime (time-dependent MicroPython tests), libffi/pkg-config
+#           (MicroPython unix port), dpkg-dev (apt-get source).
+#   rustup: thumbv8m.main-none-eabihf and thumbv7m-none-eabi, rustfmt, clippy.
+set -euo pipefail
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+PKGS=(build-essential pkg-config libffi-dev libclang-dev clang dpkg-dev python3
+      gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
+      qemu-system-arm faketime valgrind)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    log "installing ${missing[*]}"
+    sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+export PATH="$HOME/.cargo/bin:$PATH"
+command -v rustup >/dev/null || { log "rustup is required"; exit 1; }
+installed=$(rustup target list --installed)
+for t in thumbv8m.main-none-eabihf thumbv7m-none-eabi; do
+    grep -qx "$t" <<<"$installed" || { log "adding Rust target $t"; rustup target add "$t"; }
+done
+comps=$(rustup component list --installed)
+for c in rustfmt clippy; do
+    grep -q "^$c" <<<"$comps" || { log "adding $c"; rustup component add "$c"; }
+done
