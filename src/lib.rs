@@ -12,7 +12,7 @@
 //! No heap, no locks, no reachable panic (checked by linking the target
 //! build with a panic handler that does not exist, `scripts/size_report.sh`).
 
-#![cfg_attr(not(test), no_std)]
+#![cfg_attr(not(any(test, feature = "std")), no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
@@ -25,7 +25,7 @@ pub mod safety;
 pub mod session;
 pub mod text;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "std"))]
 pub mod testing;
 
 #[cfg(test)]
@@ -34,11 +34,11 @@ mod model_tests;
 /// Host builds only (the unix MicroPython port links the staticlib): the
 /// precompiled `core` of hosted targets refers to the unwinding personality
 /// even with `panic = "abort"`. Nothing unwinds, so it is never called.
-#[cfg(all(not(test), not(target_os = "none")))]
+#[cfg(all(not(test), not(feature = "std"), not(target_os = "none")))]
 #[unsafe(no_mangle)]
 extern "C" fn rust_eh_personality() {}
 
-#[cfg(not(test))]
+#[cfg(not(any(test, feature = "std")))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     #[cfg(feature = "panic-check")]

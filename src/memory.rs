@@ -31,8 +31,9 @@ pub(crate) const MAX_ENTRIES: usize = 32;
 pub(crate) const KEY_MAX_BYTES: usize = 31;
 /// Longest value in bytes.
 pub(crate) const VAL_MAX_BYTES: usize = 127;
-/// Buckets of the duplicate pre-check in `set`.
-const BUCKETS: usize = 32;
+/// Key hashes `set` remembers for its duplicate pre-check (a file with more
+/// pairs, only possible by hand, gets the exact check for the rest).
+const HASHED: usize = MAX_ENTRIES + 16;
 
 /// Why a memory operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,13 +192,28 @@ pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, M
     }
 }
 
-fn bucket(key: &[u8]) -> usize {
-    // FNV-1a: a pre-check only; equal buckets are confirmed byte by byte.
+fn hash(key: &[u8]) -> u32 {
+    // FNV-1a: a pre-check only; equal hashes are confirmed byte by byte.
     let mut h: u32 = 0x811c_9dc5;
     for &b in key {
         h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
     }
-    (h as usize) % BUCKETS
+    h
+}
+
+/// Key hashes of the first [`HASHED`] pairs of the store.
+struct KeyHashes {
+    hashes: [u32; HASHED],
+    len: usize,
+}
+
+impl KeyHashes {
+    /// Whether the pair at `index` may share its key with another pair.
+    fn maybe_duplicate(&self, index: usize, key: &[u8]) -> bool {
+        let h = hash(key);
+        let seen = self.hashes.get(..self.len).unwrap_or(&[]);
+        index >= self.len || seen.iter().filter(|&&x| x == h).count() > 1
+    }
 }
 
 /// Stores `value` under `key`; see the module docs for the commit rule.
@@ -205,23 +221,32 @@ pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemErr
     validate(key, value)?;
     // Pass 1: bucket counts for the duplicate check, and whether the very
     // same pair is already stored in a clean file (then nothing is written).
-    let mut buckets = [0u8; BUCKETS];
+    let mut hashes = KeyHashes {
+        hashes: [0; HASHED],
+        len: 0,
+    };
     let mut same = false;
-    let mut clean = true;
+    let mut exists = false;
+    let mut maybe_dup = false;
+    let mut pairs = 0usize;
+    let mut skipped = false;
     if let Some(fd) = open_store(port)? {
         let mut reader = PairReader::new(fd);
         let mut pair = Pair::new();
         let res = loop {
             match reader.next(port, &mut pair) {
                 Ok(Some(())) => {
-                    let b = buckets.get_mut(bucket(pair.key()));
-                    if let Some(b) = b {
-                        if *b > 0 {
-                            clean = false; // maybe a duplicate: let the rewrite decide
-                        }
-                        *b = b.saturating_add(1);
+                    // Maybe a duplicate: the rewrite pass decides.
+                    let h = hash(pair.key());
+                    let seen = hashes.hashes.get(..hashes.len).unwrap_or(&[]);
+                    maybe_dup |= pairs >= HASHED || seen.contains(&h);
+                    if let Some(slot) = hashes.hashes.get_mut(pairs) {
+                        *slot = h;
+                        hashes.len = pairs + 1;
                     }
+                    pairs += 1;
                     if pair.key() == key {
+                        exists = true;
                         same = pair.value() == value;
                     }
                 }
@@ -229,17 +254,22 @@ pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemErr
                 Err(e) => break Err(e),
             }
         };
-        clean &= !reader.skipped;
+        skipped = reader.skipped;
         let _ = port.close(fd);
         res?;
     }
-    if same && clean {
+    if same && !maybe_dup && !skipped {
         return Ok(());
+    }
+    if !exists && !maybe_dup && pairs >= MAX_ENTRIES {
+        // Full, and known without writing a byte (with possible duplicates
+        // only the rewrite can count distinct keys).
+        return Err(MemError::Full);
     }
     // Pass 2: write the new store beside the old one.
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
-    let copied = copy_pairs(port, &mut w, key, &buckets);
+    let copied = copy_pairs(port, &mut w, key, &hashes);
     let result = match copied {
         Ok((n, existed)) if !existed && n >= MAX_ENTRIES => Err(MemError::Full),
         Ok(_) => write_pair(port, &mut w, key, value)
@@ -264,7 +294,7 @@ fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
     key: &[u8],
-    buckets: &[u8; BUCKETS],
+    hashes: &KeyHashes,
 ) -> Result<(usize, bool), MemError> {
     let Some(fd) = open_store(port)? else {
         return Ok((0, false));
@@ -282,8 +312,7 @@ fn copy_pairs<P: Port>(
                     existed = true;
                     continue;
                 }
-                let maybe_dup = buckets.get(bucket(pair.key())).is_some_and(|&b| b > 1);
-                if maybe_dup {
+                if hashes.maybe_duplicate(index - 1, pair.key()) {
                     match appears_after(port, pair.key(), index) {
                         Ok(true) => continue,
                         Ok(false) => {}
@@ -401,8 +430,13 @@ mod tests {
             set(&mut port, format!("k{i}").as_bytes(), b"v").unwrap();
         }
         let before = port.get(MEMORY_PATH);
+        let writes = port.writes;
         assert_eq!(set(&mut port, b"new", b"v"), Err(MemError::Full));
         assert_eq!(port.get(MEMORY_PATH), before);
+        assert_eq!(
+            port.writes, writes,
+            "a full store is refused without writing"
+        );
         assert!(port.get(MEMORY_TMP_PATH).is_none());
         assert_eq!(set(&mut port, b"k3", b"changed"), Ok(()));
         assert_eq!(recall(&mut port, "k3").as_deref(), Some("changed"));

@@ -190,3 +190,67 @@ mod tests {
         assert!(b.allow(300));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Ev {
+        Allow,
+        Success,
+        Failure,
+        Wait(u32),
+    }
+
+    proptest! {
+        /// Against a reference with 64-bit time: same answers, from a clock
+        /// that starts just below the wrap, including 2^31 ms idles.
+        #[test]
+        fn matches_a_64_bit_reference(
+            start in prop_oneof![Just(u32::MAX - 5_000), any::<u32>()],
+            evs in prop::collection::vec(prop_oneof![
+                3 => Just(Ev::Allow),
+                1 => Just(Ev::Success),
+                3 => Just(Ev::Failure),
+                2 => prop_oneof![0u32..40_000, Just(1u32 << 31)].prop_map(Ev::Wait),
+            ], 1..200),
+        ) {
+            let mut b = CircuitBreaker::new();
+            let (mut now, mut failures, mut opened, mut trial): (u64, u32, Option<u64>, Option<u64>) =
+                (0, 0, None, None);
+            for ev in evs {
+                let tick = start.wrapping_add(now as u32);
+                match ev {
+                    Ev::Allow => {
+                        let want = match opened {
+                            None => true,
+                            Some(o) if now - o < 30_000 => false,
+                            Some(_) => match trial {
+                                Some(t) if now - t < 30_000 => false,
+                                _ => { trial = Some(now); true }
+                            },
+                        };
+                        prop_assert_eq!(b.allow(tick), want);
+                    }
+                    Ev::Success => { b.success(); failures = 0; opened = None; trial = None; }
+                    Ev::Failure => {
+                        b.failure(tick);
+                        failures += 1;
+                        if opened.is_some() || failures >= 3 { opened = Some(now); trial = None; }
+                    }
+                    Ev::Wait(ms) => now += u64::from(ms),
+                }
+                let tick = start.wrapping_add(now as u32);
+                let (state, left) = match opened {
+                    None => (State::Closed, 0),
+                    Some(o) if now - o < 30_000 => (State::Open, (30_000 - (now - o)) as u32),
+                    Some(_) => (State::HalfOpen, 0),
+                };
+                prop_assert_eq!(b.state(tick), state);
+                prop_assert_eq!(b.cooldown_remaining(tick), left);
+            }
+        }
+    }
+}

@@ -260,3 +260,48 @@ mod tests {
         assert!(admitted.len() >= 600 / 70 * 5);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Random call times, the clock starting just below the wrap or
+        /// anywhere, with an optional 2^31 ms idle: no 60 s span holds more
+        /// admitted calls than the limit, and a refusal always has the limit
+        /// reached within the last 70 s.
+        #[test]
+        fn strict_window_and_granularity(
+            start in prop_oneof![Just(u32::MAX - 5_000), any::<u32>()],
+            limit in 1u16..20,
+            gaps in prop::collection::vec(0u64..20_000, 1..300),
+            idle_at in any::<prop::sample::Index>(),
+            idle in prop::bool::ANY,
+        ) {
+            let mut t = RateTable::new();
+            prop_assert!(t.set(b"tool", limit, start));
+            let idle_at = idle_at.index(gaps.len());
+            let mut now: u64 = 0;
+            let mut admitted: Vec<u64> = Vec::new();
+            for (i, gap) in gaps.iter().enumerate() {
+                now += gap;
+                if idle && i == idle_at {
+                    now += 1 << 31;
+                }
+                let tick = start.wrapping_add(now as u32);
+                if t.check(b"tool", tick) {
+                    t.record(b"tool", tick);
+                    admitted.push(now);
+                } else {
+                    let recent = admitted.iter().filter(|&&a| now - a < 70_000).count();
+                    prop_assert!(recent >= usize::from(limit), "refused with {} in 70 s", recent);
+                }
+            }
+            for (i, &a) in admitted.iter().enumerate() {
+                let span = admitted[i..].iter().take_while(|&&b| b < a + 60_000).count();
+                prop_assert!(span <= usize::from(limit), "{} calls in the 60 s from {}", span, a);
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+# Sums, from a GNU ld map file, the bytes that input sections from one archive
+# contribute to the image.  Usage:
+#   awk -v lib=libfoo.a -f map_share.awk image.map
+# Prints: code=<.text+.rodata> ram=<.data+.bss> code_nobuiltins=<code without
+# compiler_builtins members> (all decimal bytes).
+function hex(s,    i, c, v) {
+    v = 0
+    s = tolower(s)
+    sub(/^0x/, "", s)
+    for (i = 1; i <= length(s); i++) {
+        c = index("0123456789abcdef", substr(s, i, 1)) - 1
+        v = v * 16 + c
+    }
+    return v
+}
+function account(size, file,    n) {
+    if (index(file, lib "(") == 0) return
+    n = hex(size)
+    if (osec ~ /^\.(text|rodata)/ || osec ~ /^\.ARM\.(exidx|extab)/) {
+        code += n
+        if (file !~ /compiler_builtins/) code_nb += n
+    } else if (osec ~ /^\.(data|bss|tdata|tbss|noinit)/) {
+        ram += n
+    }
+}
+BEGIN { inmap = 0; code = 0; ram = 0; code_nb = 0 }
+/^Linker script and memory map/ { inmap = 1; next }
+!inmap { next }
+/^\.[^ ]/ { osec = $1; pending = 0; next }
+# Input section with address, size and file on one line.
+/^ [^ ]/ && NF >= 4 && $2 ~ /^0x/ && $3 ~ /^0x/ { account($3, $4); pending = 0; next }
+/^ (COMMON|\*\(COMMON\))/ && NF >= 4 { account($3, $4); next }
+# Long input-section name alone on its line; numbers follow on the next.
+/^ [^ *]/ && NF == 1 { pending = 1; next }
+pending && /^ +0x/ && NF >= 3 && $2 ~ /^0x/ { account($2, $3); pending = 0; next }
+{ pending = 0 }
+END { printf "code=%d ram=%d code_nobuiltins=%d\n", code, ram, code_nb }

@@ -1,0 +1,111 @@
+/*
+ * claw_transport.h — the transport and UI port layer under modbentoclaw.c.
+ *
+ * The binding talks to the backend and to the UI panel only through the
+ * functions below. They carry the names of the vendor firmware's own
+ * transport (claw_https_*) and UI IPC (claw_ipc_*), so the same
+ * modbentoclaw.c builds for both targets:
+ *
+ *  - BENTOCLAW_PORT_FIRMWARE=1: the firmware (mtb-mpy) supplies them — HTTPS
+ *    to the backend, IPC to the CM55 UI panel. This header only declares them.
+ *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c
+ *    implements them with plain HTTP/1.1 over POSIX sockets on loopback and
+ *    records UI messages in RAM so tests can read them back.
+ *
+ * All functions are called from the one MicroPython task; none raises or
+ * longjmps (they return status codes), nothing is ISR-safe.
+ */
+#ifndef BENTOCLAW_CLAW_TRANSPORT_H
+#define BENTOCLAW_CLAW_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef BENTOCLAW_PORT_FIRMWARE
+#define BENTOCLAW_PORT_FIRMWARE (0)
+#endif
+
+// On the firmware, the vendor's own header (which defines the CLAW_UI_*
+// values of the real panel protocol) can be pulled in with
+// -DBENTOCLAW_VENDOR_TRANSPORT_H='"claw_ipc.h"'. Its prototypes must match
+// the declarations below; where the vendor's differ, a few-line shim with
+// these names goes next to this file.
+#if BENTOCLAW_PORT_FIRMWARE && defined(BENTOCLAW_VENDOR_TRANSPORT_H)
+#include BENTOCLAW_VENDOR_TRANSPORT_H
+#endif
+
+/* Limits the binding checks before it hands strings to the transport, so a
+ * Python caller gets a ValueError naming the limit instead of a silent cut.
+ * Sizes include the terminating NUL. */
+#define BENTOCLAW_HOST_MAX (64)
+#define BENTOCLAW_API_KEY_MAX (128)
+
+/* Total time one request may take: connect + send + receive. A backend that
+ * never answers must not hang the MicroPython task for longer than this. */
+#ifndef BENTOCLAW_HTTP_TIMEOUT_MS
+#define BENTOCLAW_HTTP_TIMEOUT_MS (5000)
+#endif
+
+/* The whole response header block (status line + headers) must fit in this
+ * many bytes; a larger one (a header flood) is a failed request. */
+#ifndef BENTOCLAW_HTTP_HEADER_MAX
+#define BENTOCLAW_HTTP_HEADER_MAX (1024)
+#endif
+
+/* Request path on the backend (tools/backend.py answers POST on it). */
+#ifndef BENTOCLAW_HTTP_PATH
+#define BENTOCLAW_HTTP_PATH "/ask"
+#endif
+
+/* UI message types sent to the panel. The firmware's IPC header defines its
+ * own values; these are used only when it has not. */
+#ifndef CLAW_UI_STATUS_TEXT
+#define CLAW_UI_STATUS_TEXT (0)
+#define CLAW_UI_ERROR (1)
+#define CLAW_UI_LAST_RESULT (2)
+#define CLAW_UI_CLEAR (3)
+#define CLAW_UI_CHAT_USER (4)
+#define CLAW_UI_CHAT_ASSISTANT (5)
+#define CLAW_UI_TOOL (6)
+#define CLAW_UI_LED (7)
+#endif
+
+/* --- backend transport ------------------------------------------------------
+ * claw_https_connect: remember the endpoint and check that it is reachable;
+ *   true when it is. `host` and `api_key` are NUL-terminated and already
+ *   validated by the binding (lengths below the limits above, printable
+ *   ASCII only, so they cannot inject header lines).
+ * claw_https_post: POST `body` (JSON, `body_len` bytes) with the bearer key;
+ *   on a 200 answer copy the body into `resp` (at most `resp_max` bytes, NUL
+ *   appended, so `resp` must hold resp_max + 1) and return its length.
+ *   Any failure — not connected, refused, timeout, non-200, malformed or
+ *   truncated answer, body larger than resp_max — returns -1.
+ * claw_https_connected: whether connect succeeded and no disconnect followed.
+ * claw_https_disconnect: forget the endpoint (idempotent). */
+bool claw_https_connect(const char *host, uint16_t port, const char *api_key);
+int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max);
+bool claw_https_connected(void);
+void claw_https_disconnect(void);
+
+/* --- UI IPC -------------------------------------------------------------------
+ * claw_ipc_init: bring the link up (idempotent) and set claw_ipc_initialized.
+ * claw_ipc_send_ui: one message of `type` with `len` bytes of UTF-8 text;
+ *   dropped silently when the link is down. */
+extern bool claw_ipc_initialized;
+void claw_ipc_init(void);
+void claw_ipc_send_ui(uint8_t type, const char *text, size_t len);
+
+#if !BENTOCLAW_PORT_FIRMWARE
+/* Unix port only: the UI messages recorded since the last clear, oldest
+ * first, for bentoclaw._ui_events(). The log keeps the newest
+ * CLAW_IPC_LOG_MAX messages, each cut to CLAW_IPC_TEXT_MAX - 1 bytes on a
+ * character boundary. */
+#define CLAW_IPC_LOG_MAX (32)
+#define CLAW_IPC_TEXT_MAX (96)
+size_t claw_ipc_event_count(void);
+bool claw_ipc_event_get(size_t index, uint8_t *type, const char **text, size_t *len);
+void claw_ipc_events_clear(void);
+#endif
+
+#endif /* BENTOCLAW_CLAW_TRANSPORT_H */

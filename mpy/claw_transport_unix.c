@@ -1,0 +1,435 @@
+/*
+ * claw_transport_unix.c — the transport and UI port layer for the MicroPython
+ * unix port (see claw_transport.h for the contract).
+ *
+ * The firmware's HTTPS transport becomes plain HTTP/1.1 on loopback to the
+ * local test backend (tools/backend.py); the UI IPC becomes an in-RAM log
+ * that tests read through bentoclaw._ui_events().
+ *
+ * The HTTP client is deliberately strict, because every way a backend can
+ * misbehave must end as a failed request within a bounded time rather than a
+ * hang or a half-trusted reply:
+ *  - one deadline (BENTOCLAW_HTTP_TIMEOUT_MS) covers connect, send and
+ *    receive; every wait is a poll() against what is left of it;
+ *  - the header block must end within BENTOCLAW_HTTP_HEADER_MAX bytes;
+ *  - only "HTTP/1.x 200" is success; a malformed status line or header line
+ *    is a failure;
+ *  - Content-Length, when present, must be exact: fewer bytes before the
+ *    peer closes is a truncated reply; more than the caller's buffer fails
+ *    before reading it. Without it the body runs to the close and must fit;
+ *  - chunked transfer coding is not spoken (we never ask for it) and fails.
+ *
+ * This file uses no MicroPython API at all: it cannot raise, so it may be
+ * called anywhere in the binding.
+ */
+#include "claw_transport.h"
+
+#if !BENTOCLAW_PORT_FIRMWARE
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------
+ * Backend endpoint
+ */
+
+static char s_host[BENTOCLAW_HOST_MAX];
+static char s_api_key[BENTOCLAW_API_KEY_MAX];
+static uint16_t s_port;
+static bool s_connected;
+
+static uint64_t transport_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+// Wait until `fd` is ready for `events` or the deadline passes.
+// Returns 1 when ready, 0 on timeout, -1 on error.
+static int transport_wait(int fd, short events, uint64_t deadline) {
+    for (;;) {
+        uint64_t now = transport_now_ms();
+        if (now >= deadline) {
+            return 0;
+        }
+        uint64_t left = deadline - now;
+        struct pollfd pfd = { .fd = fd, .events = events, .revents = 0 };
+        int r = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+        if (r < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        if (r > 0) {
+            // POLLERR/POLLHUP also count as ready: the following
+            // send/recv/getsockopt reports what happened.
+            return 1;
+        }
+    }
+}
+
+// Non-blocking connect to host:port, bounded by the deadline.
+// Returns a connected socket, or -1.
+static int transport_tcp_connect(const char *host, uint16_t port, uint64_t deadline) {
+    char port_str[8];
+    snprintf(port_str, sizeof(port_str), "%u", (unsigned)port);
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, port_str, &hints, &res) != 0 || res == NULL) {
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            continue;
+        }
+        int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (r != 0 && (errno == EINPROGRESS || errno == EINTR)) {
+            if (transport_wait(fd, POLLOUT, deadline) == 1) {
+                int err = 0;
+                socklen_t err_len = sizeof(err);
+                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) == 0 && err == 0) {
+                    r = 0;
+                }
+            }
+        }
+        if (r == 0) {
+            break;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static bool transport_send_all(int fd, const char *buf, size_t len, uint64_t deadline) {
+    while (len > 0) {
+        // MSG_NOSIGNAL: a peer that closed early must give EPIPE, not kill
+        // the interpreter with SIGPIPE.
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n > 0) {
+            buf += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (transport_wait(fd, POLLOUT, deadline) != 1) {
+                return false;
+            }
+            continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+// Receive some bytes. Returns the count, 0 at the peer's close, -1 on error
+// or when the deadline passes.
+static ssize_t transport_recv(int fd, char *buf, size_t len, uint64_t deadline) {
+    for (;;) {
+        ssize_t n = recv(fd, buf, len, 0);
+        if (n >= 0) {
+            return n;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            return -1;
+        }
+        if (transport_wait(fd, POLLIN, deadline) != 1) {
+            return -1;
+        }
+    }
+}
+
+// Parse a decimal Content-Length value: digits only (surrounding blanks
+// allowed), no overflow. Returns false when malformed.
+static bool transport_parse_length(const char *p, const char *end, size_t *out) {
+    while (p < end && (*p == ' ' || *p == '\t')) {
+        p++;
+    }
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t')) {
+        end--;
+    }
+    if (p == end) {
+        return false;
+    }
+    size_t v = 0;
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9') {
+            return false;
+        }
+        size_t d = (size_t)(*p - '0');
+        if (v > (SIZE_MAX - d) / 10u) {
+            return false;
+        }
+        v = v * 10u + d;
+    }
+    *out = v;
+    return true;
+}
+
+// Check the status line and headers in hdr[0..len) (which ends with the
+// blank line). On success sets *has_length / *length and returns true.
+static bool transport_parse_header(const char *hdr, size_t len, bool *has_length, size_t *length) {
+    *has_length = false;
+    // Status line: "HTTP/1.x 200" followed by a space (reason) or CRLF.
+    if (len < 14 || memcmp(hdr, "HTTP/1.", 7) != 0 || (hdr[7] != '0' && hdr[7] != '1')
+        || hdr[8] != ' ' || memcmp(hdr + 9, "200", 3) != 0 || (hdr[12] != ' ' && hdr[12] != '\r')) {
+        return false;
+    }
+    const char *end = hdr + len - 2; // the final CRLF of the blank line
+    const char *line = memchr(hdr, '\n', len);
+    if (line == NULL) {
+        return false;
+    }
+    line++;
+    while (line < end) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        if (eol == NULL || eol == line || eol[-1] != '\r') {
+            return false; // bare LF or a line that never ends: not HTTP
+        }
+        const char *line_end = eol - 1;
+        const char *colon = memchr(line, ':', (size_t)(line_end - line));
+        if (colon == NULL || colon == line) {
+            return false;
+        }
+        size_t name_len = (size_t)(colon - line);
+        if (name_len == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
+            size_t v;
+            if (!transport_parse_length(colon + 1, line_end, &v)) {
+                return false;
+            }
+            if (*has_length && v != *length) {
+                return false; // conflicting lengths: refuse to guess
+            }
+            *has_length = true;
+            *length = v;
+        } else if (name_len == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0) {
+            return false; // we never ask for chunked and do not parse it
+        }
+        line = eol + 1;
+    }
+    return true;
+}
+
+// One request/response exchange on a connected socket.
+static int transport_exchange(int fd, const char *body, size_t body_len,
+    char *resp, size_t resp_max, uint64_t deadline) {
+    char hdr[BENTOCLAW_HTTP_HEADER_MAX];
+    int n = snprintf(hdr, sizeof(hdr),
+        "POST " BENTOCLAW_HTTP_PATH " HTTP/1.1\r\n"
+        "Host: %s:%u\r\n"
+        "Content-Type: application/json\r\n"
+        "Authorization: Bearer %s\r\n"
+        "Content-Length: %lu\r\n"
+        "Connection: close\r\n"
+        "\r\n",
+        s_host, (unsigned)s_port, s_api_key, (unsigned long)body_len);
+    if (n < 0 || (size_t)n >= sizeof(hdr)) {
+        return -1;
+    }
+    if (!transport_send_all(fd, hdr, (size_t)n, deadline)
+        || !transport_send_all(fd, body, body_len, deadline)) {
+        return -1;
+    }
+
+    // Read until the blank line that ends the header block; it must fit
+    // in hdr[]. Anything read after it is the start of the body.
+    size_t got = 0;
+    size_t header_len = 0;
+    while (header_len == 0) {
+        if (got == sizeof(hdr)) {
+            return -1; // header flood
+        }
+        ssize_t r = transport_recv(fd, hdr + got, sizeof(hdr) - got, deadline);
+        if (r <= 0) {
+            return -1; // closed or timed out inside the header
+        }
+        size_t from = got >= 3 ? got - 3 : 0;
+        got += (size_t)r;
+        for (size_t i = from; i + 4 <= got; i++) {
+            if (memcmp(hdr + i, "\r\n\r\n", 4) == 0) {
+                header_len = i + 4;
+                break;
+            }
+        }
+    }
+    bool has_length;
+    size_t length = 0;
+    if (!transport_parse_header(hdr, header_len, &has_length, &length)) {
+        return -1;
+    }
+    if (has_length && length > resp_max) {
+        return -1; // too large for the caller: fail before reading it
+    }
+    size_t limit = has_length ? length : resp_max;
+
+    size_t body_got = got - header_len;
+    if (body_got > limit) {
+        if (!has_length) {
+            return -1;
+        }
+        body_got = limit; // bytes after the declared length are ignored
+    }
+    memcpy(resp, hdr + header_len, body_got);
+    while (!has_length || body_got < length) {
+        char probe;
+        // When the buffer is full, still read one byte to tell "ended here"
+        // (close) from "larger than the buffer" without overrunning it.
+        char *dst = body_got < limit ? resp + body_got : &probe;
+        size_t room = body_got < limit ? limit - body_got : 1;
+        ssize_t r = transport_recv(fd, dst, room, deadline);
+        if (r < 0) {
+            return -1;
+        }
+        if (r == 0) {
+            if (has_length) {
+                return -1; // truncated: fewer bytes than announced
+            }
+            break;
+        }
+        if (dst == &probe) {
+            return -1; // body larger than the caller's buffer
+        }
+        body_got += (size_t)r;
+    }
+    resp[body_got] = '\0';
+    return (int)body_got;
+}
+
+bool claw_https_connect(const char *host, uint16_t port, const char *api_key) {
+    s_connected = false;
+    if (host == NULL || api_key == NULL || strlen(host) >= sizeof(s_host)
+        || strlen(api_key) >= sizeof(s_api_key)) {
+        return false;
+    }
+    // Connecting once proves the endpoint is there; each request then opens
+    // its own connection (Connection: close), which keeps no socket open
+    // between requests and survives a backend restart.
+    int fd = transport_tcp_connect(host, port, transport_now_ms() + BENTOCLAW_HTTP_TIMEOUT_MS);
+    if (fd < 0) {
+        return false;
+    }
+    close(fd);
+    strcpy(s_host, host);
+    strcpy(s_api_key, api_key);
+    s_port = port;
+    s_connected = true;
+    return true;
+}
+
+int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max) {
+    if (!s_connected || body == NULL || resp == NULL || resp_max > (size_t)INT32_MAX) {
+        return -1;
+    }
+    uint64_t deadline = transport_now_ms() + BENTOCLAW_HTTP_TIMEOUT_MS;
+    int fd = transport_tcp_connect(s_host, s_port, deadline);
+    if (fd < 0) {
+        return -1;
+    }
+    int r = transport_exchange(fd, body, body_len, resp, resp_max, deadline);
+    close(fd);
+    return r;
+}
+
+bool claw_https_connected(void) {
+    return s_connected;
+}
+
+void claw_https_disconnect(void) {
+    s_connected = false;
+    // The key does not linger in RAM after the session ends.
+    memset(s_api_key, 0, sizeof(s_api_key));
+}
+
+/* ---------------------------------------------------------------------------
+ * UI IPC: a log of the newest CLAW_IPC_LOG_MAX messages.
+ */
+
+typedef struct _claw_ipc_event_t {
+    uint8_t type;
+    uint8_t len;
+    char text[CLAW_IPC_TEXT_MAX];
+} claw_ipc_event_t;
+
+bool claw_ipc_initialized;
+static claw_ipc_event_t s_ipc_log[CLAW_IPC_LOG_MAX];
+static size_t s_ipc_head; // index of the oldest entry
+static size_t s_ipc_count;
+
+void claw_ipc_init(void) {
+    claw_ipc_initialized = true;
+}
+
+void claw_ipc_send_ui(uint8_t type, const char *text, size_t len) {
+    if (!claw_ipc_initialized) {
+        return;
+    }
+    if (text == NULL) {
+        len = 0;
+    }
+    if (len > CLAW_IPC_TEXT_MAX - 1) {
+        // Cut on a character boundary: never half a Thai character.
+        len = CLAW_IPC_TEXT_MAX - 1;
+        while (len > 0 && ((uint8_t)text[len] & 0xc0) == 0x80) {
+            len--;
+        }
+    }
+    size_t slot;
+    if (s_ipc_count < CLAW_IPC_LOG_MAX) {
+        slot = (s_ipc_head + s_ipc_count) % CLAW_IPC_LOG_MAX;
+        s_ipc_count++;
+    } else {
+        slot = s_ipc_head;
+        s_ipc_head = (s_ipc_head + 1) % CLAW_IPC_LOG_MAX;
+    }
+    claw_ipc_event_t *e = &s_ipc_log[slot];
+    e->type = type;
+    e->len = (uint8_t)len;
+    if (len > 0) {
+        memcpy(e->text, text, len);
+    }
+    e->text[len] = '\0';
+}
+
+size_t claw_ipc_event_count(void) {
+    return s_ipc_count;
+}
+
+bool claw_ipc_event_get(size_t index, uint8_t *type, const char **text, size_t *len) {
+    if (index >= s_ipc_count) {
+        return false;
+    }
+    const claw_ipc_event_t *e = &s_ipc_log[(s_ipc_head + index) % CLAW_IPC_LOG_MAX];
+    *type = e->type;
+    *text = e->text;
+    *len = e->len;
+    return true;
+}
+
+void claw_ipc_events_clear(void) {
+    s_ipc_head = 0;
+    s_ipc_count = 0;
+}
+
+#endif // !BENTOCLAW_PORT_FIRMWARE

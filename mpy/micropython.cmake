@@ -1,0 +1,42 @@
+# bentoclaw user C module for CMake-based MicroPython ports (rp2, esp32, ...).
+#
+#   make USER_C_MODULES=<repo root>/mpy/micropython.cmake
+#
+# The Rust staticlib comes from cmake/bentoclaw.cmake (cargo runs as part of
+# the build; the archive is an IMPORTED library that the firmware links
+# after the objects and relinks when it changes).
+#
+# Options (cache variables):
+#   BENTOCLAW_PORT_FIRMWARE  ON: use the vendor firmware's claw_https_* /
+#                            claw_ipc_* instead of the unix HTTP/IPC port layer
+#   BENTOCLAW_RUST_TARGET    see cmake/bentoclaw.cmake
+
+option(BENTOCLAW_PORT_FIRMWARE "use the firmware's claw_https_*/claw_ipc_* transport" ON)
+
+include(${CMAKE_CURRENT_LIST_DIR}/../cmake/bentoclaw.cmake)
+
+add_library(usermod_bentoclaw INTERFACE)
+
+target_sources(usermod_bentoclaw INTERFACE
+    ${CMAKE_CURRENT_LIST_DIR}/modbentoclaw.c
+    ${CMAKE_CURRENT_LIST_DIR}/claw_port_vfs.c
+)
+if(BENTOCLAW_PORT_FIRMWARE)
+    target_compile_definitions(usermod_bentoclaw INTERFACE BENTOCLAW_PORT_FIRMWARE=1)
+else()
+    target_sources(usermod_bentoclaw INTERFACE
+        ${CMAKE_CURRENT_LIST_DIR}/claw_transport_unix.c
+    )
+    target_compile_definitions(usermod_bentoclaw INTERFACE BENTOCLAW_PORT_FIRMWARE=0)
+endif()
+
+# The include dirs are listed here as well as on the imported library,
+# because MicroPython's QSTR scan gathers INTERFACE_INCLUDE_DIRECTORIES
+# from the usermod targets (py/usermod.cmake).
+target_include_directories(usermod_bentoclaw INTERFACE
+    ${CMAKE_CURRENT_LIST_DIR}
+    ${BENTOCLAW_INCLUDE_DIR}
+)
+
+target_link_libraries(usermod_bentoclaw INTERFACE bentoclaw::bento_mpy)
+target_link_libraries(usermod INTERFACE usermod_bentoclaw)

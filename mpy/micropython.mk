@@ -1,0 +1,58 @@
+# bentoclaw user C module (make-based ports: unix, stm32, alif, qemu, ...).
+#
+# Build with USER_C_MODULES=<repo root>: MicroPython includes every
+# <USER_C_MODULES>/*/micropython.mk, and this one lives in <repo root>/mpy.
+#
+# Variables (override on the make command line):
+#   BENTOCLAW_LIB          the Rust staticlib to link
+#                          (default: host build, target/release/libbento_mpy.a,
+#                          or target/<BENTOCLAW_RUST_TARGET>/release/... when
+#                          that is set)
+#   BENTOCLAW_RUST_TARGET  rustc target triple for a cross build, e.g.
+#                          thumbv8m.main-none-eabihf (empty: host)
+#   BENTOCLAW_PORT_FIRMWARE=1  use the vendor's claw_https_*/claw_ipc_*
+#                          instead of the unix HTTP/IPC port layer
+#   CARGO                  cargo executable (default: cargo)
+
+BENTOCLAW_MOD_DIR := $(USERMOD_DIR)
+BENTOCLAW_ROOT := $(abspath $(BENTOCLAW_MOD_DIR)/..)
+BENTOCLAW_RUST_TARGET ?=
+BENTOCLAW_PORT_FIRMWARE ?= 0
+CARGO ?= cargo
+
+ifeq ($(BENTOCLAW_RUST_TARGET),)
+BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/release/libbento_mpy.a
+BENTOCLAW_CARGO_ARGS := build --release
+else
+BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release/libbento_mpy.a
+# Alone, the staticlib is one LTO-merged object: about 2 KiB smaller than
+# when cargo also builds the rlib (docs/SIZE.md).
+BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --target $(BENTOCLAW_RUST_TARGET)
+endif
+
+SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/modbentoclaw.c
+SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_port_vfs.c
+ifneq ($(BENTOCLAW_PORT_FIRMWARE),1)
+SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_transport_unix.c
+endif
+
+CFLAGS_USERMOD += -I$(BENTOCLAW_MOD_DIR) -I$(BENTOCLAW_ROOT)/include
+CFLAGS_USERMOD += -DBENTOCLAW_PORT_FIRMWARE=$(BENTOCLAW_PORT_FIRMWARE)
+
+# Link the Rust archive. LDFLAGS_USERMOD is not enough: stm32 puts it before
+# the objects (the archive is then searched too early) and alif ignores it.
+# Ports that link "$(OBJ) $(LIBS)" pick it up from LIBS; ports that link
+# "$^" (unix) pick it up from the prerequisite added below. An archive
+# named twice on one command line is harmless.
+LIBS += $(BENTOCLAW_LIB)
+
+# Relink when the archive changes, and build it when it is missing.
+ifneq ($(PROG),)
+$(BUILD)/$(PROG): $(BENTOCLAW_LIB)
+else
+$(BUILD)/firmware.elf: $(BENTOCLAW_LIB)
+endif
+
+$(BENTOCLAW_LIB):
+	$(ECHO) "CARGO $@"
+	$(Q)cd $(BENTOCLAW_ROOT) && $(CARGO) $(BENTOCLAW_CARGO_ARGS)

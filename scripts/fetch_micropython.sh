@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# fetch_micropython.sh — get MicroPython 1.25 source from Debian's `micropython`
+# source package (suite trixie) and unpack it under build/micropython-src/.
+#
+# The mirror is taken from this machine's own apt configuration at run time;
+# no host name is written into the repository (spec §7).
+#
+# Output: build/micropython-src/micropython -> the unpacked source tree
+#         (a symlink to the versioned directory dpkg-source created).
+# Re-runs are no-ops once the tree is there. Needs root (apt).
+#
+# Environment:
+#   BENTOCLAW_MPY_VERSION   version glob to fetch (default 1.25.0*)
+#   BENTOCLAW_MPY_SUITE     Debian suite holding it (default trixie)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEST="$ROOT/build/micropython-src"
+LINK="$DEST/micropython"
+VERSION_GLOB="${BENTOCLAW_MPY_VERSION:-1.25.0*}"
+SUITE="${BENTOCLAW_MPY_SUITE:-trixie}"
+SRC_LIST=/etc/apt/sources.list.d/bentoclaw-${SUITE}-src.sources
+
+log() { printf 'fetch_micropython: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+if [[ -f "$LINK/ports/unix/Makefile" && -f "$LINK/py/mpconfig.h" ]]; then
+    log "source present: $(readlink -f "$LINK")"
+    exit 0
+fi
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || die "must run as root (apt-get source/update)"
+    SUDO=(sudo -n)
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+# --- 1. find the Debian mirror this machine already uses ----------------------
+# deb822 files first (Debian 12 default), then one-line sources.list files.
+# Prints "URI<TAB>SIGNED-BY" of the first main-archive entry (not -security).
+find_mirror() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -f $f && $f != "$SRC_LIST" ]] || continue
+        awk '
+            function flush() {
+                if (uris != "" && suites ~ /(^|[[:space:]])(bookworm|trixie|sid|stable|testing|unstable)([[:space:]]|$)/ \
+                    && uris !~ /security/ && enabled != "no") {
+                    split(uris, u, /[[:space:]]+/)
+                    printf "%s\t%s\n", u[1], signed
+                    found = 1; exit
+                }
+                uris = ""; suites = ""; signed = ""; enabled = ""
+            }
+            /^[[:space:]]*#/ { next }
+            /^[[:space:]]*$/ { flush(); next }
+            tolower($1) == "uris:"      { sub(/^[^:]*:[[:space:]]*/, ""); uris = $0 }
+            tolower($1) == "suites:"    { sub(/^[^:]*:[[:space:]]*/, ""); suites = $0 }
+            tolower($1) == "signed-by:" { sub(/^[^:]*:[[:space:]]*/, ""); signed = $0 }
+            tolower($1) == "enabled:"   { sub(/^[^:]*:[[:space:]]*/, ""); enabled = tolower($0) }
+            END { if (!found) flush() }
+        ' "$f" | head -n1 | grep . && return 0
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [[ -f $f ]] || continue
+        # deb [opts] URI SUITE COMPONENTS...
+        awk '
+            $1 == "deb" || $1 == "deb-src" {
+                i = 2; signed = ""
+                if ($2 ~ /^\[/) {
+                    for (; i <= NF; i++) {
+                        if ($i ~ /^\[?signed-by=/) { s = $i; sub(/^\[?signed-by=/, "", s); sub(/\]$/, "", s); signed = s }
+                        if ($i ~ /\]$/) { i++; break }
+                    }
+                }
+                uri = $i; suite = $(i + 1)
+                if (uri !~ /security/ && suite ~ /^(bookworm|trixie|sid|stable|testing|unstable)$/) {
+                    printf "%s\t%s\n", uri, signed; exit
+                }
+            }
+        ' "$f" | head -n1 | grep . && return 0
+    done
+    return 1
+}
+
+mirror_line="$(find_mirror)" || die "no Debian archive entry found in /etc/apt sources"
+MIRROR="${mirror_line%%$'\t'*}"
+SIGNED_BY="${mirror_line#*$'\t'}"
+[[ -n $SIGNED_BY ]] || SIGNED_BY=/usr/share/keyrings/debian-archive-keyring.gpg
+log "using the machine's Debian mirror for deb-src $SUITE"
+
+# --- 2. tools -------------------------------------------------------------------
+need_pkgs=()
+command -v dpkg-source >/dev/null || need_pkgs+=(dpkg-dev)
+command -v xz >/dev/null || need_pkgs+=(xz-utils)
+[[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] || need_pkgs+=(debian-archive-keyring)
+if ((${#need_pkgs[@]})); then
+    log "installing ${need_pkgs[*]}"
+    "${SUDO[@]}" apt-get update -qq || true
+    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
+fi
+
+# --- 3. deb-src entry for the suite, then refresh only that entry ---------------
+want="Types: deb-src
+URIs: $MIRROR
+Suites: $SUITE
+Components: main
+Signed-By: $SIGNED_BY"
+if [[ ! -f $SRC_LIST ]] || [[ "$(cat "$SRC_LIST")" != "$want" ]]; then
+    printf '%s\n' "$want" | "${SUDO[@]}" tee "$SRC_LIST" >/dev/null
+    log "wrote $SRC_LIST"
+fi
+
+apt_src_only=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=/dev/null"
+              -o "Dir::Etc::SourceList=$SRC_LIST" -o "APT::Get::List-Cleanup=0")
+version_available() {
+    apt-cache showsrc micropython 2>/dev/null \
+        | awk '/^Version:/ {print $2}' \
+        | while read -r v; do
+            # shellcheck disable=SC2254
+            case "$v" in $VERSION_GLOB) echo "$v" ;; esac
+          done | sort -V | tail -n1
+}
+ver="$(version_available || true)"
+if [[ -z $ver ]]; then
+    log "apt-get update (deb-src $SUITE only)"
+    "${SUDO[@]}" apt-get "${apt_src_only[@]}" update -qq
+    ver="$(version_available || true)"
+fi
+[[ -n $ver ]] || die "no micropython source $VERSION_GLOB in $SUITE (apt-cache showsrc micropython)"
+log "micropython source version $ver"
+
+# --- 4. download + unpack --------------------------------------------------------
+mkdir -p "$DEST"
+cd "$DEST"
+upstream="${ver#*:}"; upstream="${upstream%-*}"
+dsc="micropython_${upstream}-${ver##*-}.dsc"
+if [[ ! -f $dsc ]]; then
+    # Download as the invoking user would; apt warns about "unsandboxed" as root.
+    apt-get source --download-only -qq "micropython=$ver" 2>&1 \
+        | grep -v 'unsandboxed' >&2 || true
+fi
+[[ -f $dsc ]] || die "download failed: $dsc not in $DEST"
+
+dir="micropython-${upstream}"
+if [[ ! -f $dir/ports/unix/Makefile ]]; then
+    rm -rf "$dir" "$dir.tmp"
+    dpkg-source -x "$dsc" "$dir.tmp" >/dev/null
+    mv "$dir.tmp" "$dir"
+fi
+ln -sfn "$dir" "$LINK"
+log "source ready: $DEST/$dir"

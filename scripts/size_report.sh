@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2054,SC2034 # commas inside -W options; arrays used by name
+# Size and panic report of libbento_mpy.a on Cortex-M55.
+#
+# Builds the thumbv8m.main-none-eabihf staticlib with the panic-check feature,
+# links it into the no-OS image tests/target/image.c (every claw_* function
+# referenced, stub port) with --gc-sections, and reports from the map file
+# the library's .text+.rodata and .data+.bss, checks that no heap function is
+# referenced, and that no panic is reachable (the panic handler of the
+# panic-check build calls the undefined symbol bentoclaw_panic_is_reachable,
+# so the link fails when a panic path survives). The thumbv7m-none-eabi build
+# is measured for comparison. Writes docs/SIZE.md.
+#
+#   scripts/size_report.sh     # last line: RESULT: <n> passed, <m> failed
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+OUT=$ROOT/target/size-report
+mkdir -p "$OUT"
+
+CODE_GOAL=$((12 * 1024))
+RAM_GOAL=$((4 * 1024))
+V8=thumbv8m.main-none-eabihf
+V7=thumbv7m-none-eabi
+PANIC_SYM=bentoclaw_panic_is_reachable
+HEAP_RE='^(malloc|free|calloc|realloc|_sbrk|sbrk|_malloc_r|_free_r|_calloc_r|_realloc_r|__rust_alloc|__rust_dealloc|__rust_realloc|__rust_alloc_zeroed|__rg_alloc)$'
+
+passed=0
+failed=0
+pass() { echo "PASS $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+finish() {
+    echo "RESULT: $passed passed, $failed failed"
+    ((failed == 0))
+    exit $?
+}
+
+# ---- tools ---------------------------------------------------------------
+need_pkgs=()
+command -v arm-none-eabi-gcc >/dev/null || need_pkgs+=(gcc-arm-none-eabi binutils-arm-none-eabi)
+[[ -d /usr/lib/arm-none-eabi/newlib || -d /usr/lib/arm-none-eabi/lib ]] ||
+    need_pkgs+=(libnewlib-arm-none-eabi)
+if ((${#need_pkgs[@]})); then
+    echo "== installing ${need_pkgs[*]}"
+    apt-get install -y "${need_pkgs[@]}" >&2 ||
+        { apt-get update >&2 && apt-get install -y "${need_pkgs[@]}" >&2; } ||
+        { fail "could not install ${need_pkgs[*]}"; finish; }
+fi
+for t in "$V8" "$V7"; do
+    if ! rustup target list --installed | grep -qx "$t"; then
+        rustup target add "$t" >&2 || { fail "rustup target add $t"; finish; }
+    fi
+done
+
+ARCH_V8=(-mcpu=cortex-m55 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16)
+ARCH_V7=(-mcpu=cortex-m3 -mthumb -mfloat-abi=soft)
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -Os -ffunction-sections -fdata-sections -Iinclude)
+LDFLAGS=(-nostartfiles -Wl,--gc-sections -T tests/target/image.ld -Wl,--no-warn-rwx-segments
+         -Wl,--no-warn-execstack)
+
+# link <arch-array-name> <lib> <elf> <map> <log>
+link_image() {
+    local -n arch=$1
+    arm-none-eabi-gcc "${arch[@]}" "${CFLAGS[@]}" "${LDFLAGS[@]}" -Wl,-Map="$4" \
+        tests/target/image.c "$2" -o "$3" >"$5" 2>&1
+}
+
+share() { # <map> <archive file name> -> "code ram code_nobuiltins"
+    awk -v lib="$2" -f tests/target/map_share.awk "$1" |
+        sed -E 's/code=([0-9]+) ram=([0-9]+) code_nobuiltins=([0-9]+)/\1 \2 \3/'
+}
+
+# ---- Cortex-M55 ------------------------------------------------------------
+echo "== cargo rustc --release --crate-type staticlib --target $V8 --features panic-check"
+if ! cargo rustc --release --crate-type staticlib --target "$V8" --features panic-check >&2; then
+    fail "cargo build for $V8"
+    finish
+fi
+LIB8=$ROOT/target/$V8/release/libbento_mpy.a
+cp "$LIB8" "$OUT/libbento_mpy-v8m-panic-check.a"
+
+if arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -c tests/target/abi_target.c \
+    -o "$OUT/abi_target.o"; then
+    pass "header ABI for $V8 (bool 1, size_t 4, typedefs 1 byte, constants)"
+else
+    fail "header ABI for $V8"
+fi
+
+ELF8=$OUT/image-v8m.elf
+MAP8=$OUT/image-v8m.map
+panic_status="no reachable panic"
+if link_image ARCH_V8 "$OUT/libbento_mpy-v8m-panic-check.a" "$ELF8" "$MAP8" "$OUT/link-v8m.log"; then
+    pass "no reachable panic (image linked without $PANIC_SYM)"
+else
+    if grep -q "$PANIC_SYM" "$OUT/link-v8m.log"; then
+        panic_status="PANIC REACHABLE"
+        fail "panic reachable: the link needs $PANIC_SYM; referenced from:"
+        grep -B1 "$PANIC_SYM" "$OUT/link-v8m.log" | grep -oE "in function \`[^']*'" |
+            sort -u | sed 's/^/    /'
+    else
+        panic_status="link failed"
+        fail "image link failed:"
+        sed 's/^/    /' "$OUT/link-v8m.log"
+        finish
+    fi
+    # Sizes still come from a build without the panic check.
+    echo "== rebuilding $V8 without panic-check for the size figures"
+    cargo rustc --release --crate-type staticlib --target "$V8" >&2 || { fail "cargo build for $V8"; finish; }
+    cp "$LIB8" "$OUT/libbento_mpy-v8m.a"
+    link_image ARCH_V8 "$OUT/libbento_mpy-v8m.a" "$ELF8" "$MAP8" "$OUT/link-v8m.log" ||
+        { fail "image link without panic-check"; sed 's/^/    /' "$OUT/link-v8m.log"; finish; }
+fi
+
+LIBNAME8=libbento_mpy-v8m-panic-check.a
+[[ $panic_status == "no reachable panic" ]] || LIBNAME8=libbento_mpy-v8m.a
+read -r CODE8 RAM8 CODE8_NB <<<"$(share "$MAP8" "$LIBNAME8")"
+DATA8=$(awk -v lib="$LIBNAME8" -v only=data -f tests/target/map_share.awk "$MAP8")
+if ((CODE8 <= CODE_GOAL)); then pass "code $CODE8 B <= $CODE_GOAL B"; else fail "code $CODE8 B > $CODE_GOAL B"; fi
+if ((RAM8 <= RAM_GOAL)); then pass "static RAM $RAM8 B <= $RAM_GOAL B"; else fail "static RAM $RAM8 B > $RAM_GOAL B"; fi
+
+# Heap: nothing in the archive asks for an allocator, and the image has none.
+heap_refs=$( {
+    arm-none-eabi-nm -u "$LIB8" 2>/dev/null | awk '{print $NF}'
+    arm-none-eabi-nm "$ELF8" | awk '{print $NF}'
+} | grep -E "$HEAP_RE" | sort -u | tr '\n' ' ')
+if [[ -z $heap_refs ]]; then
+    HEAP="0"
+    pass "heap use 0 (no malloc/free/_sbrk/__rust_alloc referenced)"
+else
+    HEAP="referenced: $heap_refs"
+    fail "heap functions referenced: $heap_refs"
+fi
+
+echo "== largest symbols in the $V8 image (decimal sizes)"
+arm-none-eabi-nm --size-sort -S -C -t d "$ELF8" | tail -n 15 |
+    awk '{ printf "    %6d %s ", $2 + 0, $3; $1 = $2 = $3 = ""; sub(/^ +/, ""); print }'
+arm-none-eabi-size "$ELF8" | sed 's/^/    /'
+
+if [[ $panic_status != "no reachable panic" ]]; then
+    echo "== call paths to panic entry points (image without panic-check, 3 levels)"
+    arm-none-eabi-objdump -d --no-show-raw-insn -C "$ELF8" | awk '
+        /^[0-9a-f]+ <.*>:$/ { fn = $0; sub(/^[0-9a-f]+ </, "", fn); sub(/>:$/, "", fn); next }
+        /\t(bl|b|b\.w|beq|bne|bhi|bls|bcs|bcc|bge|blt|bgt|ble|bmi|bpl)(\.[nw])?\t[0-9a-f]+ </ {
+            callee = $0; sub(/^.*\t[0-9a-f]+ </, "", callee); sub(/>$/, "", callee)
+            sub(/\+0x[0-9a-f]+$/, "", callee)
+            if (callee != fn) edge[callee "\t" fn] = 1
+        }
+        END {
+            for (e in edge) { split(e, p, "\t"); if (p[1] ~ /^core::panicking::|panic_bounds_check|_fail$|unwrap_failed|expect_failed/) lvl1[p[2]] = p[1] }
+            for (f in lvl1) {
+                if (f ~ /^core::panicking::/) continue
+                print "    " f " -> " lvl1[f]
+                for (e in edge) { split(e, p, "\t"); if (p[1] == f) {
+                    print "        called from " p[2]
+                    for (g in edge) { split(g, q, "\t"); if (q[1] == p[2]) print "            called from " q[2] }
+                } }
+            }
+        }' | head -n 60
+fi
+
+# ---- thumbv7m for comparison -------------------------------------------------
+echo "== cargo rustc --release --crate-type staticlib --target $V7"
+CODE7_MEMBER=-
+CODE7=-
+if cargo rustc --release --crate-type staticlib --target "$V7" >&2; then
+    LIB7=$ROOT/target/$V7/release/libbento_mpy.a
+    cp "$LIB7" "$OUT/libbento_mpy-v7m.a"
+    # The crate's own object member(s) (bento_mpy-*.o), without core,
+    # compiler_builtins or dependencies that the linker may pull in.
+    mkdir -p "$OUT/v7m-members" && rm -f "$OUT/v7m-members"/*
+    members=$(arm-none-eabi-ar t "$LIB7" | grep '^bento_mpy-' || true)
+    # shellcheck disable=SC2086 # one word per member
+    (cd "$OUT/v7m-members" && arm-none-eabi-ar x "$LIB7" $members)
+    CODE7_MEMBER=$(cd "$OUT/v7m-members" && arm-none-eabi-size -A ./* 2>/dev/null |
+        awk '$1 ~ /^\.(text|rodata)/ {s += $2} END {print s + 0}')
+    if link_image ARCH_V7 "$OUT/libbento_mpy-v7m.a" "$OUT/image-v7m.elf" \
+        "$OUT/image-v7m.map" "$OUT/link-v7m.log"; then
+        read -r CODE7 RAM7 CODE7_NB <<<"$(share "$OUT/image-v7m.map" libbento_mpy-v7m.a)"
+        pass "$V7 image links (code $CODE7 B, static RAM $RAM7 B)"
+    else
+        fail "$V7 image link"
+        sed 's/^/    /' "$OUT/link-v7m.log"
+    fi
+else
+    fail "cargo build for $V7"
+fi
+
+# ---- docs/SIZE.md (deterministic: no dates) ----------------------------------
+status() { (($1 <= $2)) && echo PASS || echo FAIL; }
+RUSTC=$(rustc --version | cut -d' ' -f1-2)
+GCC=$(arm-none-eabi-gcc -dumpversion)
+{
+    echo "# Code and RAM size of libbento_mpy.a"
+    echo
+    echo "Generated by \`scripts/size_report.sh\` (do not edit; rerun it to update)."
+    echo "The library's share of a minimal Cortex-M55 image (\`tests/target/image.c\`:"
+    echo "all 22 \`claw_*\` functions referenced, stub port) linked with"
+    echo "\`arm-none-eabi-gcc ${ARCH_V8[*]} -nostartfiles -Wl,--gc-sections\`,"
+    echo "summed from the linker map over input sections from \`libbento_mpy.a\`"
+    echo "(including the \`compiler_builtins\` members such as \`memcpy\`)."
+    echo
+    echo "| figure | value | goal | status |"
+    echo "|---|---:|---:|---|"
+    echo "| $V8 .text+.rodata | $CODE8 B | ≤ $CODE_GOAL B (12 KiB) | $(status "$CODE8" "$CODE_GOAL") |"
+    echo "| $V8 .text+.rodata without compiler_builtins | $CODE8_NB B | — | info |"
+    echo "| $V8 .data+.bss | $RAM8 B | ≤ $RAM_GOAL B (4 KiB) | $(status "$RAM8" "$RAM_GOAL") |"
+    echo "| $V8 .data (its initial image also sits in flash) | $DATA8 B | — | info |"
+    echo "| heap | $HEAP | 0 | $([[ $HEAP == 0 ]] && echo PASS || echo FAIL) |"
+    echo "| panic paths (link with \`--features panic-check\`) | $panic_status | none | $([[ $panic_status == "no reachable panic" ]] && echo PASS || echo FAIL) |"
+    echo "| $V7 .text+.rodata, linked image | $CODE7 B | — | info |"
+    echo "| $V7 .text+.rodata, object member bento_mpy-*.o of the archive | $CODE7_MEMBER B | — | info |"
+    echo
+    echo "Toolchain: $RUSTC, arm-none-eabi-gcc $GCC."
+    echo
+    echo "Regenerate: \`scripts/size_report.sh\` (builds with"
+    echo "\`cargo rustc --release --crate-type staticlib --target $V8 --features panic-check\` and"
+    echo "\`cargo rustc --release --crate-type staticlib --target $V7\`; map, ELF and logs in \`target/size-report/\`)."
+} >docs/SIZE.md
+echo "== wrote docs/SIZE.md"
+finish

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# test_mpy.sh — run the MicroPython-level tests tests/mpy/test_*.py on the unix
+# port built by scripts/build_micropython.sh.
+#
+# Usage: scripts/test_mpy.sh [--no-build] [PATTERN...]
+#   PATTERN selects tests whose file name contains it (default: all).
+#
+# Per test (cwd = repo root):
+#   * "# needs: backend"  -> a fresh tools/backend.py on a free loopback port;
+#                            BENTOCLAW_PORT holds the port (key "demo-key").
+#   * "# needs: faketime" -> run under `faketime -f '+0 x50'` (ticks 50x faster).
+#   * BENTOCLAW_MPY = absolute path of the interpreter (for restart tests),
+#     BENTOCLAW_ROOT = the repo root.
+#   * a timeout of BENTOCLAW_TEST_TIMEOUT seconds (default 120).
+# BENTOCLAW_MPY_TESTS_DIR overrides the test folder (default tests/mpy).
+# A test passes when the interpreter exits 0. Output of each test is kept in
+# build/test-mpy/<name>.log. The last line is "RESULT: <n> passed, <m> failed".
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MPY="$ROOT/build/micropython/micropython"
+LOGDIR="$ROOT/build/test-mpy"
+TIMEOUT="${BENTOCLAW_TEST_TIMEOUT:-120}"
+FAKETIME_SPEC="${BENTOCLAW_FAKETIME:-+0 x50}"
+
+log() { printf 'test_mpy: %s\n' "$*" >&2; }
+
+build=1
+patterns=()
+for a in "$@"; do
+    case "$a" in
+        --no-build) build=0 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        *) patterns+=("$a") ;;
+    esac
+done
+
+ensure_pkgs() {
+    local missing=() p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+            || missing+=("$p")
+    done
+    ((${#missing[@]})) || return 0
+    log "installing ${missing[*]}"
+    local sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq || true
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# A build failure is reported like a failed test, so the summary line is
+# always the last line.
+if ((build)) && ! "$ROOT/scripts/build_micropython.sh"; then
+    echo "FAIL build (scripts/build_micropython.sh)"
+    echo "RESULT: 0 passed, 1 failed"
+    exit 1
+fi
+if [[ ! -x $MPY ]]; then
+    echo "FAIL build (no interpreter at build/micropython/micropython)"
+    echo "RESULT: 0 passed, 1 failed"
+    exit 1
+fi
+
+# Debian's python3 (the backend needs only the standard library).
+PYTHON=/usr/bin/python3
+[[ -x $PYTHON ]] || PYTHON="$(command -v python3)"
+
+shopt -s nullglob
+TESTDIR="${BENTOCLAW_MPY_TESTS_DIR:-$ROOT/tests/mpy}"
+all_tests=("$TESTDIR"/test_*.py)
+shopt -u nullglob
+tests=()
+for t in "${all_tests[@]}"; do
+    if ((${#patterns[@]} == 0)); then tests+=("$t"); continue; fi
+    for p in "${patterns[@]}"; do
+        [[ $(basename "$t") == *"$p"* ]] && { tests+=("$t"); break; }
+    done
+done
+
+needs() { grep -qE "^[[:space:]]*#[[:space:]]*needs:.*\\b$2\\b" "$1"; }
+
+want=(python3)
+for t in "${tests[@]}"; do
+    if needs "$t" faketime; then want+=(faketime); break; fi
+done
+ensure_pkgs "${want[@]}"
+
+mkdir -p "$LOGDIR"
+work="$(mktemp -d)"
+backend_pid=""
+stop_backend() {
+    if [[ -n $backend_pid ]]; then
+        kill -TERM "$backend_pid" 2>/dev/null || true
+        for _ in $(seq 1 50); do
+            kill -0 "$backend_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$backend_pid" 2>/dev/null || true
+        wait "$backend_pid" 2>/dev/null || true
+        backend_pid=""
+    fi
+}
+cleanup() {
+    stop_backend
+    exec 7>&- 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The backend reads a FIFO whose only writer is this script (fd 7): if the
+# runner dies, even by SIGKILL, the backend sees EOF and exits (--stdin-exit).
+mkfifo "$work/keepalive"
+exec 7<>"$work/keepalive"
+
+backend_port=""
+start_backend() {
+    local out="$work/backend.out" port=""
+    : >"$out"
+    "$PYTHON" "$ROOT/tools/backend.py" --port 0 --stdin-exit --quiet \
+        <"$work/keepalive" >"$out" 2>"$work/backend.err" 7>&- &
+    backend_pid=$!
+    for _ in $(seq 1 100); do
+        port="$(awk '/^PORT [0-9]+$/ {print $2; exit}' "$out")"
+        [[ -n $port ]] && break
+        kill -0 "$backend_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    [[ -n $port ]] || { cat "$work/backend.err" >&2; return 1; }
+    backend_port=$port
+}
+
+passed=0
+failed=0
+((${#tests[@]})) || log "no tests matched in tests/mpy/"
+for t in "${tests[@]}"; do
+    name="$(basename "$t" .py)"
+    tlog="$LOGDIR/$name.log"
+    env_extra=(BENTOCLAW_MPY="$MPY" BENTOCLAW_ROOT="$ROOT")
+    wrap=()
+    note=""
+    if needs "$t" backend; then
+        if ! start_backend; then
+            echo "FAIL $name (backend did not start)"
+            failed=$((failed + 1))
+            stop_backend
+            continue
+        fi
+        env_extra+=(BENTOCLAW_PORT="$backend_port")
+        note+=" backend:$backend_port"
+    fi
+    if needs "$t" faketime; then
+        wrap=(faketime -f "$FAKETIME_SPEC")
+        note+=" faketime"
+    fi
+    start=$SECONDS
+    set +e
+    (cd "$ROOT" && exec env "${env_extra[@]}" timeout -k 5 "$TIMEOUT" \
+        "${wrap[@]}" "$MPY" "$t") >"$tlog" 2>&1 7>&- </dev/null
+    rc=$?
+    set -e
+    stop_backend
+    secs=$((SECONDS - start))
+    if ((rc == 0)); then
+        echo "PASS $name (${secs}s)"
+        passed=$((passed + 1))
+    else
+        why="exit $rc"
+        ((rc == 124 || rc == 137)) && why="timeout after ${TIMEOUT}s"
+        echo "FAIL $name ($why, ${secs}s;$note) log: build/test-mpy/$name.log"
+        tail -n 25 "$tlog" | sed 's/^/    | /'
+        failed=$((failed + 1))
+    fi
+done
+
+echo "RESULT: $passed passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,298 @@
+# claw_rig.py — shared rig for the MicroPython-level tests of bentoclaw.
+#
+# Import it BEFORE remounting "/": once LittleFS is mounted at the root the
+# host's files (this module included) are out of reach.
+#
+#   import claw_rig as rig
+#   t = rig.Checker("ring")
+#   bdev = rig.mount_ram()              # LittleFS on a RAM block device at "/"
+#   t.check(cond, "what was expected", detail)
+#   t.raises(RuntimeError, fn, args..., text="exact message")
+#   t.done()                             # prints RESULT, exits 1 on failure
+#
+# Block devices count what LittleFS does to them (bytes_written, writes,
+# erases) and can fail writes/reads on demand, the way flash can. Failures
+# are reported as a negative errno return (what extmod/vfs_blockdev.c
+# expects), never by raising: an exception would unwind through littlefs.
+
+import sys
+import os
+import vfs
+import time
+
+try:
+    import json
+except ImportError:
+    json = None
+try:
+    import socket
+except ImportError:
+    socket = None
+
+BLOCK_SIZE = 512
+EIO = 5
+
+SESSION_FILE = "/.bentoclaw_session"
+MEMORY_FILE = "/.bentoclaw_memory"
+
+BREAKER_TEXT = "circuit breaker open \u2014 cooldown active"
+TRUST_TEXT = "tool risk exceeds transport trust level"
+RATE_TEXT = "rate limit exceeded for this tool"
+REQUEST_TEXT = "HTTPS request failed"
+API_KEY = "demo-key"
+
+
+# --- checks ------------------------------------------------------------------
+
+
+class Checker:
+    def __init__(self, name):
+        self.name = name
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, cond, what, *detail):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL [%s] %s" % (self.name, what), *detail)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.check(got == want, what, "got", repr(got), "want", repr(want))
+
+    def raises(self, exc_type, fn, *args, text=None, contains=None, what=None):
+        """fn(*args) must raise exc_type (with str(e) == text / containing
+        `contains` when given). Returns the exception or None."""
+        what = what or "%s%r raises %s" % (getattr(fn, "__name__", "fn"), args, exc_type.__name__)
+        try:
+            r = fn(*args)
+        except exc_type as e:
+            msg = str(e)
+            if text is not None and msg != text:
+                self.check(False, what, "message", repr(msg), "want", repr(text))
+                return e
+            if contains is not None and contains not in msg:
+                self.check(False, what, "message", repr(msg), "lacks", repr(contains))
+                return e
+            self.check(True, what)
+            return e
+        except Exception as e:
+            self.check(False, what, "raised", repr(e))
+            return None
+        self.check(False, what, "returned", repr(r))
+        return None
+
+    def done(self):
+        print("RESULT: %d passed, %d failed" % (self.passed, self.failed))
+        sys.exit(1 if self.failed else 0)
+
+
+# --- block devices ------------------------------------------------------------
+
+
+class RamBlockDev:
+    """A RAM block device with 512-byte blocks and the extended interface
+    (readblocks/writeblocks with offset, ioctl 4/5/6)."""
+
+    def __init__(self, blocks=256, data=None):
+        self.blocks = blocks
+        self.data = bytearray(data) if data is not None else bytearray(blocks * BLOCK_SIZE)
+        self.reset_counters()
+        self.fail_writes = False  # True: every write fails with EIO
+        self.fail_after = None  # int: writes succeed for this many more bytes
+        self.fail_reads = False
+        self.on_write = None  # callback(self) after each successful write
+
+    def reset_counters(self):
+        self.bytes_written = 0
+        self.writes = 0
+        self.erases = 0
+        self.bytes_read = 0
+
+    def readblocks(self, block, buf, off=0):
+        if self.fail_reads:
+            return -EIO
+        a = block * BLOCK_SIZE + off
+        buf[:] = self.data[a : a + len(buf)]
+        self.bytes_read += len(buf)
+        return 0
+
+    def writeblocks(self, block, buf, off=None):
+        if off is None:
+            # Legacy form: whole blocks, erase implied.
+            off = 0
+        if self.fail_writes:
+            return -EIO
+        if self.fail_after is not None:
+            if len(buf) > self.fail_after:
+                self.fail_writes = True
+                return -EIO
+            self.fail_after -= len(buf)
+        a = block * BLOCK_SIZE + off
+        self._store(a, buf)
+        self.bytes_written += len(buf)
+        self.writes += 1
+        if self.on_write:
+            self.on_write(self)
+        return 0
+
+    def _store(self, a, buf):
+        self.data[a : a + len(buf)] = buf
+
+    def ioctl(self, op, arg):
+        if op == 4:  # block count
+            return self.blocks
+        if op == 5:  # block size
+            return BLOCK_SIZE
+        if op == 6:  # erase
+            if self.fail_writes:
+                return -EIO
+            self.erases += 1
+            a = arg * BLOCK_SIZE
+            self._store(a, b"\xff" * BLOCK_SIZE)
+            if self.on_write:
+                self.on_write(self)
+            return 0
+        return 0
+
+
+class FileBlockDev(RamBlockDev):
+    """A RamBlockDev whose every write also goes to a host file, so a second
+    interpreter process can mount the same image. Open it before "/" is
+    remounted (the host file object stays usable afterwards)."""
+
+    def __init__(self, path, blocks=256, create=True):
+        if create:
+            f = open(path, "w+b")
+            f.write(bytes(blocks * BLOCK_SIZE))
+            f.flush()
+            data = None
+        else:
+            f = open(path, "r+b")
+            data = f.read()
+            blocks = len(data) // BLOCK_SIZE
+        self.f = f
+        super().__init__(blocks, data)
+
+    def _store(self, a, buf):
+        super()._store(a, buf)
+        self.f.seek(a)
+        self.f.write(buf)
+        self.f.flush()
+
+
+def mount(bdev, mkfs=True):
+    """Mount LittleFS on bdev at "/" (replacing what is there) and reset the
+    counters, so they count bentoclaw's writes only."""
+    if mkfs:
+        vfs.VfsLfs2.mkfs(bdev)
+    try:
+        vfs.umount("/")
+    except OSError:
+        pass
+    vfs.mount(vfs.VfsLfs2(bdev), "/")
+    os.chdir("/")
+    bdev.reset_counters()
+    return bdev
+
+
+def mount_ram(blocks=256):
+    return mount(RamBlockDev(blocks))
+
+
+def read_file(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def simulate_soft_reset(bentoclaw_module):
+    """What a soft reset does to the module, as far as the unix port can show
+    it: the new VM's sys.modules lacks the marker that bentoclaw keeps there,
+    so the next import runs its __init__ (new VM: Python tools dropped, core
+    re-initialised on the next call)."""
+    for k in list(sys.modules):
+        if not isinstance(k, str):
+            del sys.modules[k]
+    del bentoclaw_module
+    import bentoclaw
+
+    return bentoclaw
+
+
+def mpy_path():
+    return os.getenv("BENTOCLAW_MPY") or sys.executable
+
+
+def ticks():
+    return time.ticks_ms()
+
+
+def elapsed(t0):
+    return time.ticks_diff(time.ticks_ms(), t0)
+
+
+# --- the test backend (tools/backend.py) --------------------------------------------
+
+
+def backend_port():
+    p = os.getenv("BENTOCLAW_PORT")
+    return int(p) if p else None
+
+
+def http(method, path, body=None, port=None):
+    """Minimal HTTP/1.1 client for the backend's control endpoints.
+    Returns (status, body_text)."""
+    port = port or backend_port()
+    addr = socket.getaddrinfo("127.0.0.1", port)[0][-1]
+    s = socket.socket()
+    try:
+        s.connect(addr)
+        data = body.encode() if isinstance(body, str) else (body or b"")
+        req = "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" "Content-Length: %d\r\nConnection: close\r\n\r\n" % (method, path, len(data))
+        s.send(req.encode() + data)
+        chunks = []
+        while True:
+            c = s.recv(4096)
+            if not c:
+                break
+            chunks.append(c)
+    finally:
+        s.close()
+    raw = b"".join(chunks)
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1])
+    return status, rest.decode()
+
+
+def backend_control(**settings):
+    st, text = http("POST", "/_control", json.dumps(settings))
+    if st != 200:
+        raise OSError("backend control failed: %d %s" % (st, text))
+    return json.loads(text)
+
+
+def backend_mode(mode, count=None):
+    if count is None:
+        return backend_control(mode=mode)
+    return backend_control(mode=mode, count=count)
+
+
+def backend_last():
+    return json.loads(http("GET", "/_last")[1])
+
+
+def backend_log():
+    return json.loads(http("GET", "/_log")[1])
+
+
+def backend_reset():
+    return http("POST", "/_reset", "{}")
+
+
+def connect(bentoclaw_module):
+    return bentoclaw_module.connect("127.0.0.1", backend_port(), API_KEY)

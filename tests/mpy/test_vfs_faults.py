@@ -1,0 +1,111 @@
+# test_vfs_faults.py — the VFS bridge under flash faults: failed writes are
+# reported (remember -> False, flush -> False, ring stays dirty) and leave
+# the old data; no filesystem at all is an error, not a crash; a power cut
+# at any write during remember()/flush leaves the old or the new state.
+import vfs
+import claw_rig as rig
+import bentoclaw
+
+t = rig.Checker("vfs-faults")
+bdev = rig.mount_ram(blocks=64)
+
+t.eq(bentoclaw.remember("k", "old"), True, "remember on a healthy device")
+
+# --- every write fails ----------------------------------------------------------------
+bdev.fail_writes = True
+t.eq(bentoclaw.remember("k", "new"), False, "remember reports a failed write")
+t.eq(bentoclaw.tool("echo", "while failing"), "while failing", "a tool call still works")
+t.eq(bentoclaw.status()["dirty"], True, "the failed flush leaves the ring dirty")
+t.eq(bentoclaw.flush(), False, "flush() reports the failure")
+t.eq(bentoclaw.status()["dirty"], True, "still dirty after a failed flush()")
+bdev.fail_writes = False
+t.eq(bentoclaw.recall("k"), "old", "the failed remember left the old value")
+t.eq(bentoclaw.flush(), True, "flush() succeeds once the device recovers")
+t.eq(bentoclaw.status()["dirty"], False, "clean after the retry")
+t.eq(bentoclaw.remember("k", "new"), True, "remember works again")
+t.eq(bentoclaw.recall("k"), "new", "new value")
+
+# --- writes fail part-way (the device runs out after a few hundred bytes) ------------
+for budget in (0, 16, 100, 300, 600):
+    bdev.fail_after = budget
+    ok = bentoclaw.remember("k", "v%d" % budget)
+    bdev.fail_after = None
+    bdev.fail_writes = False
+    got = bentoclaw.recall("k")
+    t.check(got in ("new", "v%d" % budget) or (ok and got == "v%d" % budget),
+            "after a write failing at %d bytes the value is old or new" % budget, ok, got)
+    if ok:
+        t.eq(got, "v%d" % budget, "remember True means the new value is there")
+    bentoclaw.remember("k", "new")
+
+# --- reads fail -------------------------------------------------------------------------
+bdev.fail_reads = True
+r = bentoclaw.recall("k")
+bdev.fail_reads = False
+t.check(r in (None, "new"), "recall with failing reads: None (or a cached value)", r)
+
+# --- no filesystem mounted at all ---------------------------------------------------------
+vfs.umount("/")
+t.eq(bentoclaw.remember("k2", "x"), False, "remember without a filesystem -> False")
+t.eq(bentoclaw.recall("k2"), None, "recall without a filesystem -> None")
+bentoclaw.tool("echo", "no fs")
+t.eq(bentoclaw.flush(), False, "flush without a filesystem -> False")
+vfs.mount(vfs.VfsLfs2(bdev), "/")
+t.eq(bentoclaw.flush(), True, "flush after re-mounting")
+
+# --- a block device that calls back into bentoclaw -----------------------------------
+# Python code running inside a core call must not re-enter the core; the
+# binding refuses, the file operation fails, nothing crashes.
+seen = []
+
+
+def reenter(b):
+    try:
+        bentoclaw.remember("inner", "x")
+    except RuntimeError as e:
+        seen.append(str(e))
+
+
+bdev.on_write = reenter
+r = bentoclaw.remember("outer", "y")
+bdev.on_write = None
+t.check(len(seen) > 0 and "inside a file operation" in seen[0], "re-entrant call refused", seen[:1])
+t.eq(bentoclaw.recall("outer"), "y" if r else None, "the outer remember is consistent with its result")
+t.eq(bentoclaw.recall("inner"), None, "the inner call did nothing")
+t.eq(bentoclaw.remember("after", "ok"), True, "the module works normally afterwards")
+
+# --- power cut at every write of remember() ----------------------------------------------
+snaps = []
+bdev.on_write = lambda b: snaps.append(bytes(b.data))
+t.eq(bentoclaw.remember("k", "after-cut"), True, "remember under observation")
+bdev.on_write = None
+print("remember() touched the device %d times" % len(snaps))
+good = 0
+for i, img in enumerate(snaps):
+    d = rig.RamBlockDev(bdev.blocks, img)
+    try:
+        rig.mount(d, mkfs=False)
+    except OSError as e:
+        t.check(False, "image after write %d mounts" % i, e)
+        continue
+    v = bentoclaw.recall("k")
+    if t.check(v in ("new", "after-cut"), "power cut after write %d: old or new value" % i, v):
+        good += 1
+print("power-cut images with a consistent memory store: %d/%d" % (good, len(snaps)))
+
+# --- power cut at every write of a session flush -------------------------------------------
+rig.mount(bdev, mkfs=False)
+bentoclaw.flush()
+before = bentoclaw.status()["session_msgs"]
+snaps = []
+bdev.on_write = lambda b: snaps.append(bytes(b.data))
+bentoclaw.tool("echo", "flushed under observation")
+bdev.on_write = None
+after = bentoclaw.status()["session_msgs"]
+print("session flush touched the device %d times (%d -> %d messages)" % (len(snaps), before, after))
+for i, img in enumerate(snaps):
+    rig.mount(rig.RamBlockDev(bdev.blocks, img), mkfs=False)
+    bc = rig.simulate_soft_reset(bentoclaw)  # drop the RAM ring: reload from "flash"
+    n = bc.status()["session_msgs"]
+    t.check(n in (before, after), "power cut after write %d: previous or new ring" % i, n)
+t.done()

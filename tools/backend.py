@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""backend.py — a local stand-in for the TESAIoT backend (spec §6).
+
+Plain CPython 3 standard library. Listens on loopback and speaks the bentoclaw
+wire protocol:
+
+    POST <any path not starting with /_>
+    Content-Type: application/json
+    Authorization: Bearer <api_key>
+    {"prompt": "...", "context": "..."}
+
+    -> 200, body = the reply text (UTF-8)
+
+Checks made on every request (a failing check answers with the status shown):
+    Content-Type is application/json ............. 415
+    Authorization is "Bearer <--api-key>" ........ 401
+    body is UTF-8 JSON object with string "prompt"
+    and string "context" ......................... 400
+    body at most 64 KiB .......................... 413
+
+The reply in mode "ok" is deterministic: a question like "what is my name?"
+(or "ชื่ออะไร") is answered from the context lines "- key: value"; anything
+else is echoed back with the number of context bytes and lines received.
+
+Fault modes (--mode, or at run time through /_control):
+    ok              normal answer
+    statusNNN       answer with HTTP status NNN (e.g. status500, status404)
+    truncated       Content-Length: 1000, send 16 bytes, close
+    huge            200 with a 1 MiB body (Thai "ก" repeated: 3-byte chars)
+    garbage         bytes that are not HTTP, then close
+    badutf8         200 whose body is not valid UTF-8
+    hang            never answer; hold the connection until the client gives
+                    up (bounded by --hang-max seconds)
+    slow            answer normally after --delay-ms
+    close_mid       close in the middle of the response headers
+    drop            close the connection without sending anything
+    header_flood    200 with 5000 response headers before the body
+
+Control and inspection (never subject to faults, no auth needed):
+    POST /_control  {"mode": "status500"}             set the mode from now on
+                    {"mode": "hang", "count": 2}      next 2 requests only, then
+                                                      back to the standing mode
+                    {"reply": "fixed text"}           fixed reply in mode ok
+                                                      (null restores the default)
+                    {"delay_ms": 500}                 delay for mode slow
+                    -> JSON of the resulting settings
+    GET  /_last     JSON of the last protocol request: method, path, headers,
+                    body (text), body_json (parsed or null), valid (bool),
+                    auth_ok (bool), status (what was answered or "fault:<mode>")
+    GET  /_log      the last 32 such records, oldest first, and "total"
+    POST /_reset    clear the log, mode back to the start-up mode
+
+On start the first line on stdout is "PORT <n>". The server exits on SIGTERM,
+SIGINT, and on stdin EOF when --stdin-exit is given.
+"""
+
+import argparse
+import json
+import os
+import re
+import select
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MAX_BODY = 64 * 1024
+LOG_KEEP = 32
+HUGE_BYTES = 1024 * 1024
+FLOOD_HEADERS = 5000
+SOCKET_TIMEOUT_S = 15
+
+MODES_FIXED = (
+    "ok",
+    "truncated",
+    "huge",
+    "garbage",
+    "badutf8",
+    "hang",
+    "slow",
+    "close_mid",
+    "drop",
+    "header_flood",
+)
+
+
+def valid_mode(mode):
+    if mode in MODES_FIXED:
+        return True
+    m = re.fullmatch(r"status([1-5][0-9][0-9])", mode or "")
+    return bool(m)
+
+
+class State:
+    """Everything shared between handler threads, behind one lock."""
+
+    def __init__(self, args):
+        self.lock = threading.Lock()
+        self.args = args
+        self.start_mode = args.mode
+        self.mode = args.mode
+        self.once_mode = None
+        self.once_left = 0
+        self.reply = None
+        self.delay_ms = args.delay_ms
+        self.log = []
+        self.total = 0
+
+    def take_mode(self):
+        with self.lock:
+            if self.once_left > 0:
+                self.once_left -= 1
+                mode = self.once_mode
+                if self.once_left == 0:
+                    self.once_mode = None
+                return mode
+            return self.mode
+
+    def settings(self):
+        return {
+            "mode": self.mode,
+            "once_mode": self.once_mode,
+            "once_left": self.once_left,
+            "reply": self.reply,
+            "delay_ms": self.delay_ms,
+        }
+
+    def record(self, rec):
+        with self.lock:
+            self.total += 1
+            self.log.append(rec)
+            del self.log[:-LOG_KEEP]
+
+    def reset(self):
+        with self.lock:
+            self.log = []
+            self.total = 0
+            self.mode = self.start_mode
+            self.once_mode = None
+            self.once_left = 0
+            self.reply = None
+            self.delay_ms = self.args.delay_ms
+
+
+CTX_LINE = re.compile(r"^\s*-\s*([^:\n]{1,64}?)\s*:\s*(.*?)\s*$")
+
+
+def context_memory(context):
+    """The "- key: value" lines of the context, as a dict (first one wins)."""
+    mem = {}
+    for line in context.splitlines()[:512]:
+        m = CTX_LINE.match(line)
+        if m and m.group(1).lower() not in mem:
+            mem[m.group(1).lower()] = m.group(2)
+    return mem
+
+
+def answer(prompt, context):
+    """The deterministic reply of mode ok."""
+    mem = context_memory(context)
+    low = prompt.lower()
+    key = None
+    m = re.search(r"what(?:'s| is) my ([\w\- ]{1,31}?)\s*\??\s*$", low)
+    if m:
+        key = m.group(1).strip()
+    elif "ชื่อ" in prompt:
+        key = "name"
+    if key is not None:
+        if key in mem:
+            return "Your %s is %s." % (key, mem[key])
+        return "I don't know your %s yet." % key
+    lines = context.count("\n") + (1 if context and not context.endswith("\n") else 0)
+    return "Echo: %s (context: %d bytes, %d lines)" % (
+        prompt,
+        len(context.encode("utf-8")),
+        lines,
+    )
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "bentoclaw-backend/1"
+    sys_version = ""
+
+    # --- plumbing -------------------------------------------------------------
+    def setup(self):
+        super().setup()
+        self.connection.settimeout(SOCKET_TIMEOUT_S)
+
+    def log_message(self, fmt, *args):
+        if not self.server.state.args.quiet:
+            sys.stderr.write("backend: %s %s\n" % (self.address_string(), fmt % args))
+
+    def read_body(self):
+        """Body as bytes, or an int status on error. Bounded by MAX_BODY."""
+        te = self.headers.get("Transfer-Encoding", "").lower()
+        if te == "chunked":
+            out = bytearray()
+            for _ in range(4096):
+                line = self.rfile.readline(64)
+                try:
+                    size = int(line.split(b";")[0].strip(), 16)
+                except ValueError:
+                    return 400
+                if size == 0:
+                    for _ in range(64):  # trailers
+                        if self.rfile.readline(1024) in (b"\r\n", b"\n", b""):
+                            break
+                    return bytes(out)
+                if len(out) + size > MAX_BODY:
+                    return 413
+                out += self.rfile.read(size)
+                self.rfile.readline(8)
+            return 400
+        length = self.headers.get("Content-Length")
+        if length is None:
+            return 411
+        try:
+            n = int(length)
+        except ValueError:
+            return 400
+        if n < 0:
+            return 400
+        if n > MAX_BODY:
+            return 413
+        data = self.rfile.read(n)
+        if len(data) != n:
+            return 400
+        return data
+
+    def send_text(self, status, text, ctype="text/plain; charset=utf-8"):
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def send_json(self, status, obj):
+        self.send_text(status, json.dumps(obj, ensure_ascii=False), "application/json")
+
+    def raw(self, data):
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
+
+    # --- control endpoints ---------------------------------------------------
+    def do_GET(self):
+        st = self.server.state
+        if self.path == "/_last":
+            with st.lock:
+                self.send_json(200, st.log[-1] if st.log else None)
+        elif self.path == "/_log":
+            with st.lock:
+                self.send_json(200, {"total": st.total, "requests": list(st.log)})
+        elif self.path == "/_settings":
+            with st.lock:
+                self.send_json(200, st.settings())
+        else:
+            self.send_text(405, "POST only\n")
+
+    def control(self):
+        st = self.server.state
+        body = self.read_body()
+        if isinstance(body, int):
+            return self.send_text(body, "bad control request\n")
+        if self.path == "/_reset":
+            st.reset()
+            with st.lock:
+                return self.send_json(200, st.settings())
+        try:
+            req = json.loads(body.decode("utf-8") or "{}")
+            if not isinstance(req, dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            return self.send_text(400, "bad control JSON: %s\n" % e)
+        with st.lock:
+            if "mode" in req:
+                mode = req["mode"]
+                if not isinstance(mode, str) or not valid_mode(mode):
+                    return self.send_text(400, "unknown mode %r\n" % (mode,))
+                count = req.get("count")
+                if count is None:
+                    st.mode = mode
+                    st.once_mode, st.once_left = None, 0
+                else:
+                    if not isinstance(count, int) or count < 0:
+                        return self.send_text(400, "count must be an int >= 0\n")
+                    st.once_mode, st.once_left = mode, count
+            if "reply" in req:
+                if req["reply"] is not None and not isinstance(req["reply"], str):
+                    return self.send_text(400, "reply must be a string or null\n")
+                st.reply = req["reply"]
+            if "delay_ms" in req:
+                if not isinstance(req["delay_ms"], int) or not 0 <= req["delay_ms"] <= 600000:
+                    return self.send_text(400, "delay_ms must be 0..600000\n")
+                st.delay_ms = req["delay_ms"]
+            settings = st.settings()
+        self.send_json(200, settings)
+
+    # --- the protocol ----------------------------------------------------------
+    def do_POST(self):
+        if self.path in ("/_control", "/_reset"):
+            return self.control()
+        st = self.server.state
+        rec = {
+            "time": time.time(),
+            "method": "POST",
+            "path": self.path,
+            "headers": {k: v for k, v in self.headers.items()},
+            "header_list": [[k, v] for k, v in self.headers.items()],
+            "body": None,
+            "body_json": None,
+            "valid": False,
+            "auth_ok": False,
+            "status": None,
+        }
+        body = self.read_body()
+        if isinstance(body, int):
+            rec["status"] = body
+            st.record(rec)
+            return self.send_text(body, "bad request body\n")
+        rec["body"] = body.decode("utf-8", "replace")
+        rec["body_bytes"] = len(body)
+
+        ctype = self.headers.get("Content-Type", "")
+        auth = self.headers.get("Authorization", "")
+        rec["auth_ok"] = auth == "Bearer " + st.args.api_key
+        status, problem, req = 200, None, None
+        try:
+            text = body.decode("utf-8")
+            req = json.loads(text)
+            if not isinstance(req, dict):
+                problem = "body is not a JSON object"
+            elif not isinstance(req.get("prompt"), str):
+                problem = 'no string "prompt"'
+            elif not isinstance(req.get("context"), str):
+                problem = 'no string "context"'
+            rec["body_json"] = req
+        except UnicodeDecodeError:
+            problem = "body is not UTF-8"
+        except ValueError as e:
+            problem = "invalid JSON: %s" % e
+        rec["valid"] = problem is None
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            status, problem = 415, "Content-Type must be application/json"
+        elif not rec["auth_ok"]:
+            status, problem = 401, "bad or missing bearer key"
+        elif problem is not None:
+            status = 400
+
+        if status != 200:
+            rec["status"] = status
+            rec["problem"] = problem
+            st.record(rec)
+            return self.send_text(status, problem + "\n")
+
+        mode = st.take_mode()
+        rec["status"] = 200 if mode in ("ok", "slow") else "fault:" + mode
+        st.record(rec)
+        self.respond(mode, req)
+
+    def respond(self, mode, req):
+        st = self.server.state
+        if mode in ("ok", "slow"):
+            if mode == "slow":
+                time.sleep(min(st.delay_ms, 600000) / 1000.0)
+            with st.lock:
+                fixed = st.reply
+            text = fixed if fixed is not None else answer(req["prompt"], req["context"])
+            return self.send_text(200, text)
+        m = re.fullmatch(r"status([0-9]{3})", mode)
+        if m:
+            code = int(m.group(1))
+            return self.send_text(code, "backend says %d\n" % code)
+        if mode == "truncated":
+            return self.raw(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                b"Content-Length: 1000\r\nConnection: close\r\n\r\nonly sixteen b.."
+            )
+        if mode == "huge":
+            unit = "ก".encode("utf-8")
+            body = unit * (HUGE_BYTES // len(unit))
+            return self.send_text(200, body)
+        if mode == "garbage":
+            junk = bytes((i * 151 + 7) & 0xFF for i in range(512))
+            return self.raw(b"\x00\xffSSH-2.0-not-http\r\n" + junk * 4)
+        if mode == "badutf8":
+            return self.send_text(200, b"ok \xff\xfe \xc3\x28 \xe0\xb8 end")
+        if mode == "close_mid":
+            return self.raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/pla")
+        if mode == "drop":
+            self.close_connection = True
+            return None
+        if mode == "header_flood":
+            body = b"flooded"
+            parts = [b"HTTP/1.1 200 OK\r\n"]
+            for i in range(FLOOD_HEADERS):
+                parts.append(b"X-Flood-%d: %s\r\n" % (i, b"v" * 40))
+            parts.append(b"Content-Type: text/plain\r\nContent-Length: %d\r\n" % len(body))
+            parts.append(b"Connection: close\r\n\r\n" + body)
+            return self.raw(b"".join(parts))
+        if mode == "hang":
+            return self.hang()
+        return self.send_text(500, "unknown mode\n")
+
+    def hang(self):
+        """Say nothing until the client closes (EOF) or --hang-max passes."""
+        deadline = time.monotonic() + self.server.state.args.hang_max
+        sock = self.connection
+        while time.monotonic() < deadline and not self.server.stopping.is_set():
+            try:
+                r, _, _ = select.select([sock], [], [], 0.2)
+                if r and not sock.recv(4096):
+                    break
+            except OSError:
+                break
+        self.close_connection = True
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0, help="0 = pick a free port")
+    ap.add_argument("--api-key", default="demo-key")
+    ap.add_argument("--mode", default="ok", help="start-up mode (see module doc)")
+    ap.add_argument("--delay-ms", type=int, default=2000, help="delay of mode slow")
+    ap.add_argument("--hang-max", type=float, default=300.0,
+                    help="seconds mode hang holds a connection at most")
+    ap.add_argument("--stdin-exit", action="store_true", help="exit on stdin EOF")
+    ap.add_argument("--quiet", action="store_true", help="no per-request log on stderr")
+    args = ap.parse_args()
+    if not valid_mode(args.mode):
+        ap.error("unknown mode %r" % args.mode)
+
+    server = Server((args.host, args.port), Handler)
+    server.state = State(args)
+    server.stopping = threading.Event()
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, on_signal)
+
+    if args.stdin_exit:
+        def watch_stdin():
+            # os.read on the raw descriptor: a daemon thread blocked inside the
+            # buffered sys.stdin would abort the interpreter at exit.
+            try:
+                while os.read(0, 4096):
+                    pass
+            except (OSError, ValueError):
+                pass
+            stop.set()
+
+        threading.Thread(target=watch_stdin, daemon=True).start()
+
+    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                         daemon=True)
+    t.start()
+    print("PORT %d" % server.server_address[1], flush=True)
+    while not stop.wait(0.5):
+        pass
+    server.stopping.set()
+    server.shutdown()
+    server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:
+        sys.exit(0)
