@@ -201,6 +201,56 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw___init___obj, bentoclaw___init__);
  * string, so a str with an embedded NUL would be silently cut — refuse it.
  */
 
+// Length of the well-formed UTF-8 sequence at in[0..avail) (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF), or 0. MicroPython's
+// own utf8_check() only counts continuation bytes: it lets "\xc0\x80" (an
+// overlong NUL), "\xed\xa0\x80" (a surrogate) and "\xf4\x90\x80\x80" through,
+// and a str holding them can be made from bytes. The core refuses such text,
+// so it must be caught here, where the caller can be told.
+static size_t bentoclaw_utf8_seq(const uint8_t *in, size_t avail) {
+    uint8_t c = in[0];
+    if (c < 0x80) {
+        return 1;
+    }
+    size_t seq;
+    uint8_t lo = 0x80, hi = 0xbf; // allowed range of the second byte
+    if (c >= 0xc2 && c <= 0xdf) {
+        seq = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        seq = 3;
+        lo = c == 0xe0 ? 0xa0 : 0x80;
+        hi = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        seq = 4;
+        lo = c == 0xf0 ? 0x90 : 0x80;
+        hi = c == 0xf4 ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+    if (seq > avail || in[1] < lo || in[1] > hi) {
+        return 0;
+    }
+    for (size_t k = 2; k < seq; k++) {
+        if ((in[k] & 0xc0) != 0x80) {
+            return 0;
+        }
+    }
+    return seq;
+}
+
+static bool bentoclaw_utf8_valid(const char *s, size_t len) {
+    const uint8_t *p = (const uint8_t *)s;
+    size_t i = 0;
+    while (i < len) {
+        size_t seq = bentoclaw_utf8_seq(p + i, len - i);
+        if (seq == 0) {
+            return false;
+        }
+        i += seq;
+    }
+    return true;
+}
+
 static const char *bentoclaw_get_str(mp_obj_t obj, size_t *len, qstr what) {
     if (!mp_obj_is_str(obj)) {
         mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%q must be str"), what);
@@ -209,6 +259,9 @@ static const char *bentoclaw_get_str(mp_obj_t obj, size_t *len, qstr what) {
     const char *s = mp_obj_str_get_data(obj, len);
     if (memchr(s, '\0', *len) != NULL) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%q must not contain NUL"), what);
+    }
+    if (!bentoclaw_utf8_valid(s, *len)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%q must be valid UTF-8"), what);
     }
     return s;
 }
@@ -363,10 +416,9 @@ static size_t bentoclaw_json_escape(char *out, const char *in_str, size_t len) {
             n++;
             i++;
         } else {
-            // Length of the sequence a lead byte announces (0: invalid).
-            size_t seq = (c >= 0xc2 && c <= 0xdf) ? 2 : (c >= 0xe0 && c <= 0xef) ? 3
-                : (c >= 0xf0 && c <= 0xf4) ? 4 : 0;
-            if (seq == 0 || i + seq > len || !utf8_check(in + i, seq)) {
+            // Length of the well-formed sequence here (0: invalid).
+            size_t seq = bentoclaw_utf8_seq(in + i, len - i);
+            if (seq == 0) {
                 if (out != NULL) {
                     memcpy(out + n, "\\ufffd", 6);
                 }
@@ -519,7 +571,7 @@ static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
     m_del(char, ctx, BENTOCLAW_CONTEXT_MAX);
 
     // The reply becomes a str and a session line: it must be UTF-8.
-    if (resp_len < 0 || !utf8_check((const byte *)reply, (size_t)resp_len)) {
+    if (resp_len < 0 || !bentoclaw_utf8_valid(reply, (size_t)resp_len)) {
         m_del(char, reply, BENTOCLAW_REPLY_MAX + 1);
         bentoclaw_ask_failed();
         bentoclaw_flush_if_dirty();
@@ -924,6 +976,20 @@ static mp_obj_t bentoclaw__ui_events(void) {
     return list;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__ui_events_obj, bentoclaw__ui_events);
+
+// Test hook of the unix port: the context the next ask() would send (the
+// memory and the whole ring as loaded from flash), as bytes, without sending
+// it and without adding a turn. The power-cut tests compare it in a fresh
+// process with the ring and store written before the cut.
+static mp_obj_t bentoclaw__context(void) {
+    bentoclaw_ensure_init();
+    vstr_t v;
+    vstr_init_len(&v, BENTOCLAW_CONTEXT_MAX);
+    size_t n = claw_session_build_context(v.buf, BENTOCLAW_CONTEXT_MAX);
+    v.len = n < BENTOCLAW_CONTEXT_MAX ? n : 0;
+    return mp_obj_new_bytes_from_vstr(&v);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__context_obj, bentoclaw__context);
 #endif
 
 static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
@@ -943,6 +1009,7 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tools), MP_ROM_PTR(&bentoclaw_tools_obj) },
     #if !BENTOCLAW_PORT_FIRMWARE
     { MP_ROM_QSTR(MP_QSTR__ui_events), MP_ROM_PTR(&bentoclaw__ui_events_obj) },
+    { MP_ROM_QSTR(MP_QSTR__context), MP_ROM_PTR(&bentoclaw__context_obj) },
     #endif
     { MP_ROM_QSTR(MP_QSTR_RISK_LOW), MP_ROM_INT(0) },
     { MP_ROM_QSTR(MP_QSTR_RISK_MEDIUM), MP_ROM_INT(1) },

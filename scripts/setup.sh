@@ -7,7 +7,8 @@
 #           (target image, size report), qemu-system-arm (emulated M55),
 #           faketime (time-dependent MicroPython tests), libffi/pkg-config
 #           (MicroPython unix port), dpkg-dev (apt-get source).
-#   rustup: thumbv8m.main-none-eabihf and thumbv7m-none-eabi, rustfmt, clippy.
+#   rustup: thumbv8m.main-none-eabihf and thumbv7m-none-eabi, rustfmt, clippy;
+#           nightly with miri and rust-src; cargo-fuzz (crates.io).
 set -euo pipefail
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -39,3 +40,15 @@ comps=$(rustup component list --installed)
 for c in rustfmt clippy; do
     grep -q "^$c" <<<"$comps" || { log "adding $c"; rustup component add "$c"; }
 done
+
+# Nightly: Miri over the core's unit tests, cargo-fuzz, -Z emit-stack-sizes.
+rustup toolchain list | grep -q '^nightly' ||
+    { log "installing the nightly toolchain"; rustup toolchain install nightly --profile minimal; }
+ncomps=$(rustup +nightly component list --installed)
+for c in miri rust-src; do
+    grep -q "^$c" <<<"$ncomps" || { log "adding nightly $c"; rustup +nightly component add "$c"; }
+done
+grep -qx thumbv8m.main-none-eabihf <<<"$(rustup +nightly target list --installed)" ||
+    rustup +nightly target add thumbv8m.main-none-eabihf
+command -v cargo-fuzz >/dev/null ||
+    { log "installing cargo-fuzz"; cargo install --locked cargo-fuzz >/dev/null; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite (README's test command; .ci/run calls it).
 #
-# Steps: setup → rustfmt → clippy → Rust unit + property tests → target
+# Steps: setup → rustfmt → clippy → Rust unit + property tests → Miri →
+# fuzzing (fixed seed and count) → target
 # builds (Cortex-M55 and M3) → C ABI test under ASan/UBSan → no-panic link
 # and size report → MicroPython tests on the unix port (real LittleFS, real
 # HTTP on loopback). Every step is counted; the last line is
@@ -56,6 +57,8 @@ step setup bash scripts/setup.sh
 step rustfmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
 step "rust tests" cargo test
+step miri cargo +nightly miri test -- --skip props --skip model_tests
+step fuzz bash scripts/fuzz.sh
 step "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
 step "build thumbv7m" cargo build --release --target thumbv7m-none-eabi
 step "c abi tests" bash scripts/test_c.sh

@@ -29,6 +29,8 @@ pub mod text;
 pub mod testing;
 
 #[cfg(test)]
+mod corrupt_tests;
+#[cfg(test)]
 mod model_tests;
 
 /// Host builds only (the unix MicroPython port links the staticlib): the

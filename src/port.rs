@@ -66,10 +66,10 @@ pub trait Port {
 pub(crate) const MAX_OPEN_FILES: usize = 3;
 
 /// The session ring, JSON Lines (see [`crate::session::file`]).
-pub(crate) const SESSION_PATH: &CStr = c"/.bentoclaw_session";
+pub const SESSION_PATH: &CStr = c"/.bentoclaw_session";
 /// Where a compacted session is written before it is renamed into place.
-pub(crate) const SESSION_TMP_PATH: &CStr = c"/.bentoclaw_session.tmp";
+pub const SESSION_TMP_PATH: &CStr = c"/.bentoclaw_session.tmp";
 /// The key/value store, JSON Lines (see [`crate::memory`]).
-pub(crate) const MEMORY_PATH: &CStr = c"/.bentoclaw_memory";
+pub const MEMORY_PATH: &CStr = c"/.bentoclaw_memory";
 /// Where a new memory store is written before it is renamed into place.
-pub(crate) const MEMORY_TMP_PATH: &CStr = c"/.bentoclaw_memory.tmp";
+pub const MEMORY_TMP_PATH: &CStr = c"/.bentoclaw_memory.tmp";

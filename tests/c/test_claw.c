@@ -1492,6 +1492,558 @@ static void test_reentrancy(void)
     group_end();
 }
 
+/* ==========================================================================
+ * Hostile input (issue #4, "hostile input through every door"): every one of
+ * the 22 functions with NULL, empty, over-long (up to 1 MiB) and non-UTF-8
+ * arguments, out_max 0/1/2 with canaries, role/level/risk out of range.
+ * Nothing may crash (ASan/UBSan watch), write outside a buffer, or leave a
+ * state the contract does not allow.
+ * ======================================================================== */
+
+#define HOSTILE_MB (1024u * 1024u)
+
+/* A heap string of about `len` bytes (+NUL) made of whole copies of `unit`
+ * (so a multi-byte unit stays valid UTF-8); ASan sees the exact extent, so
+ * a read past the NUL is caught. */
+static char *hostile_str(size_t len, const char *unit)
+{
+    size_t ul = strlen(unit);
+    len -= len % ul;
+    char *s = malloc(len + 1);
+    if (s == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < len; i++) {
+        s[i] = unit[i % ul];
+    }
+    s[len] = 0;
+    return s;
+}
+
+/* Byte sequences that are not UTF-8 (each NUL-terminated, no NUL inside). */
+static const char *const s_bad_utf8[] = {
+    "\xff",                     /* never valid */
+    "\xfe\xff",                 /* BOM bytes of UTF-16 */
+    "\x80",                     /* lone continuation */
+    "a\xbf" "b",                /* continuation in the middle */
+    "\xc0\x80",                 /* overlong NUL */
+    "\xc1\xbf",                 /* overlong 2-byte */
+    "\xe0\x80\x80",             /* overlong 3-byte */
+    "\xe0\xb8",                 /* Thai cut after 2 of 3 bytes */
+    "\xe0\xb8" "x",             /* cut, then ASCII */
+    "\xed\xa0\x80",             /* UTF-16 surrogate D800 */
+    "\xed\xbf\xbf",             /* surrogate DFFF */
+    "\xf4\x90\x80\x80",         /* above U+10FFFF */
+    "\xf5\x80\x80\x80",         /* lead byte > F4 */
+    "\xf8\x88\x80\x80\x80",     /* 5-byte form */
+    "\xf0\x9f\x98",             /* emoji cut after 3 of 4 */
+    "ok \xe0\xb8\x81 \xe0",     /* valid Thai then a dangling lead */
+};
+#define N_BAD_UTF8 (sizeof s_bad_utf8 / sizeof s_bad_utf8[0])
+
+static unsigned char s_mem_before[8192], s_mem_after[8192];
+
+static long mem_file_snapshot(unsigned char *buf)
+{
+    return port_file_read(MEMORY_FILE, (char *)buf, 8192);
+}
+
+static void test_hostile_session_add(void)
+{
+    group_begin("hostile: session_add NULL/1 MiB/non-UTF-8/roles 4..255");
+    fresh();
+    CHECK(!claw_session_add(CLAW_ROLE_USER, NULL), "");
+    /* Every role outside 0..3, with valid content: refused, nothing kept. */
+    unsigned accepted = 0;
+    for (unsigned r = 4; r <= 255; r++) {
+        accepted += claw_session_add((claw_role_t)r, "role probe");
+    }
+    CHECK(accepted == 0, "%u out-of-range roles accepted", accepted);
+    CHECK(claw_session_count() == 0 && !claw_session_dirty(), "");
+    for (unsigned r = 4; r <= 255; r++) {
+        accepted += claw_session_add((claw_role_t)r, NULL);
+    }
+    CHECK(accepted == 0, "NULL with a bad role accepted");
+
+    /* 1 MiB of ASCII, Thai (3-byte) and emoji (4-byte): kept, cut to at most
+     * 255 bytes on a character boundary (the context render checks UTF-8). */
+    static const char *const units[] = {"A", THAI_KO, "\xf0\x9f\x98\x80", "ab" THAI_KO "c"};
+    static const size_t want[] = {255, 255, 252, 255};
+    for (size_t u = 0; u < 4; u++) {
+        fresh();
+        char *big = hostile_str(HOSTILE_MB, units[u]);
+        CHECK(big != NULL, "malloc");
+        if (big == NULL) {
+            break;
+        }
+        CHECK(claw_session_add((claw_role_t)(u % 4), big), "1 MiB unit %zu refused", u);
+        CHECK(claw_session_count() == 1, "");
+        size_t len = ctx();
+        /* The stored text is a prefix of `big`, its length on a boundary. */
+        const char *colon = strstr(s_ctx, ": ");
+        size_t kept = colon ? strcspn(colon + 2, "\n") : 0;
+        CHECK(colon && kept <= 255 && memcmp(colon + 2, big, kept) == 0,
+              "unit %zu: kept %zu bytes", u, kept);
+        /* Exact amount: largest whole number of units <= 255 for the pure
+         * units; for the mixed unit any boundary <= 255 that is >= 253. */
+        if (u < 3) {
+            CHECK(kept == want[u], "unit %zu: kept %zu, want %zu", u, kept, want[u]);
+        } else {
+            CHECK(kept >= 253 && kept <= 255, "mixed unit kept %zu", kept);
+        }
+        CHECK(len < 400, "render of one message is %zu bytes", len);
+        CHECK(claw_session_flush(), "");
+        reboot();
+        CHECK(claw_session_count() == 1, "1 MiB message after reload: %u", claw_session_count());
+        free(big);
+    }
+
+    /* 1 MiB of 0xff, and 1 MiB of ASCII with one bad byte far past the cut:
+     * the design refuses text that is not UTF-8 as a whole. */
+    fresh();
+    char *junk = hostile_str(HOSTILE_MB, "\xff");
+    CHECK(junk && !claw_session_add(CLAW_ROLE_USER, junk), "1 MiB of 0xff accepted");
+    free(junk);
+    char *tail_bad = hostile_str(HOSTILE_MB, "x");
+    if (tail_bad) {
+        tail_bad[HOSTILE_MB - 1] = (char)0xff;
+    }
+    CHECK(tail_bad && !claw_session_add(CLAW_ROLE_USER, tail_bad),
+          "bad byte at 1 MiB - 1 accepted (cut would hide it)");
+    free(tail_bad);
+    unsigned bad_ok = 0;
+    for (size_t i = 0; i < N_BAD_UTF8; i++) {
+        if (claw_session_add(CLAW_ROLE_USER, s_bad_utf8[i])) {
+            bad_ok++;
+            printf("     non-UTF-8 case %zu accepted by claw_session_add\n", i);
+        }
+    }
+    CHECK(bad_ok == 0, "%u non-UTF-8 texts accepted", bad_ok);
+    CHECK(claw_session_count() == 0 && !claw_session_dirty(), "refused adds changed the ring");
+    /* Empty and 1-byte texts, every role. */
+    for (unsigned r = 0; r < 4; r++) {
+        CHECK(claw_session_add((claw_role_t)r, ""), "");
+        CHECK(claw_session_add((claw_role_t)r, "\x7f"), "");
+    }
+    CHECK(claw_session_count() == 8, "%u", claw_session_count());
+    /* Flood: count never leaves 0..10. */
+    unsigned over = 0;
+    for (int i = 0; i < 5000; i++) {
+        claw_session_add((claw_role_t)(i & 3), (i & 1) ? "\n\r\"\\{}" : THAI_KO);
+        over += claw_session_count() > CLAW_SESSION_MAX_MSGS;
+    }
+    CHECK(over == 0, "count above 10 %u times", over);
+    CHECK(claw_session_flush(), "");
+    reboot();
+    CHECK(claw_session_count() == 10, "%u", claw_session_count());
+    ctx();
+    group_end();
+}
+
+static void test_hostile_memory(void)
+{
+    group_begin("hostile: memory_set/get NULL/1 MiB/non-UTF-8, store unchanged");
+    fresh();
+    CHECK(claw_memory_set("anchor", "สมชาย"), "");
+    long n0 = mem_file_snapshot(s_mem_before);
+    CHECK(n0 > 0, "");
+    char *mb_key = hostile_str(HOSTILE_MB, "k");
+    char *mb_val = hostile_str(HOSTILE_MB, "v");
+    char *mb_thai = hostile_str(HOSTILE_MB, THAI_KO);
+    CHECK(mb_key && mb_val && mb_thai, "malloc");
+    if (!(mb_key && mb_val && mb_thai)) {
+        group_end();
+        return;
+    }
+    unsigned accepted = 0;
+    accepted += claw_memory_set(NULL, NULL);
+    accepted += claw_memory_set(NULL, "v");
+    accepted += claw_memory_set("k", NULL);
+    accepted += claw_memory_set("", "");
+    accepted += claw_memory_set("", "v");
+    accepted += claw_memory_set(mb_key, "v");
+    accepted += claw_memory_set("k", mb_val);
+    accepted += claw_memory_set(mb_key, mb_val);
+    accepted += claw_memory_set("thai", mb_thai);
+    accepted += claw_memory_set(mb_thai, "v");
+    accepted += claw_memory_set("anchor", mb_val); /* replace with too long */
+    CHECK(accepted == 0, "%u hostile sets accepted", accepted);
+    /* Non-UTF-8 keys and values: refused (DESIGN.md: must be UTF-8). */
+    unsigned bad_ok = 0;
+    for (size_t i = 0; i < N_BAD_UTF8; i++) {
+        if (claw_memory_set(s_bad_utf8[i], "v")) {
+            bad_ok++;
+            printf("     non-UTF-8 key case %zu accepted by claw_memory_set\n", i);
+        }
+        if (claw_memory_set("k", s_bad_utf8[i])) {
+            bad_ok++;
+            printf("     non-UTF-8 value case %zu accepted by claw_memory_set\n", i);
+        }
+        if (claw_memory_set("anchor", s_bad_utf8[i])) {
+            bad_ok++;
+            printf("     non-UTF-8 replacement case %zu accepted by claw_memory_set\n", i);
+        }
+    }
+    CHECK(bad_ok == 0, "%u non-UTF-8 sets accepted", bad_ok);
+    long n1 = mem_file_snapshot(s_mem_after);
+    CHECK(n1 == n0 && memcmp(s_mem_before, s_mem_after, (size_t)n0) == 0,
+          "store changed by refused sets (%ld -> %ld bytes)", n0, n1);
+    CHECK(mem_is("anchor", "สมชาย"), "");
+
+    /* get: hostile keys never write to out. */
+    static unsigned char out[64 + 16];
+    unsigned wrote = 0, found = 0;
+    const char *keys[4 + N_BAD_UTF8];
+    size_t nk = 0;
+    keys[nk++] = "";
+    keys[nk++] = mb_key;
+    keys[nk++] = mb_thai;
+    keys[nk++] = "anchor\xff";
+    for (size_t i = 0; i < N_BAD_UTF8; i++) {
+        keys[nk++] = s_bad_utf8[i];
+    }
+    for (size_t i = 0; i < nk; i++) {
+        memset(out, CANARY, sizeof out);
+        found += claw_memory_get(keys[i], (char *)out, 64);
+        for (size_t b = 0; b < sizeof out; b++) {
+            wrote += out[b] != CANARY;
+        }
+    }
+    CHECK(found == 0 && wrote == 0, "hostile keys: %u found, %u bytes written", found, wrote);
+    memset(out, CANARY, sizeof out);
+    CHECK(!claw_memory_get(NULL, (char *)out, 64) && out[0] == CANARY, "");
+    CHECK(!claw_memory_get(NULL, NULL, 0), "");
+    CHECK(!claw_memory_get("anchor", NULL, 0), "");
+    CHECK(!claw_memory_get("anchor", NULL, SIZE_MAX), "NULL out with SIZE_MAX");
+    /* out_max 0, 1, 2 with canaries right after: "สมชาย" is 15 bytes. */
+    for (size_t m = 0; m <= 16; m++) {
+        memset(out, CANARY, sizeof out);
+        bool ok = claw_memory_get("anchor", (char *)out, m);
+        unsigned past = 0;
+        for (size_t b = m; b < sizeof out; b++) {
+            past += out[b] != CANARY;
+        }
+        CHECK(past == 0, "out_max %zu: %u bytes written past it", m, past);
+        CHECK(ok == (m >= 16), "out_max %zu: %s", m, ok ? "true" : "false");
+        if (!ok) {
+            unsigned touched = 0;
+            for (size_t b = 0; b < m; b++) {
+                touched += out[b] != CANARY;
+            }
+            CHECK(touched == 0, "false but out_max %zu buffer written (%u bytes)", m, touched);
+        } else {
+            CHECK(strcmp((char *)out, "สมชาย") == 0, "");
+        }
+    }
+    /* A huge out_max over a large enough buffer (clamped inside). */
+    char *big_out = malloc(65536 + 16);
+    if (big_out) {
+        memset(big_out, CANARY, 65536 + 16);
+        CHECK(claw_memory_get("anchor", big_out, SIZE_MAX) && strcmp(big_out, "สมชาย") == 0,
+              "SIZE_MAX out_max");
+        CHECK((unsigned char)big_out[16] == CANARY, "wrote past the value's NUL");
+        free(big_out);
+    }
+    /* The store survives: still the one value after a reboot. */
+    reboot();
+    CHECK(mem_is("anchor", "สมชาย"), "");
+    free(mb_key);
+    free(mb_val);
+    free(mb_thai);
+    group_end();
+}
+
+static void test_hostile_context(void)
+{
+    group_begin("hostile: build_context with hostile content, out_max 0/1/2/SIZE_MAX");
+    fresh();
+    /* Memory of maximal keys/values in 3- and 4-byte characters, a ring of
+     * 255-byte turns made of characters that need escaping on disk. */
+    static char key[64], val[200];
+    for (int i = 0; i < 8; i++) {
+        fill(key, THAI_KO, 10, "");             /* 30 bytes... */
+        key[27] = 0;                            /* ...cut to 9 whole characters */
+        char suffix[8];
+        snprintf(suffix, sizeof suffix, "%d", i);
+        strcat(key, suffix);
+        fill(val, "\xf0\x9f\x98\x80", 31, "");  /* 124 bytes */
+        strcat(val, "\"\\\n");                  /* 127 bytes */
+        CHECK(claw_memory_set(key, val), "key %d", i);
+    }
+    static char turn[300];
+    for (int i = 0; i < 12; i++) {
+        memset(turn, 0, sizeof turn);
+        for (int k = 0; k < 60; k++) {
+            strcat(turn, (k & 1) ? "\x01\"" : "\\\n");
+        }
+        strcat(turn, "\xe0\xb8\x81\xe0\xb8\x82\xe0\xb8\x83\xe0\xb8\x84\xe0\xb8\x85");
+        CHECK(claw_session_add((claw_role_t)(i % 4), turn), "");
+    }
+    size_t len;
+    s_expect_utf8 = 1;
+    unsigned bad = 0;
+    for (size_t m = 0; m <= 3; m++) {
+        bad |= render(m, &len);
+        CHECK(len == 0 || len < m, "out_max %zu returned %zu", m, len);
+    }
+    CHECK(bad == 0, "render flags 0x%x for out_max 0..3", bad);
+    CHECK(claw_session_build_context(NULL, 0) == 0, "");
+    CHECK(claw_session_build_context(NULL, SIZE_MAX) == 0, "");
+    size_t full = ctx();
+    char *big = malloc(65536 + 16);
+    if (big) {
+        memset(big, CANARY, 65536 + 16);
+        size_t r = claw_session_build_context(big, SIZE_MAX);
+        CHECK(r == full && big[r] == 0, "SIZE_MAX: %zu vs %zu", r, full);
+        CHECK((unsigned char)big[r + 1] == CANARY, "wrote past the NUL");
+        free(big);
+    }
+    /* Survives a flush and reload byte for byte. */
+    static char before[CTX_CAP];
+    memcpy(before, s_ctx, full + 1);
+    CHECK(claw_session_flush(), "");
+    reboot();
+    size_t again = ctx();
+    CHECK(again == full && strcmp(before, s_ctx) == 0, "context changed by reload");
+    group_end();
+}
+
+static void test_hostile_rate(void)
+{
+    group_begin("hostile: rate names NULL/empty/1 MiB/non-UTF-8 fail closed");
+    char *mb = hostile_str(HOSTILE_MB, "r");
+    char *mb_thai = hostile_str(HOSTILE_MB, THAI_KO);
+    CHECK(mb && mb_thai, "malloc");
+    if (!(mb && mb_thai)) {
+        group_end();
+        return;
+    }
+    claw_rate_init();
+    const char *names[5 + N_BAD_UTF8];
+    size_t nn = 0;
+    names[nn++] = NULL;
+    names[nn++] = "";
+    names[nn++] = mb;
+    names[nn++] = mb_thai;
+    names[nn++] = "\xe0\xb8\x81\xe0\xb8\x81\xe0\xb8\x81\xe0\xb8\x81\xe0\xb8\x81\xe0\xb8\x81"
+                  "\xe0\xb8\x81\xe0\xb8\x81\xe0\xb8\x81\xe0\xb8\x81\xe0\xb8\x81"; /* 33 bytes */
+    for (size_t i = 0; i < N_BAD_UTF8; i++) {
+        names[nn++] = s_bad_utf8[i];
+    }
+    unsigned admitted = 0;
+    for (size_t i = 0; i < nn; i++) {
+        claw_rate_set(names[i], 65535);
+        claw_rate_set(names[i], 0);
+        for (int k = 0; k < 3; k++) {
+            claw_rate_record(names[i]);
+        }
+        if (claw_rate_check(names[i])) {
+            admitted++;
+            printf("     hostile rate name %zu admitted by claw_rate_check\n", i);
+        }
+    }
+    CHECK(admitted == 0, "%u hostile names admitted", admitted);
+    /* None of them took a table slot: 16 real tools still fit. */
+    char name[16];
+    unsigned fit = 0;
+    for (int i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
+        snprintf(name, sizeof name, "real%02d", i);
+        claw_rate_record(name);
+        fit += claw_rate_check(name);
+    }
+    CHECK(fit == CLAW_RATE_MAX_TOOLS, "only %u of 16 tools fit after hostile names", fit);
+    /* Limits at the edges: 65535 admits many, 1 admits one. */
+    claw_rate_init();
+    claw_rate_set("max", 65535);
+    for (int i = 0; i < 1000; i++) {
+        claw_rate_record("max");
+    }
+    CHECK(claw_rate_check("max"), "1000 of 65535");
+    claw_rate_set("one", 1);
+    CHECK(claw_rate_check("one"), "");
+    claw_rate_record("one");
+    CHECK(!claw_rate_check("one"), "");
+    /* Recording far beyond the limit does not wrap a counter open. */
+    claw_rate_set("flood", 2);
+    for (int i = 0; i < 70000; i++) {
+        claw_rate_record("flood");
+    }
+    CHECK(!claw_rate_check("flood"), "70000 records wrapped the bucket counter");
+    claw_rate_init();
+    free(mb);
+    free(mb_thai);
+    group_end();
+}
+
+static void test_hostile_safety(void)
+{
+    group_begin("hostile: trust levels/risks 0..255, breaker floods");
+    /* Every level x every risk: only the spec's table allows. */
+    unsigned wrong = 0, level_wrong = 0;
+    for (unsigned lv = 0; lv <= 255; lv++) {
+        claw_trust_set(CLAW_TRUST_USB);
+        claw_trust_set((claw_trust_level_t)lv);
+        claw_trust_level_t got = claw_trust_get();
+        claw_trust_level_t want_lv = lv <= 2 ? (claw_trust_level_t)lv : CLAW_TRUST_NONE;
+        level_wrong += got != want_lv;
+        for (unsigned r = 0; r <= 255; r++) {
+            bool want = (want_lv == CLAW_TRUST_USB && r <= 2) ||
+                        (want_lv == CLAW_TRUST_HTTPS && r <= 1);
+            wrong += claw_trust_allows((uint8_t)r) != want;
+        }
+    }
+    CHECK(level_wrong == 0, "%u levels read back wrong", level_wrong);
+    CHECK(wrong == 0, "%u level x risk answers wrong", wrong);
+    claw_trust_set(CLAW_TRUST_USB);
+
+    /* Breaker: floods of failures, allows and successes at odd clocks. */
+    static const uint32_t clocks[] = {0, 1, 29999, 0x7fffffffu, 0x80000000u, UINT32_MAX - 1,
+                                      UINT32_MAX};
+    unsigned bad_state = 0, bad_cool = 0;
+    for (size_t c = 0; c < sizeof clocks / sizeof clocks[0]; c++) {
+        port_set_ticks(clocks[c]);
+        claw_cb_init();
+        for (int i = 0; i < 100000; i++) {
+            claw_cb_failure();
+        }
+        bad_state += claw_cb_state() != CLAW_CB_OPEN;
+        bad_cool += claw_cb_cooldown_remaining() != CLAW_CB_COOLDOWN_MS;
+        unsigned allowed = 0;
+        for (int i = 0; i < 1000; i++) {
+            allowed += claw_cb_allow();
+        }
+        bad_state += allowed != 0;
+        port_advance(CLAW_CB_COOLDOWN_MS);
+        allowed = 0;
+        for (int i = 0; i < 1000; i++) {
+            allowed += claw_cb_allow();
+        }
+        bad_state += allowed != 1; /* exactly one trial */
+        for (int i = 0; i < 100000; i++) {
+            claw_cb_success();
+        }
+        bad_state += claw_cb_state() != CLAW_CB_CLOSED || !claw_cb_allow();
+        claw_cb_failure();
+        claw_cb_failure();
+        bad_state += claw_cb_state() != CLAW_CB_CLOSED; /* the counter did not wrap */
+        claw_cb_failure();
+        bad_state += claw_cb_state() != CLAW_CB_OPEN;
+        /* State and cooldown stay in range across a whole sweep of the clock. */
+        for (int i = 0; i < 200; i++) {
+            port_advance(1234567u);
+            claw_cb_state_t s = claw_cb_state();
+            bad_state += s > CLAW_CB_HALFOPEN;
+            bad_cool += claw_cb_cooldown_remaining() > CLAW_CB_COOLDOWN_MS;
+        }
+    }
+    CHECK(bad_state == 0, "%u breaker state errors", bad_state);
+    CHECK(bad_cool == 0, "%u cooldown values out of range", bad_cool);
+    port_set_ticks(1000);
+    claw_cb_init();
+    group_end();
+}
+
+static void test_hostile_lifecycle(void)
+{
+    group_begin("hostile: no-argument calls in any order, repeated");
+    fresh();
+    /* Calls before anything was added, many times over. */
+    for (int i = 0; i < 100; i++) {
+        claw_session_clear();
+        CHECK(claw_session_flush(), "flush of an empty ring");
+        claw_session_init();
+        claw_rate_init();
+        claw_cb_init();
+    }
+    CHECK(claw_session_count() == 0 && !claw_session_dirty(), "");
+    CHECK(claw_session_add(CLAW_ROLE_USER, "one"), "");
+    claw_session_init(); /* drops the unflushed turn */
+    CHECK(claw_session_count() == 0, "%u", claw_session_count());
+    CHECK(claw_session_add(CLAW_ROLE_USER, "two"), "");
+    CHECK(claw_session_flush(), "");
+    claw_session_clear();
+    claw_session_clear();
+    CHECK(claw_session_count() == 0, "");
+    CHECK(claw_session_flush(), "");
+    reboot();
+    CHECK(claw_session_count() == 0, "cleared ring came back: %u", claw_session_count());
+    /* A deterministic shuffle of all 22 calls with hostile arguments. */
+    char *mb = hostile_str(HOSTILE_MB, THAI_KO);
+    unsigned bad = 0;
+    static char out[300];
+    for (int i = 0; i < 3000 && mb; i++) {
+        uint32_t r = rnd();
+        const char *arg = (r >> 8) % 5 == 0 ? mb
+                          : (r >> 8) % 5 == 1 ? s_bad_utf8[(r >> 12) % N_BAD_UTF8]
+                          : (r >> 8) % 5 == 2 ? NULL
+                          : (r >> 8) % 5 == 3 ? ""
+                                              : "k";
+        switch (r % 22) {
+        case 0: claw_session_init(); break;
+        case 1: claw_session_add((claw_role_t)(r >> 16), arg); break;
+        case 2: bad += claw_session_count() > 10; break;
+        case 3: claw_session_clear(); break;
+        case 4: {
+            size_t m = (r >> 16) % 300;
+            memset(out, CANARY, sizeof out);
+            size_t n = claw_session_build_context(out, m);
+            bad += m > 0 ? n >= m : n != 0;
+            for (size_t b = m; b < sizeof out; b++) {
+                bad += (unsigned char)out[b] != CANARY;
+            }
+            break;
+        }
+        case 5: claw_memory_set(arg, (r & 0x10000) ? arg : "v"); break;
+        case 6: {
+            size_t m = (r >> 16) % 200;
+            memset(out, CANARY, sizeof out);
+            claw_memory_get(arg, out, m);
+            for (size_t b = m; b < sizeof out; b++) {
+                bad += (unsigned char)out[b] != CANARY;
+            }
+            break;
+        }
+        case 7: (void)claw_session_dirty(); break;
+        case 8: (void)claw_session_flush(); break;
+        case 9: claw_cb_init(); break;
+        case 10: (void)claw_cb_allow(); break;
+        case 11: claw_cb_success(); break;
+        case 12: claw_cb_failure(); break;
+        case 13: bad += claw_cb_state() > CLAW_CB_HALFOPEN; break;
+        case 14: bad += claw_cb_cooldown_remaining() > CLAW_CB_COOLDOWN_MS; break;
+        case 15: claw_rate_init(); break;
+        case 16: (void)claw_rate_check(arg); break;
+        case 17: claw_rate_record(arg); break;
+        case 18: claw_rate_set(arg, (uint16_t)(r >> 16)); break;
+        case 19: claw_trust_set((claw_trust_level_t)(r >> 16)); break;
+        case 20: bad += claw_trust_get() > CLAW_TRUST_USB; break;
+        default: (void)claw_trust_allows((uint8_t)(r >> 16)); break;
+        }
+        port_advance(r % 997);
+    }
+    CHECK(bad == 0, "%u invariant breaks in the shuffle", bad);
+    free(mb);
+    claw_trust_set(CLAW_TRUST_USB);
+    port_set_ticks(1000);
+    group_end();
+}
+
+/* Runs the section and prints its line for the reliability report: cases =
+ * single checks of the section, losses = the failed ones. */
+static void test_hostile_all(void)
+{
+    unsigned p0 = s_pass, f0 = s_fail;
+    test_hostile_session_add();
+    test_hostile_memory();
+    test_hostile_context();
+    test_hostile_rate();
+    test_hostile_safety();
+    test_hostile_lifecycle();
+    printf("RELIABILITY: C API hostile arguments (NULL, empty, 1 MiB, non-UTF-8, out_max 0/1/2, "
+           "out-of-range role/level/risk)|%u|%u\n",
+           (s_pass - p0) + (s_fail - f0), s_fail - f0);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/bentoclaw-ctest-XXXXXX";
@@ -1534,6 +2086,7 @@ int main(void)
     test_memory_atomic();
     test_reentrancy();
     test_memory_full();
+    test_hostile_all(); /* hostile input section */
 
     port_files_remove_all();
     rmdir(dir);

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# fuzz.sh — runs each cargo-fuzz target (fuzz/fuzz_targets) for a fixed
+# number of inputs with a fixed seed, so that the figures are reproducible.
+#
+#   scripts/fuzz.sh [RUNS]     default 100000 inputs per target (CI)
+#
+# Longer runs: `cargo +nightly fuzz run -O <target> -- -max_total_time=600`
+# (figures of such runs are in docs/RELIABILITY.md). Prints, per target, a
+# line "RELIABILITY: <class>|<inputs>|<failures>" for the reliability report
+# and, last, "RESULT: <n> passed, <m> failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+RUNS=${1:-100000}
+
+declare -A CLASS=(
+    [session_file]="fuzzed session files (reader, repair)"
+    [memory_file]="fuzzed memory files (reader, repair)"
+    [api_sequence]="fuzzed API sequences with faults and reboots (vs model)"
+)
+passed=0
+failed=0
+if ! cargo +nightly fuzz build -O >/dev/null 2>build/fuzz-build.log; then
+    cat build/fuzz-build.log
+    echo "RESULT: 0 passed, 1 failed"
+    exit 1
+fi
+for t in session_file memory_file api_sequence; do
+    log=build/fuzz-$t.log
+    if cargo +nightly fuzz run -O "$t" -- -runs="$RUNS" -seed=1 -rss_limit_mb=2048 >"$log" 2>&1 &&
+        grep -q "^Done $RUNS runs" "$log"; then
+        echo "PASS fuzz $t: $RUNS inputs"
+        echo "RELIABILITY: ${CLASS[$t]}|$RUNS|0"
+        passed=$((passed + 1))
+    else
+        echo "FAIL fuzz $t (log: $log)"
+        tail -n 40 "$log"
+        echo "RELIABILITY: ${CLASS[$t]}|$RUNS|1"
+        failed=$((failed + 1))
+    fi
+done
+echo "RESULT: $passed passed, $failed failed"
+((failed == 0))
