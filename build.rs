@@ -1,6 +1,7 @@
 //! Build script:
 //! * bindgen: Rust declarations of `include/claw_port.h` (the host port);
-//! * cbindgen: `claw_session.h` and `claw_safety.h` from `src/ffi`, written
+//! * cbindgen: `claw_session.h`, `claw_safety.h` (the vendor ABI) and
+//!   `claw_ext.h` (our additions, feature `recall`) from `src/ffi`, written
 //!   to `OUT_DIR` (a test compares them with the committed `include/`
 //!   copies) and, with `BENTOCLAW_WRITE_HEADERS=1`, into `include/`.
 
@@ -63,6 +64,14 @@ const SAFETY_ITEMS: &[&str] = &[
     "CLAW_TRUST_USB",
 ];
 
+const EXT_FNS: &[&str] = &[
+    "claw_memory_forget",
+    "claw_memory_pin",
+    "claw_memory_search",
+    "claw_memory_at",
+];
+const EXT_ITEMS: &[&str] = &["claw_memory_hit_t", "CLAW_MEMORY_SEARCH_MAX"];
+
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets it"));
@@ -90,6 +99,15 @@ fn main() {
         "CLAW_SAFETY_H",
         SAFETY_FNS,
         SAFETY_ITEMS,
+        write,
+    );
+    header(
+        &root,
+        &out,
+        "claw_ext.h",
+        "CLAW_EXT_H",
+        EXT_FNS,
+        EXT_ITEMS,
         write,
     );
 }
@@ -132,12 +150,16 @@ fn header(
         .chain(SESSION_ITEMS)
         .chain(SAFETY_FNS)
         .chain(SAFETY_ITEMS)
+        .chain(EXT_FNS)
+        .chain(EXT_ITEMS)
         .copied()
         .collect();
     config.export.exclude = all
         .iter()
         .filter(|n| !fns.contains(n) && !items.contains(n))
         .map(|s| s.to_string())
+        // Host-build plumbing, not API (src/lib.rs).
+        .chain(["rust_eh_personality".to_string()])
         .collect();
     let bindings = cbindgen::Builder::new()
         .with_crate(root)

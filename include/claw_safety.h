@@ -88,13 +88,6 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Host builds only (the unix MicroPython port links the staticlib): the
- * precompiled `core` of hosted targets refers to the unwinding personality
- * even with `panic = "abort"`. Nothing unwinds, so it is never called.
- */
-void rust_eh_personality(void);
-
-/**
  * Closes the breaker and zeroes its failure counter.
  */
 void claw_cb_init(void);

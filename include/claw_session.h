@@ -69,13 +69,6 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Host builds only (the unix MicroPython port links the staticlib): the
- * precompiled `core` of hosted targets refers to the unwinding personality
- * even with `panic = "abort"`. Nothing unwinds, so it is never called.
- */
-void rust_eh_personality(void);
-
-/**
  * Resets the session's RAM state; files are read lazily on first use.
  * A second call drops the RAM ring without flushing it.
  */

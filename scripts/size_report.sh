@@ -158,6 +158,25 @@ if [[ $panic_status != "no reachable panic" ]]; then
         }' | head -n 60
 fi
 
+# ---- the `recall` feature (claw_ext.h), for its cost ---------------------------
+echo "== cargo rustc --release --crate-type staticlib --target $V8 --features panic-check,recall"
+CODE8_RECALL=-
+RAM8_RECALL=-
+if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-check,recall >&2; then
+    cp "$LIB8" "$OUT/libbento_mpy-v8m-recall.a"
+    if arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -DBENTOCLAW_EXT "${LDFLAGS[@]}" \
+        -Wl,-Map="$OUT/image-v8m-recall.map" tests/target/image.c "$OUT/libbento_mpy-v8m-recall.a" \
+        -o "$OUT/image-v8m-recall.elf" >"$OUT/link-v8m-recall.log" 2>&1; then
+        read -r CODE8_RECALL RAM8_RECALL _ <<<"$(share "$OUT/image-v8m-recall.map" libbento_mpy-v8m-recall.a)"
+        pass "feature recall: links without a reachable panic (code $CODE8_RECALL B, +$((CODE8_RECALL - CODE8)) B)"
+    else
+        fail "feature recall: image link (reachable panic?)"
+        sed 's/^/    /' "$OUT/link-v8m-recall.log"
+    fi
+else
+    fail "cargo build for $V8 with recall"
+fi
+
 # ---- thumbv7m for comparison -------------------------------------------------
 echo "== cargo rustc --release --crate-type staticlib --target $V7"
 CODE7_MEMBER=-
@@ -205,6 +224,8 @@ GCC=$(arm-none-eabi-gcc -dumpversion)
     echo "| $V8 .text+.rodata without compiler_builtins | $CODE8_NB B | — | info |"
     echo "| $V8 .data+.bss | $RAM8 B | ≤ $RAM_GOAL B (4 KiB) | $(status "$RAM8" "$RAM_GOAL") |"
     echo "| $V8 .data (its initial image also sits in flash) | $DATA8 B | — | info |"
+    echo "| $V8 .text+.rodata with feature \`recall\` (claw_ext.h; the MicroPython module's build) | $CODE8_RECALL B | — (option) | info |"
+    echo "| $V8 .data+.bss with feature \`recall\` | $RAM8_RECALL B | ≤ $RAM_GOAL B (4 KiB) | $(status "${RAM8_RECALL//-/0}" "$RAM_GOAL") |"
     echo "| heap | $HEAP | 0 | $([[ $HEAP == 0 ]] && echo PASS || echo FAIL) |"
     echo "| panic paths (link with \`--features panic-check\`) | $panic_status | none | $([[ $panic_status == "no reachable panic" ]] && echo PASS || echo FAIL) |"
     echo "| $V7 .text+.rodata, linked image | $CODE7 B | — | info |"

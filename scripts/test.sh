@@ -56,8 +56,9 @@ step() {
 step setup bash scripts/setup.sh
 step rustfmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
-step "rust tests" cargo test
-step miri cargo +nightly miri test -- --skip props --skip model_tests
+step "clippy (features)" cargo clippy --all-targets --features recall -- -D warnings
+step "rust tests" cargo test --features recall
+step miri cargo +nightly miri test --features recall -- --skip props --skip model_tests
 step fuzz bash scripts/fuzz.sh
 step "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
 step "build thumbv7m" cargo build --release --target thumbv7m-none-eabi

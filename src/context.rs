@@ -50,6 +50,114 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
     2 + key.len() + 2 + value.len() + 1
 }
 
+/// Store order: each memory line that fits. Returns the bitmap of chosen
+/// lines and adds their bytes to `used`.
+#[cfg(not(feature = "recall"))]
+fn choose_memory<P: Port>(
+    port: &mut P,
+    _session: &mut Session,
+    cap: usize,
+    used: &mut usize,
+) -> u64 {
+    let mut chosen: u64 = 0;
+    let mut index = 0usize;
+    let _ = memory::for_each(port, |p| {
+        if index < MEMORY_LINES_MAX {
+            let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
+            let need = header + memory_line_len(p.key(), p.value());
+            if *used + need <= cap {
+                *used += need;
+                chosen |= 1 << index;
+            }
+        }
+        index += 1;
+    });
+    chosen
+}
+
+/// Turns whose words steer which memories are relevant.
+#[cfg(feature = "recall")]
+const QUERY_TURNS: usize = 3;
+
+/// When every memory line fits, all of them; otherwise pinned lines first,
+/// then by relevance to the newest turns (ties: the newer line), each that
+/// fits. Returns the bitmap of chosen lines and adds their bytes to `used`.
+#[cfg(feature = "recall")]
+fn choose_memory<P: Port>(
+    port: &mut P,
+    session: &mut Session,
+    cap: usize,
+    used: &mut usize,
+) -> u64 {
+    let mut query = crate::recall::Query::new();
+    let ring = session.ring(port);
+    for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
+        query.add(&m.text);
+    }
+    let mut need = [0u16; MEMORY_LINES_MAX];
+    let mut score = [0u16; MEMORY_LINES_MAX];
+    let mut pinned: u64 = 0;
+    let mut lines = 0usize;
+    let mut total = 0usize;
+    let _ = memory::for_each(port, |p| {
+        if let (Some(n), Some(s)) = (need.get_mut(lines), score.get_mut(lines)) {
+            let len = memory_line_len(p.key(), p.value());
+            *n = len as u16;
+            *s = query.score(p.key(), p.value());
+            if p.pinned() {
+                pinned |= 1 << lines;
+            }
+            total += len;
+            lines += 1;
+        }
+    });
+    if lines == 0 {
+        return 0;
+    }
+    let all: u64 = if lines >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << lines) - 1
+    };
+    if *used + MEMORY_HEADER.len() + total <= cap {
+        *used += MEMORY_HEADER.len() + total;
+        return all;
+    }
+    let mut chosen: u64 = 0;
+    let mut tried: u64 = 0;
+    while tried != all {
+        // The best line not tried yet: pinned before unpinned, then by
+        // score, then the newer.
+        let mut best: Option<usize> = None;
+        for i in 0..lines {
+            if tried & (1 << i) != 0 {
+                continue;
+            }
+            let rank = |j: usize| {
+                (
+                    pinned & (1 << j) != 0,
+                    score.get(j).copied().unwrap_or(0),
+                    j,
+                )
+            };
+            if best.is_none_or(|b| rank(i) > rank(b)) {
+                best = Some(i);
+            }
+        }
+        let Some(i) = best else {
+            break;
+        };
+        tried |= 1 << i;
+        let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
+        let n = header + usize::from(need.get(i).copied().unwrap_or(u16::MAX));
+        if *used + n <= cap {
+            *used += n;
+            chosen |= 1 << i;
+        }
+    }
+    chosen
+}
+
 /// Renders into `out` and NUL-terminates; returns the bytes written without
 /// the NUL. `out` may be empty (then nothing is written and 0 returned).
 pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> usize {
@@ -72,20 +180,9 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
         }
     }
 
-    // 2. Memory lines, each that fits.
-    let mut chosen: u64 = 0;
-    let mut index = 0usize;
-    let _ = memory::for_each(port, |p| {
-        if index < MEMORY_LINES_MAX {
-            let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
-            let need = header + memory_line_len(p.key(), p.value());
-            if used + need <= cap {
-                used += need;
-                chosen |= 1 << index;
-            }
-        }
-        index += 1;
-    });
+    // 2. Memory lines, each that fits (with `recall`: pinned keys first,
+    //    then the most relevant to the recent turns).
+    let chosen = choose_memory(port, session, cap, &mut used);
 
     // 3. Older turns, newest first, while they fit whole.
     let ring = session.ring(port);
@@ -186,6 +283,31 @@ mod tests {
                 assert!(r.ends_with("turn number 9\n"), "{size}: {r}");
             }
         }
+    }
+
+    #[cfg(feature = "recall")]
+    #[test]
+    fn relevant_and_pinned_memories_win_when_space_is_short() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        for i in 0..29 {
+            let v = format!("filler value number {i} with some words");
+            memory::set(&mut port, format!("note{i}").as_bytes(), v.as_bytes()).unwrap();
+        }
+        memory::set(&mut port, b"wifi_password", b"hunter2").unwrap();
+        memory::set(&mut port, "แมว".as_bytes(), "ชื่อมะลิ".as_bytes()).unwrap();
+        memory::set(&mut port, b"owner", b"Somchai").unwrap();
+        memory::pin(&mut port, b"owner", true).unwrap();
+        s.add(&mut port, Role::User, b"what is the wifi password?")
+            .unwrap();
+        let r = render(&mut port, &mut s, 200);
+        assert!(r.contains("- owner: Somchai\n"), "pinned: {r}");
+        assert!(r.contains("- wifi_password: hunter2\n"), "relevant: {r}");
+        assert!(r.ends_with("user: what is the wifi password?\n"), "{r}");
+        s.add(&mut port, Role::User, "แมวของฉันชื่ออะไร".as_bytes())
+            .unwrap();
+        let r = render(&mut port, &mut s, 200);
+        assert!(r.contains("- แมว: ชื่อมะลิ\n"), "relevant Thai: {r}");
     }
 
     #[test]

@@ -115,17 +115,16 @@ impl<'a> StrField<'a> {
     }
 }
 
-/// A scalar value (`true`, `false`, `null` or an unsigned integer).
+/// A scalar value: only `true` matters to the formats here (`"end"`,
+/// `"pin"`); numbers, `false` and `null` are accepted and skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scalar {
     /// Field absent.
     Absent,
     /// `true`.
     True,
-    /// `false`, `null`, or any other number.
+    /// `false`, `null` or a number.
     Other,
-    /// A non-negative integer (saturating at `u32::MAX`).
-    Uint(u32),
 }
 
 /// A scalar field the caller wants.
@@ -436,31 +435,17 @@ fn parse_scalar<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad
         b'f' => literal(port, r, b"false").map(|()| Scalar::Other),
         b'n' => literal(port, r, b"null").map(|()| Scalar::Other),
         b'-' | b'0'..=b'9' => {
-            let mut v: u32 = 0;
-            let mut plain = true;
-            let mut digits = 0u32;
-            while let Some(b) = r.peek(port)? {
-                match b {
-                    b'0'..=b'9' => {
-                        digits += 1;
-                        v = v.saturating_mul(10).saturating_add(u32::from(b - b'0'));
-                    }
-                    b'-' | b'+' | b'.' | b'e' | b'E' => plain = false,
-                    _ => break,
-                }
+            // Skipped, not converted: no field here needs a number. A number
+            // longer than 64 characters is garbage.
+            let mut len = 0u32;
+            while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = r.peek(port)? {
                 r.bump();
-                if digits > 64 {
+                len += 1;
+                if len > 64 {
                     return Err(Bad::Syntax);
                 }
             }
-            if digits == 0 {
-                return Err(Bad::Syntax);
-            }
-            Ok(if plain {
-                Scalar::Uint(v)
-            } else {
-                Scalar::Other
-            })
+            Ok(Scalar::Other)
         }
         _ => Err(Bad::Syntax),
     }

@@ -21,6 +21,8 @@ pub mod ffi;
 pub mod jsonl;
 pub mod memory;
 pub mod port;
+#[cfg(feature = "recall")]
+pub mod recall;
 pub mod safety;
 pub mod session;
 pub mod text;

@@ -22,7 +22,7 @@
 //!   even beyond the capacity.
 //! * Setting a key to the value it already has writes nothing.
 
-use crate::jsonl::{ByteReader, Line, LineWriter, StrField, read_record};
+use crate::jsonl::{ByteReader, Line, LineWriter, Scalar, ScalarField, StrField, read_record};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
@@ -73,6 +73,7 @@ pub struct Pair {
     key_len: usize,
     val: [u8; VAL_MAX_BYTES],
     val_len: usize,
+    pinned: bool,
 }
 
 impl Pair {
@@ -82,7 +83,13 @@ impl Pair {
             key_len: 0,
             val: [0; VAL_MAX_BYTES],
             val_len: 0,
+            pinned: false,
         }
+    }
+
+    /// Whether the pair is pinned (`"pin":true`).
+    pub fn pinned(&self) -> bool {
+        self.pinned
     }
 
     /// The key.
@@ -119,8 +126,18 @@ impl PairReader {
                 StrField::new(b"key", &mut pair.key),
                 StrField::new(b"value", &mut pair.val),
             ];
-            let line = read_record(port, &mut self.r, &mut strs, &mut [])?;
+            // Pins exist for relevant recall only: a build without it reads
+            // every pair as unpinned (and a rewrite drops the flag).
+            #[cfg(feature = "recall")]
+            let mut pin = [ScalarField {
+                name: b"pin",
+                value: Scalar::Absent,
+            }];
+            #[cfg(not(feature = "recall"))]
+            let mut pin: [ScalarField; 0] = [];
+            let line = read_record(port, &mut self.r, &mut strs, &mut pin)?;
             let (kl, vl) = (strs[0].len, strs[1].len);
+            pair.pinned = pin.first().is_some_and(|p| p.value == Scalar::True);
             match line {
                 Line::Eof => return Ok(None),
                 Line::Record | Line::RecordAtEof if kl > 0 => {
@@ -216,65 +233,125 @@ impl KeyHashes {
     }
 }
 
+/// A change to one key of the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edit<'a> {
+    /// Store this value (a new key is added at the end; an existing key
+    /// keeps its place and its pin).
+    Set(&'a [u8]),
+    /// Delete the key.
+    Forget,
+    /// Pin or unpin the key (pinned keys always reach the context first).
+    #[cfg(feature = "recall")]
+    Pin(bool),
+}
+
 /// Stores `value` under `key`; see the module docs for the commit rule.
 pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemError> {
     validate(key, value)?;
-    // Pass 1: bucket counts for the duplicate check, and whether the very
-    // same pair is already stored in a clean file (then nothing is written).
-    let mut hashes = KeyHashes {
-        hashes: [0; HASHED],
-        len: 0,
+    edit(port, key, Edit::Set(value))
+}
+
+/// Deletes `key`; `NotFound` when it is not stored.
+pub fn forget<P: Port>(port: &mut P, key: &[u8]) -> Result<(), MemError> {
+    validate(key, b"")?;
+    edit(port, key, Edit::Forget)
+}
+
+/// Pins or unpins `key`; `NotFound` when it is not stored.
+#[cfg(feature = "recall")]
+pub fn pin<P: Port>(port: &mut P, key: &[u8], on: bool) -> Result<(), MemError> {
+    validate(key, b"")?;
+    edit(port, key, Edit::Pin(on))
+}
+
+/// What the first pass over the store found.
+struct Scan {
+    hashes: KeyHashes,
+    maybe_dup: bool,
+    skipped: bool,
+    pairs: usize,
+    /// The key's last line: (value equals the new one, pinned).
+    found: Option<(bool, bool)>,
+}
+
+fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<Scan, Errno> {
+    let mut s = Scan {
+        hashes: KeyHashes {
+            hashes: [0; HASHED],
+            len: 0,
+        },
+        maybe_dup: false,
+        skipped: false,
+        pairs: 0,
+        found: None,
     };
-    let mut same = false;
-    let mut exists = false;
-    let mut maybe_dup = false;
-    let mut pairs = 0usize;
-    let mut skipped = false;
-    if let Some(fd) = open_store(port)? {
-        let mut reader = PairReader::new(fd);
-        let mut pair = Pair::new();
-        let res = loop {
-            match reader.next(port, &mut pair) {
-                Ok(Some(())) => {
-                    // Maybe a duplicate: the rewrite pass decides.
-                    let h = hash(pair.key());
-                    let seen = hashes.hashes.get(..hashes.len).unwrap_or(&[]);
-                    maybe_dup |= pairs >= HASHED || seen.contains(&h);
-                    if let Some(slot) = hashes.hashes.get_mut(pairs) {
-                        *slot = h;
-                        hashes.len = pairs + 1;
-                    }
-                    pairs += 1;
-                    if pair.key() == key {
-                        exists = true;
-                        same = pair.value() == value;
-                    }
+    let Some(fd) = open_store(port)? else {
+        return Ok(s);
+    };
+    let mut reader = PairReader::new(fd);
+    let mut pair = Pair::new();
+    let res = loop {
+        match reader.next(port, &mut pair) {
+            Ok(Some(())) => {
+                // Maybe a duplicate: the rewrite pass decides.
+                let h = hash(pair.key());
+                let seen = s.hashes.hashes.get(..s.hashes.len).unwrap_or(&[]);
+                s.maybe_dup |= s.pairs >= HASHED || seen.contains(&h);
+                if let Some(slot) = s.hashes.hashes.get_mut(s.pairs) {
+                    *slot = h;
+                    s.hashes.len = s.pairs + 1;
                 }
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
+                s.pairs += 1;
+                if pair.key() == key {
+                    s.found = Some((pair.value() == value, pair.pinned));
+                }
             }
-        };
-        skipped = reader.skipped;
-        let _ = port.close(fd);
-        res?;
-    }
-    if same && !maybe_dup && !skipped {
-        return Ok(());
-    }
-    if !exists && !maybe_dup && pairs >= MAX_ENTRIES {
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    s.skipped = reader.skipped;
+    let _ = port.close(fd);
+    res.map(|()| s)
+}
+
+/// Applies `e` to `key`: the old store is streamed into the temporary file
+/// with the change made, which is then renamed over the store. A change
+/// that changes nothing writes nothing.
+pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
+    let new_value = match e {
+        Edit::Set(v) => v,
+        _ => b"",
+    };
+    let s = scan(port, key, new_value)?;
+    let clean = !s.maybe_dup && !s.skipped;
+    match (e, s.found) {
+        (Edit::Set(_), Some((true, _))) if clean => return Ok(()),
         // Full, and known without writing a byte (with possible duplicates
         // only the rewrite can count distinct keys).
-        return Err(MemError::Full);
+        (Edit::Set(_), None) if !s.maybe_dup && s.pairs >= MAX_ENTRIES => {
+            return Err(MemError::Full);
+        }
+        (Edit::Forget, None) => return Err(MemError::NotFound),
+        #[cfg(feature = "recall")]
+        (Edit::Pin(_), None) => return Err(MemError::NotFound),
+        #[cfg(feature = "recall")]
+        (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
+        _ => {}
     }
-    // Pass 2: write the new store beside the old one.
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
-    let copied = copy_pairs(port, &mut w, key, &hashes);
+    let copied = copy_pairs(port, &mut w, key, e, &s.hashes);
     let result = match copied {
-        Ok((n, existed)) if !existed && n >= MAX_ENTRIES => Err(MemError::Full),
-        Ok(_) => write_pair(port, &mut w, key, value)
-            .and_then(|()| w.flush(port))
-            .map_err(MemError::Io),
+        Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
+        Ok((_, true)) => w.flush(port).map_err(MemError::Io),
+        Ok((_, false)) => match e {
+            Edit::Set(v) => write_pair(port, &mut w, key, v, false)
+                .and_then(|()| w.flush(port))
+                .map_err(MemError::Io),
+            _ => Err(MemError::NotFound),
+        },
         Err(e) => Err(e),
     };
     let closed = port.close(tmp);
@@ -288,12 +365,14 @@ pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemErr
     result
 }
 
-/// Copies every pair but `key` (and but all but the last of a duplicated
-/// key). Returns how many pairs were copied and whether `key` existed.
+/// Copies the store, keeping only the last line of a duplicated key and
+/// applying `e` to `key` in place. Returns how many other pairs were copied
+/// and whether `key` existed.
 fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
     key: &[u8],
+    e: Edit<'_>,
     hashes: &KeyHashes,
 ) -> Result<(usize, bool), MemError> {
     let Some(fd) = open_store(port)? else {
@@ -308,10 +387,6 @@ fn copy_pairs<P: Port>(
         match reader.next(port, &mut pair) {
             Ok(Some(())) => {
                 index += 1;
-                if pair.key() == key {
-                    existed = true;
-                    continue;
-                }
                 if hashes.maybe_duplicate(index - 1, pair.key()) {
                     match appears_after(port, pair.key(), index) {
                         Ok(true) => continue,
@@ -319,10 +394,21 @@ fn copy_pairs<P: Port>(
                         Err(e) => break Err(MemError::Io(e)),
                     }
                 }
-                if let Err(e) = write_pair(port, w, pair.key(), pair.value()) {
+                let written = if pair.key() == key {
+                    existed = true;
+                    match e {
+                        Edit::Set(v) => write_pair(port, w, key, v, pair.pinned),
+                        Edit::Forget => Ok(()),
+                        #[cfg(feature = "recall")]
+                        Edit::Pin(on) => write_pair(port, w, key, pair.value(), on),
+                    }
+                } else {
+                    copied += 1;
+                    write_pair(port, w, pair.key(), pair.value(), pair.pinned)
+                };
+                if let Err(e) = written {
                     break Err(MemError::Io(e));
                 }
-                copied += 1;
             }
             Ok(None) => break Ok((copied, existed)),
             Err(e) => break Err(MemError::Io(e)),
@@ -361,12 +447,13 @@ fn write_pair<P: Port>(
     w: &mut LineWriter,
     key: &[u8],
     value: &[u8],
+    pinned: bool,
 ) -> Result<(), Errno> {
     w.raw(port, b"{\"key\":")?;
     w.string(port, key)?;
     w.raw(port, b",\"value\":")?;
     w.string(port, value)?;
-    w.raw(port, b"}\n")
+    w.raw(port, if pinned { b",\"pin\":true}\n" } else { b"}\n" })
 }
 
 #[cfg(test)]
@@ -476,6 +563,34 @@ mod tests {
             "{\"key\":\"b\",\"value\":\"x\"}\n{\"key\":\"a\",\"value\":\"new\"}\n{\"key\":\"d\",\"value\":\"4\"}\n"
         );
         assert!(port.max_open <= crate::port::MAX_OPEN_FILES);
+    }
+
+    #[cfg(feature = "recall")]
+    #[test]
+    fn forget_and_pin() {
+        let mut port = MemPort::new();
+        set(&mut port, b"a", b"1").unwrap();
+        set(&mut port, b"b", b"2").unwrap();
+        set(&mut port, b"c", b"3").unwrap();
+        assert_eq!(forget(&mut port, b"zz"), Err(MemError::NotFound));
+        assert_eq!(pin(&mut port, b"zz", true), Err(MemError::NotFound));
+        pin(&mut port, b"b", true).unwrap();
+        let w = port.writes;
+        pin(&mut port, b"b", true).unwrap();
+        assert_eq!(port.writes, w, "pinning a pinned key writes nothing");
+        set(&mut port, b"b", b"two").unwrap();
+        forget(&mut port, b"a").unwrap();
+        assert_eq!(recall(&mut port, "a"), None);
+        let file = String::from_utf8(port.get(MEMORY_PATH).unwrap()).unwrap();
+        assert_eq!(
+            file,
+            "{\"key\":\"b\",\"value\":\"two\",\"pin\":true}\n{\"key\":\"c\",\"value\":\"3\"}\n",
+            "a set keeps the key's place and pin"
+        );
+        pin(&mut port, b"b", false).unwrap();
+        let mut pinned = Vec::new();
+        for_each(&mut port, |p| pinned.push(p.pinned())).unwrap();
+        assert_eq!(pinned, [false, false]);
     }
 
     #[test]

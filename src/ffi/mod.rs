@@ -13,6 +13,8 @@
 
 #![allow(non_camel_case_types)]
 
+#[cfg(feature = "recall")]
+pub mod ext;
 pub mod safety;
 pub mod session;
 #[cfg(test)]

@@ -204,7 +204,7 @@ fn gates_rate_and_trust_through_c() {
 #[test]
 #[cfg_attr(miri, ignore)] // file access is isolated under Miri
 fn headers_match_the_committed_ones() {
-    for name in ["claw_session.h", "claw_safety.h"] {
+    for name in ["claw_session.h", "claw_safety.h", "claw_ext.h"] {
         let generated = std::fs::read_to_string(format!("{}/{name}", env!("OUT_DIR"))).unwrap();
         let committed =
             std::fs::read_to_string(format!("{}/include/{name}", env!("CARGO_MANIFEST_DIR")))
@@ -214,4 +214,64 @@ fn headers_match_the_committed_ones() {
             "include/{name} is stale: run scripts/gen_headers.sh and commit"
         );
     }
+}
+
+#[cfg(feature = "recall")]
+#[test]
+fn search_forget_pin_and_export_through_c() {
+    use super::ext::*;
+    let _g = fresh();
+    assert!(set("wifi_password", "hunter2"));
+    assert!(set("cat", "Mali"));
+    assert!(set("แมว", "ชื่อมะลิ"));
+    let empty = claw_memory_hit_t {
+        key: [0; 32],
+        value: [0; 128],
+        score: 0,
+        pinned: false,
+    };
+    let mut hits = [empty; 4];
+    let q = cs("what is my wifi password");
+    // SAFETY: valid string and an array of 4.
+    let n = unsafe { claw_memory_search(q.as_ptr(), hits.as_mut_ptr(), hits.len()) };
+    assert!(n >= 1);
+    let key = |h: &claw_memory_hit_t| {
+        let k: Vec<u8> = h
+            .key
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8(k).unwrap()
+    };
+    assert_eq!(key(&hits[0]), "wifi_password");
+    assert!(hits[..n].windows(2).all(|w| w[0].score >= w[1].score));
+    let q = cs("แมวของฉันชื่ออะไร");
+    // SAFETY: as above.
+    let n = unsafe { claw_memory_search(q.as_ptr(), hits.as_mut_ptr(), 1) };
+    assert_eq!((n, key(&hits[0])), (1, "แมว".to_string()));
+    // SAFETY: NULL arguments are allowed.
+    unsafe {
+        assert_eq!(
+            claw_memory_search(core::ptr::null(), hits.as_mut_ptr(), 4),
+            0
+        );
+        assert_eq!(claw_memory_search(q.as_ptr(), core::ptr::null_mut(), 4), 0);
+        assert!(!claw_memory_at(0, core::ptr::null_mut()));
+        assert!(!claw_memory_forget(core::ptr::null()));
+    }
+    let cat = cs("cat");
+    // SAFETY: valid strings and one element.
+    unsafe {
+        assert!(claw_memory_pin(cat.as_ptr(), true));
+        let mut one = empty;
+        assert!(claw_memory_at(1, &mut one));
+        assert_eq!(key(&one), "cat");
+        assert!(one.pinned);
+        assert!(!claw_memory_at(3, &mut one));
+        assert!(claw_memory_forget(cat.as_ptr()));
+        assert!(!claw_memory_forget(cat.as_ptr()));
+        assert!(!claw_memory_pin(cat.as_ptr(), true));
+    }
+    assert_eq!(get("cat", 128), None);
 }

@@ -121,6 +121,15 @@ __attribute__((used)) static const void *const s_claw_table[22] = {
     (const void *)claw_trust_get,          (const void *)claw_trust_allows,
 };
 
+#ifdef BENTOCLAW_EXT
+/* Built with the `recall` feature: its four additions (claw_ext.h) too. */
+#include "claw_ext.h"
+__attribute__((used)) static const void *const s_claw_ext_table[4] = {
+    (const void *)claw_memory_forget, (const void *)claw_memory_pin,
+    (const void *)claw_memory_search, (const void *)claw_memory_at,
+};
+#endif
+
 extern uint32_t __stack_top;
 
 __attribute__((section(".isr_vector"), used)) const void *const g_vectors[16] = {
