@@ -70,7 +70,19 @@ const EXT_FNS: &[&str] = &[
     "claw_memory_search",
     "claw_memory_at",
 ];
-const EXT_ITEMS: &[&str] = &["claw_memory_hit_t", "CLAW_MEMORY_SEARCH_MAX"];
+const EXT_ITEMS: &[&str] = &[
+    "claw_memory_hit_t",
+    "CLAW_MEMORY_SEARCH_MAX",
+    "CLAW_ROLE_SUMMARY",
+    "CLAW_ARCHIVE_MAX",
+    "claw_session_stats_t",
+    "claw_session_account",
+    "claw_session_stats",
+    "claw_session_compact",
+    "claw_session_new",
+    "claw_session_message",
+    "claw_archive_read",
+];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));

@@ -8,9 +8,55 @@
 #include <stdint.h>
 
 /**
+ * `claw_role_t` of a compaction summary: only ever the first entry of the
+ * ring; `claw_session_add` refuses it.
+ */
+#define CLAW_ROLE_SUMMARY 4
+
+/**
+ * Size cap of the archive (`/.bentoclaw_archive`) in bytes; past it the
+ * oldest turns are dropped.
+ */
+#define CLAW_ARCHIVE_MAX 8192
+
+/**
  * Most hits one search fills (larger `max_hits` are clamped).
  */
 #define CLAW_MEMORY_SEARCH_MAX 32
+
+/**
+ * Byte and token accounting of the session (`claw_session_stats`).
+ */
+typedef struct {
+  /**
+   * Request bytes sent.
+   */
+  uint32_t in_bytes;
+  /**
+   * Reply bytes received.
+   */
+  uint32_t out_bytes;
+  /**
+   * Input tokens reported by the backend (0 when it reports none).
+   */
+  uint32_t in_tokens;
+  /**
+   * Output tokens reported by the backend.
+   */
+  uint32_t out_tokens;
+  /**
+   * Context bytes of the last request.
+   */
+  uint32_t context_bytes;
+  /**
+   * Exchanges counted.
+   */
+  uint32_t exchanges;
+  /**
+   * The host clock (seconds) at the last exchange; 0 when unknown.
+   */
+  uint32_t last_active;
+} claw_session_stats_t;
 
 /**
  * One memory pair, as `claw_memory_search` and `claw_memory_at` return it.
@@ -43,6 +89,68 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Counts one exchange into the session's statistics (persisted with the
+ * session at the next flush, reset with it). `context_bytes` replaces the
+ * last value; `now_s` 0 leaves the last-active time as it was.
+ */
+void claw_session_account(uint32_t in_bytes,
+                          uint32_t out_bytes,
+                          uint32_t in_tokens,
+                          uint32_t out_tokens,
+                          uint32_t context_bytes,
+                          uint32_t now_s);
+
+/**
+ * Copies the session's statistics to `out`. False for NULL.
+ *
+ * # Safety
+ * `out` is NULL or valid for writes of one element.
+ */
+bool claw_session_stats(claw_session_stats_t *out);
+
+/**
+ * Folds all but the newest `keep` turns into one summary entry
+ * (`CLAW_ROLE_SUMMARY`) at the head of the ring: `summary` is the text the
+ * backend wrote (UTF-8, cut to 255 bytes), or NULL for a local digest. A
+ * tool turn stays with the turn that asked for it. The folded turns are
+ * appended to the archive first (nothing changes when that fails). Returns
+ * how many turns were folded; the session file is rewritten at the next
+ * flush.
+ *
+ * # Safety
+ * `summary` is NULL or a NUL-terminated string.
+ */
+uint16_t claw_session_compact(const char *summary, uint16_t keep);
+
+/**
+ * Retires the session: its entries go to the archive, then it is cleared
+ * (statistics too). False, and nothing changed, when the archive cannot
+ * be written.
+ */
+bool claw_session_new(void);
+
+/**
+ * The `index`-th entry of the ring (oldest first): its role, and its text
+ * NUL-terminated in `out`. False past the end, for NULL, or when the text
+ * does not fit `out_max` (then nothing is written).
+ *
+ * # Safety
+ * `role` is NULL or valid for one byte; `out` is NULL or valid for writes
+ * of `out_max` bytes.
+ */
+bool claw_session_message(uint16_t index, uint8_t *role, char *out, size_t out_max);
+
+/**
+ * Copies up to `out_max` bytes of the archive (JSON Lines of retired and
+ * compacted turns, oldest first) from byte `offset`. Returns how many; 0
+ * at the end, without an archive, or for NULL. Not NUL-terminated.
+ *
+ * # Safety
+ * `out` is NULL or valid for writes of `out_max` bytes.
+ */
+size_t claw_archive_read(uint32_t offset, char *out, size_t out_max);
 
 /**
  * Deletes `key` from the memory store. False when it is not stored, the

@@ -17,6 +17,10 @@
  *  - a tool call passes the gates in the fixed order breaker -> trust ->
  *    rate check, and only then records the call; each refusal increments
  *    s_error_count and raises RuntimeError with the seed's exact text;
+ *    tool(), TACP's TOOL (bentoclaw_tacp.c, USB trust) and tool requests
+ *    from the backend (bentoclaw_toolcall.c, HTTPS trust) all go through the
+ *    one gated call, bentoclaw_tool_call(), which borrows a trust level only
+ *    through claw_trust_set() and restores it on every way out;
  *  - trust goes to HTTPS before connecting and back to USB on every way out;
  *  - Python objects (tool handlers) live in root pointers, never in Rust.
  */
@@ -36,6 +40,7 @@
 #include "claw_safety.h"
 #include "claw_session.h"
 #include "claw_transport.h"
+#include "bentoclaw_internal.h"
 
 /* Per-request limits. The buffers are taken from the GC heap for the
  * duration of one ask() (never from static RAM), so these bound the heap a
@@ -112,6 +117,9 @@ static size_t s_py_tool_count;
 static bool s_module_inited;
 static uint8_t s_agent_state = BENTOCLAW_STATE_OFFLINE;
 static uint32_t s_error_count;
+// Bumped by connect()/disconnect(): a tool call that runs at a borrowed
+// trust level (TACP) restores the saved level only when neither ran inside.
+static uint32_t s_trust_epoch;
 static bool s_led_on; // the simulated LED of the "led" tool
 static char s_last_result[48];
 
@@ -159,7 +167,7 @@ static size_t bentoclaw_tool_count(void) {
     return BENTOCLAW_BUILTIN_TOOLS + s_py_tool_count;
 }
 
-static void bentoclaw_ensure_init(void) {
+void bentoclaw_ensure_init(void) {
     // Python code that runs inside a core call (a block device written in
     // Python, reached through the VFS bridge) must not re-enter the core:
     // its state is in the middle of an update. The exception lands in the
@@ -238,7 +246,7 @@ static size_t bentoclaw_utf8_seq(const uint8_t *in, size_t avail) {
     return seq;
 }
 
-static bool bentoclaw_utf8_valid(const char *s, size_t len) {
+bool bentoclaw_utf8_valid(const char *s, size_t len) {
     const uint8_t *p = (const uint8_t *)s;
     size_t i = 0;
     while (i < len) {
@@ -321,7 +329,7 @@ static mp_int_t bentoclaw_get_int_in(mp_obj_t obj, qstr what, mp_int_t lo, mp_in
 // carry it (the ROM text compressor takes ASCII only). A static str object
 // keeps the exact text without a heap copy; it is not const because the
 // exception machinery caches the string's hash in it (objexcept.c).
-#define TEXT_BREAKER_OPEN "circuit breaker open \xe2\x80\x94 cooldown active"
+#define TEXT_BREAKER_OPEN BENTOCLAW_TEXT_BREAKER_OPEN
 static mp_obj_str_t bentoclaw_breaker_open_str = {
     { &mp_type_str }, 0, sizeof(TEXT_BREAKER_OPEN) - 1, (const byte *)TEXT_BREAKER_OPEN
 };
@@ -351,7 +359,7 @@ static void bentoclaw_flush_if_dirty(void) {
 
 // Only failures of the work itself count against the breaker; a Ctrl-C or
 // sys.exit() passing through is not the tool's or the backend's fault.
-static bool bentoclaw_exc_is_failure(void *exc) {
+bool bentoclaw_exc_is_failure(void *exc) {
     mp_obj_t type = MP_OBJ_FROM_PTR(((mp_obj_base_t *)exc)->type);
     return mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_Exception));
 }
@@ -361,7 +369,7 @@ static bool bentoclaw_exc_is_failure(void *exc) {
 // control characters are escaped; a byte that is not part of a valid UTF-8
 // sequence becomes U+FFFD so the body is always valid JSON in valid UTF-8.
 // With out == NULL only the length is computed.
-static size_t bentoclaw_json_escape(char *out, const char *in_str, size_t len) {
+size_t bentoclaw_json_escape(char *out, const char *in_str, size_t len) {
     static const char hex[] = "0123456789abcdef";
     const uint8_t *in = (const uint8_t *)in_str;
     size_t n = 0;
@@ -451,6 +459,7 @@ static mp_obj_t bentoclaw_connect(mp_obj_t host_in, mp_obj_t port_in, mp_obj_t k
     // Raise trust before connecting so it is already right when the first
     // tool call arrives; every way out of a failed connect lowers it again.
     claw_trust_set(CLAW_TRUST_HTTPS);
+    s_trust_epoch++;
     s_agent_state = BENTOCLAW_STATE_CONNECTING;
 
     bool ok = claw_https_connect(host, port, api_key);
@@ -473,6 +482,7 @@ static mp_obj_t bentoclaw_disconnect(void) {
     bentoclaw_ensure_init();
     claw_https_disconnect();
     claw_trust_set(CLAW_TRUST_USB);
+    s_trust_epoch++;
     s_agent_state = BENTOCLAW_STATE_OFFLINE;
     if (claw_ipc_initialized) {
         claw_ipc_send_ui(CLAW_UI_STATUS_TEXT, "Offline", 7);
@@ -497,32 +507,71 @@ static void bentoclaw_ask_failed(void) {
 }
 
 // Build the request from the session and POST it. `ctx` holds
-// BENTOCLAW_CONTEXT_MAX bytes, `reply` BENTOCLAW_REPLY_MAX + 1. Returns the
-// reply length or -1. May raise MemoryError (the caller accounts for it).
-static int bentoclaw_exchange(const char *prompt, size_t prompt_len, char *ctx, char *reply) {
+// BENTOCLAW_CONTEXT_MAX bytes, `reply` BENTOCLAW_REPLY_MAX + 1. `tr` is the
+// result of the tool the last reply asked for (NULL on the first request):
+// it goes out as "tool_result" (docs/BACKEND.md), every string JSON-escaped.
+// Returns the reply length or -1. May raise MemoryError (the caller accounts
+// for it).
+static int bentoclaw_exchange(const char *prompt, size_t prompt_len, char *ctx, char *reply,
+    const bentoclaw_tool_result_t *tr) {
     size_t ctx_len = claw_session_build_context(ctx, BENTOCLAW_CONTEXT_MAX);
     if (ctx_len >= BENTOCLAW_CONTEXT_MAX) {
         ctx_len = 0; // the core broke its contract; send no context
     }
     static const char head[] = "{\"prompt\":\"";
     static const char mid[] = "\",\"context\":\"";
+    static const char tr_name[] = "\",\"tool_result\":{\"name\":\"";
+    static const char tr_status[] = "\",\"status\":\"";
+    static const char tr_result[] = "\",\"result\":\"";
+    static const char tr_tail[] = "\"}}";
     static const char tail[] = "\"}";
     size_t ep_len = bentoclaw_json_escape(NULL, prompt, prompt_len);
     size_t ec_len = bentoclaw_json_escape(NULL, ctx, ctx_len);
-    size_t body_len = sizeof(head) - 1 + ep_len + sizeof(mid) - 1 + ec_len + sizeof(tail) - 1;
+    size_t body_len = sizeof(head) - 1 + ep_len + sizeof(mid) - 1 + ec_len;
+    size_t en_len = 0, es_len = 0, er_len = 0;
+    if (tr != NULL) {
+        en_len = bentoclaw_json_escape(NULL, tr->name, tr->name_len);
+        es_len = bentoclaw_json_escape(NULL, tr->status, strlen(tr->status));
+        er_len = bentoclaw_json_escape(NULL, tr->result.buf, tr->result.len);
+        body_len += sizeof(tr_name) - 1 + en_len + sizeof(tr_status) - 1 + es_len
+            + sizeof(tr_result) - 1 + er_len + sizeof(tr_tail) - 1;
+    } else {
+        body_len += sizeof(tail) - 1;
+    }
     char *body = m_new(char, body_len);
     char *p = body;
-    memcpy(p, head, sizeof(head) - 1);
-    p += sizeof(head) - 1;
+    #define BODY_PUT(lit) do { memcpy(p, lit, sizeof(lit) - 1); p += sizeof(lit) - 1; } while (0)
+    BODY_PUT(head);
     p += bentoclaw_json_escape(p, prompt, prompt_len);
-    memcpy(p, mid, sizeof(mid) - 1);
-    p += sizeof(mid) - 1;
+    BODY_PUT(mid);
     p += bentoclaw_json_escape(p, ctx, ctx_len);
-    memcpy(p, tail, sizeof(tail) - 1);
+    if (tr != NULL) {
+        BODY_PUT(tr_name);
+        p += bentoclaw_json_escape(p, tr->name, tr->name_len);
+        BODY_PUT(tr_status);
+        p += bentoclaw_json_escape(p, tr->status, strlen(tr->status));
+        BODY_PUT(tr_result);
+        p += bentoclaw_json_escape(p, tr->result.buf, tr->result.len);
+        BODY_PUT(tr_tail);
+    } else {
+        BODY_PUT(tail);
+    }
+    #undef BODY_PUT
 
     int resp_len = claw_https_post(body, body_len, reply, BENTOCLAW_REPLY_MAX);
     m_del(char, body, body_len);
     return resp_len;
+}
+
+// The end of an ask() whose model kept asking for tools: the round limit.
+// Counted like a failed request (errors, breaker failure), so a model that
+// loops on every ask() opens the breaker after three of them.
+static void bentoclaw_ask_round_limit(void) {
+    s_agent_state = BENTOCLAW_STATE_ERROR;
+    s_error_count++;
+    claw_cb_failure();
+    claw_ipc_send_ui(CLAW_UI_ERROR, "Tool round limit", 16);
+    bentoclaw_set_last_result("tool round limit");
 }
 
 static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
@@ -554,32 +603,77 @@ static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
     /* Add user message to session */
     claw_session_add(CLAW_ROLE_USER, prompt);
 
+    // One exchange per round: the first POST carries the prompt; when its
+    // reply is a tool request (docs/BACKEND.md) the tool runs at HTTPS trust
+    // and the next POST carries its result, at most BENTOCLAW_TOOL_ROUNDS_MAX
+    // times. The breaker hears the first exchange's outcome (that report
+    // ends a half-open trial), each tool's, and a follow-up exchange's
+    // failure; a follow-up's success is not reported, so it cannot wipe out
+    // the failure of the tool whose result it carried.
+    bentoclaw_tool_result_t tr;
+    bool have_tr = false;
+    size_t rounds = 0;
     int resp_len;
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        resp_len = bentoclaw_exchange(prompt, prompt_len, ctx, reply);
-        nlr_pop();
-    } else {
-        // Out of heap while building the body: a failed request like any
-        // other, so the breaker hears about it.
-        if (bentoclaw_exc_is_failure(nlr.ret_val)) {
-            bentoclaw_ask_failed();
+    for (;;) {
+        nlr_buf_t nlr;
+        if (nlr_push(&nlr) == 0) {
+            resp_len = bentoclaw_exchange(prompt, prompt_len, ctx, reply, have_tr ? &tr : NULL);
+            nlr_pop();
+        } else {
+            // Out of heap while building the body: a failed request like any
+            // other, so the breaker hears about it.
+            if (bentoclaw_exc_is_failure(nlr.ret_val)) {
+                bentoclaw_ask_failed();
+            } else {
+                s_agent_state = BENTOCLAW_STATE_IDLE;
+            }
+            bentoclaw_flush_if_dirty();
+            nlr_jump(nlr.ret_val);
         }
-        bentoclaw_flush_if_dirty();
-        nlr_jump(nlr.ret_val);
+        if (have_tr) {
+            vstr_clear(&tr.result);
+            have_tr = false;
+        }
+
+        // The reply becomes a str and a session line: it must be UTF-8.
+        if (resp_len < 0 || !bentoclaw_utf8_valid(reply, (size_t)resp_len)) {
+            m_del(char, reply, BENTOCLAW_REPLY_MAX + 1);
+            m_del(char, ctx, BENTOCLAW_CONTEXT_MAX);
+            bentoclaw_ask_failed();
+            bentoclaw_flush_if_dirty();
+            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("HTTPS request failed"));
+        }
+        if (rounds == 0) {
+            claw_cb_success();
+        }
+
+        bentoclaw_toolcall_t tc;
+        if (!bentoclaw_toolcall_parse(reply, (size_t)resp_len, &tc)) {
+            break; // reply text: the answer
+        }
+        if (rounds == BENTOCLAW_TOOL_ROUNDS_MAX) {
+            m_del(char, reply, BENTOCLAW_REPLY_MAX + 1);
+            m_del(char, ctx, BENTOCLAW_CONTEXT_MAX);
+            bentoclaw_ask_round_limit();
+            bentoclaw_flush_if_dirty();
+            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("tool round limit reached"));
+        }
+        rounds++;
+        if (nlr_push(&nlr) == 0) {
+            bentoclaw_toolcall_run(&tc, &tr);
+            nlr_pop();
+        } else {
+            // Only a KeyboardInterrupt/SystemExit gets here.
+            s_agent_state = BENTOCLAW_STATE_IDLE;
+            bentoclaw_flush_if_dirty();
+            nlr_jump(nlr.ret_val);
+        }
+        have_tr = true;
+        s_agent_state = BENTOCLAW_STATE_BUSY;
     }
     m_del(char, ctx, BENTOCLAW_CONTEXT_MAX);
 
-    // The reply becomes a str and a session line: it must be UTF-8.
-    if (resp_len < 0 || !bentoclaw_utf8_valid(reply, (size_t)resp_len)) {
-        m_del(char, reply, BENTOCLAW_REPLY_MAX + 1);
-        bentoclaw_ask_failed();
-        bentoclaw_flush_if_dirty();
-        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("HTTPS request failed"));
-    }
-
     s_agent_state = BENTOCLAW_STATE_IDLE;
-    claw_cb_success();
     char result[sizeof(s_last_result)];
     snprintf(result, sizeof(result), "ok (%d bytes)", resp_len);
     bentoclaw_set_last_result(result);
@@ -629,7 +723,7 @@ static mp_obj_t bentoclaw_recall(mp_obj_t key_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(bentoclaw_recall_obj, bentoclaw_recall);
 
-static mp_obj_t bentoclaw_session_clear(void) {
+mp_obj_t bentoclaw_session_clear(void) {
     bentoclaw_ensure_init();
     claw_session_clear();
     if (claw_ipc_initialized) {
@@ -656,7 +750,7 @@ static void bentoclaw_dict_store_str(mp_obj_t d, qstr key, const char *s) {
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(key), mp_obj_new_str(s, strlen(s)));
 }
 
-static mp_obj_t bentoclaw_status(void) {
+mp_obj_t bentoclaw_status(void) {
     bentoclaw_ensure_init();
     mp_obj_t d = mp_obj_new_dict(6);
     const char *state = s_agent_state < MP_ARRAY_SIZE(bentoclaw_state_names)
@@ -673,7 +767,7 @@ static mp_obj_t bentoclaw_status(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_status_obj, bentoclaw_status);
 
-static mp_obj_t bentoclaw_safety(void) {
+mp_obj_t bentoclaw_safety(void) {
     bentoclaw_ensure_init();
 
     mp_obj_t d = mp_obj_new_dict(4);
@@ -702,7 +796,7 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_safety_obj, bentoclaw_safety);
  */
 
 // Index of the registry entry called `name`, or -1.
-static int bentoclaw_tool_find(const char *name, size_t len) {
+int bentoclaw_tool_find(const char *name, size_t len) {
     for (size_t i = 0; i < bentoclaw_tool_count(); i++) {
         const char *n = bentoclaw_tool_at(i)->name;
         if (strlen(n) == len && memcmp(n, name, len) == 0) {
@@ -766,11 +860,12 @@ static mp_obj_t bentoclaw_builtin_run(uint8_t kind, mp_obj_t arg) {
     }
 }
 
-// mp_print_t sink that keeps only what fits in one session line, so the
-// repr of a large result never takes more heap than the line it becomes.
-// The cut falls on a character boundary; once cut, later pieces are dropped.
+// mp_print_t sink that keeps only `max` bytes, so the repr of a large
+// result never takes more heap than the line it becomes. The cut falls on a
+// character boundary; once cut, later pieces are dropped.
 typedef struct _bentoclaw_capped_t {
-    vstr_t vstr;
+    vstr_t *vstr;
+    size_t max;
     bool full;
 } bentoclaw_capped_t;
 
@@ -779,7 +874,7 @@ static void bentoclaw_print_capped(void *data, const char *str, size_t len) {
     if (c->full) {
         return;
     }
-    size_t room = CLAW_MSG_MAX_LEN - 1 - c->vstr.len;
+    size_t room = c->max > c->vstr->len ? c->max - c->vstr->len : 0;
     if (len > room) {
         len = room;
         while (len > 0 && ((uint8_t)str[len] & 0xc0) == 0x80) {
@@ -787,33 +882,78 @@ static void bentoclaw_print_capped(void *data, const char *str, size_t len) {
         }
         c->full = true;
     }
-    vstr_add_strn(&c->vstr, str, len);
+    vstr_add_strn(c->vstr, str, len);
+}
+
+bool bentoclaw_str_capped(vstr_t *out, mp_obj_t obj, size_t max) {
+    bentoclaw_capped_t capped = { .vstr = out, .max = out->len + max, .full = false };
+    mp_print_t print = { &capped, bentoclaw_print_capped };
+    mp_obj_print_helper(&print, obj, PRINT_STR);
+    return capped.full;
+}
+
+static void bentoclaw_tool_log_line(vstr_t *line) {
+    const char *text = vstr_null_terminated_str(line);
+    claw_ipc_send_ui(CLAW_UI_TOOL, text, strlen(text));
+    claw_session_add(CLAW_ROLE_TOOL, text);
+    vstr_clear(line);
 }
 
 // The TOOL turn for a finished call, "<name>: <result>" (the core cuts it
 // to 255 bytes on a character boundary).
 static void bentoclaw_tool_log(const char *name, mp_obj_t result) {
-    bentoclaw_capped_t capped = { .full = false };
-    vstr_init(&capped.vstr, 64);
+    vstr_t line;
+    vstr_init(&line, 64);
+    bentoclaw_capped_t capped = { .vstr = &line, .max = CLAW_MSG_MAX_LEN - 1, .full = false };
     mp_print_t print = { &capped, bentoclaw_print_capped };
     mp_printf(&print, "%s: ", name);
     mp_obj_print_helper(&print, result, mp_obj_is_str(result) ? PRINT_STR : PRINT_REPR);
-    const char *line = vstr_null_terminated_str(&capped.vstr);
-    claw_ipc_send_ui(CLAW_UI_TOOL, line, strlen(line));
-    claw_session_add(CLAW_ROLE_TOOL, line);
-    vstr_clear(&capped.vstr);
+    bentoclaw_tool_log_line(&line);
 }
 
-static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *args) {
-    bentoclaw_ensure_init();
-    size_t name_len;
-    const char *name = bentoclaw_get_tool_name(args[0], &name_len);
-    mp_obj_t arg = n_args > 1 ? args[1] : mp_const_none;
-    int idx = bentoclaw_tool_find(name, name_len);
-    if (idx < 0) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown tool '%s'"), name);
+void bentoclaw_tool_log_note(const char *name, size_t name_len, const char *note, const char *text) {
+    vstr_t line;
+    vstr_init(&line, 64);
+    bentoclaw_capped_t capped = { .vstr = &line, .max = CLAW_MSG_MAX_LEN - 1, .full = false };
+    bentoclaw_print_capped(&capped, name, name_len);
+    bentoclaw_print_capped(&capped, ": ", 2);
+    bentoclaw_print_capped(&capped, note, strlen(note));
+    if (text != NULL && text[0] != '\0') {
+        bentoclaw_print_capped(&capped, ": ", 2);
+        bentoclaw_print_capped(&capped, text, strlen(text));
     }
-    const bentoclaw_tool_t *found = bentoclaw_tool_at((size_t)idx);
+    bentoclaw_tool_log_line(&line);
+}
+
+const char *bentoclaw_gate_text(bentoclaw_gate_t gate) {
+    switch (gate) {
+        case BENTOCLAW_GATE_BREAKER:
+            return BENTOCLAW_TEXT_BREAKER_OPEN;
+        case BENTOCLAW_GATE_TRUST:
+            return BENTOCLAW_TEXT_TRUST;
+        case BENTOCLAW_GATE_RATE:
+            return BENTOCLAW_TEXT_RATE;
+        default:
+            return "";
+    }
+}
+
+// tool()'s refusal: RuntimeError with the seed's exact text.
+static NORETURN void bentoclaw_raise_gate(bentoclaw_gate_t gate) {
+    if (gate == BENTOCLAW_GATE_BREAKER) {
+        bentoclaw_raise_breaker_open();
+    } else if (gate == BENTOCLAW_GATE_TRUST) {
+        mp_raise_msg(&mp_type_RuntimeError,
+            MP_ERROR_TEXT("tool risk exceeds transport trust level"));
+    } else {
+        mp_raise_msg(&mp_type_RuntimeError,
+            MP_ERROR_TEXT("rate limit exceeded for this tool"));
+    }
+}
+
+// The four gates and the call itself, at the current trust level.
+static bentoclaw_gate_t bentoclaw_tool_gated(size_t idx, mp_obj_t arg, mp_obj_t *result_out) {
+    const bentoclaw_tool_t *found = bentoclaw_tool_at(idx);
     if (found->kind != TOOL_KIND_PYTHON) {
         bentoclaw_builtin_check_arg(found->kind, arg);
     }
@@ -821,21 +961,19 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *args) {
     /* Safety check: circuit breaker */
     if (!claw_cb_allow()) {
         s_error_count++;
-        bentoclaw_raise_breaker_open();
+        return BENTOCLAW_GATE_BREAKER;
     }
 
     /* Safety check: transport trust level */
     if (!claw_trust_allows(found->risk)) {
         s_error_count++;
-        mp_raise_msg(&mp_type_RuntimeError,
-            MP_ERROR_TEXT("tool risk exceeds transport trust level"));
+        return BENTOCLAW_GATE_TRUST;
     }
 
     /* Safety check: rate limiter */
     if (!claw_rate_check(found->name)) {
         s_error_count++;
-        mp_raise_msg(&mp_type_RuntimeError,
-            MP_ERROR_TEXT("rate limit exceeded for this tool"));
+        return BENTOCLAW_GATE_RATE;
     }
 
     /* Record rate limit hit */
@@ -845,7 +983,7 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *args) {
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         if (found->kind == TOOL_KIND_PYTHON) {
-            mp_obj_t handler = TOOL_HANDLER((size_t)idx - BENTOCLAW_BUILTIN_TOOLS);
+            mp_obj_t handler = TOOL_HANDLER(idx - BENTOCLAW_BUILTIN_TOOLS);
             result = mp_call_function_1(handler, arg);
         } else {
             result = bentoclaw_builtin_run(found->kind, arg);
@@ -863,8 +1001,58 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *args) {
     }
     claw_cb_success();
     bentoclaw_set_last_result("tool ok");
+    // The handler may have re-registered tools: log the name it ran under.
     bentoclaw_tool_log(found->name, result);
     bentoclaw_flush_if_dirty();
+    *result_out = result;
+    return BENTOCLAW_GATE_OK;
+}
+
+// Back to the saved level, unless connect()/disconnect() ran inside the call
+// and set the level that belongs to the connection state.
+static void bentoclaw_trust_restore(claw_trust_level_t saved, uint32_t epoch) {
+    if (s_trust_epoch == epoch) {
+        claw_trust_set(saved);
+    }
+}
+
+bentoclaw_gate_t bentoclaw_tool_call(size_t idx, mp_obj_t arg, int trust, mp_obj_t *result) {
+    if (idx >= bentoclaw_tool_count()) {
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("bad tool entry"));
+    }
+    if (trust < 0) {
+        return bentoclaw_tool_gated(idx, arg, result);
+    }
+    claw_trust_level_t saved = claw_trust_get();
+    uint32_t epoch = s_trust_epoch;
+    claw_trust_set((claw_trust_level_t)trust);
+    bentoclaw_gate_t gate = BENTOCLAW_GATE_OK;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        gate = bentoclaw_tool_gated(idx, arg, result);
+        nlr_pop();
+    } else {
+        bentoclaw_trust_restore(saved, epoch);
+        nlr_jump(nlr.ret_val);
+    }
+    bentoclaw_trust_restore(saved, epoch);
+    return gate;
+}
+
+static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *args) {
+    bentoclaw_ensure_init();
+    size_t name_len;
+    const char *name = bentoclaw_get_tool_name(args[0], &name_len);
+    mp_obj_t arg = n_args > 1 ? args[1] : mp_const_none;
+    int idx = bentoclaw_tool_find(name, name_len);
+    if (idx < 0) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown tool '%s'"), name);
+    }
+    mp_obj_t result;
+    bentoclaw_gate_t gate = bentoclaw_tool_call((size_t)idx, arg, BENTOCLAW_TRUST_CURRENT, &result);
+    if (gate != BENTOCLAW_GATE_OK) {
+        bentoclaw_raise_gate(gate);
+    }
     return result;
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(bentoclaw_tool_obj, 1, 2, bentoclaw_tool);
@@ -1007,6 +1195,12 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tool), MP_ROM_PTR(&bentoclaw_tool_obj) },
     { MP_ROM_QSTR(MP_QSTR_register_tool), MP_ROM_PTR(&bentoclaw_register_tool_obj) },
     { MP_ROM_QSTR(MP_QSTR_tools), MP_ROM_PTR(&bentoclaw_tools_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tacp), MP_ROM_PTR(&bentoclaw_tacp_obj) },
+    { MP_ROM_QSTR(MP_QSTR_search), MP_ROM_PTR(&bentoclaw_search_obj) },
+    { MP_ROM_QSTR(MP_QSTR_forget), MP_ROM_PTR(&bentoclaw_forget_obj) },
+    { MP_ROM_QSTR(MP_QSTR_pin), MP_ROM_PTR(&bentoclaw_pin_obj) },
+    { MP_ROM_QSTR(MP_QSTR_export_memory), MP_ROM_PTR(&bentoclaw_export_memory_obj) },
+    { MP_ROM_QSTR(MP_QSTR_import_memory), MP_ROM_PTR(&bentoclaw_import_memory_obj) },
     #if !BENTOCLAW_PORT_FIRMWARE
     { MP_ROM_QSTR(MP_QSTR__ui_events), MP_ROM_PTR(&bentoclaw__ui_events_obj) },
     { MP_ROM_QSTR(MP_QSTR__context), MP_ROM_PTR(&bentoclaw__context_obj) },
@@ -1018,6 +1212,7 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_PROMPT_MAX), MP_ROM_INT(BENTOCLAW_PROMPT_MAX) },
     { MP_ROM_QSTR(MP_QSTR_CONTEXT_MAX), MP_ROM_INT(BENTOCLAW_CONTEXT_MAX) },
     { MP_ROM_QSTR(MP_QSTR_REPLY_MAX), MP_ROM_INT(BENTOCLAW_REPLY_MAX) },
+    { MP_ROM_QSTR(MP_QSTR_TOOL_ROUNDS_MAX), MP_ROM_INT(BENTOCLAW_TOOL_ROUNDS_MAX) },
 };
 static MP_DEFINE_CONST_DICT(bentoclaw_module_globals, bentoclaw_module_globals_table);
 

@@ -24,8 +24,24 @@ SRC_LIST=/etc/apt/sources.list.d/bentoclaw-${SUITE}-src.sources
 log() { printf 'fetch_micropython: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# Fixes we carry for MicroPython's bundled libraries (patches/micropython/,
+# each with the upstream report it backports). Applied once; a re-run sees
+# them applied and does nothing.
+apply_patches() {
+    local p
+    for p in "$ROOT"/patches/micropython/*.patch; do
+        [[ -f $p ]] || continue
+        if patch -d "$LINK/" -p1 -R --dry-run -s -f <"$p" >/dev/null 2>&1; then
+            continue
+        fi
+        log "applying $(basename "$p")"
+        patch -d "$LINK/" -p1 -s -f <"$p" || die "patch $(basename "$p") does not apply"
+    done
+}
+
 if [[ -f "$LINK/ports/unix/Makefile" && -f "$LINK/py/mpconfig.h" ]]; then
     log "source present: $(readlink -f "$LINK")"
+    apply_patches
     exit 0
 fi
 
@@ -150,4 +166,5 @@ if [[ ! -f $dir/ports/unix/Makefile ]]; then
     mv "$dir.tmp" "$dir"
 fi
 ln -sfn "$dir" "$LINK"
+apply_patches
 log "source ready: $DEST/$dir"

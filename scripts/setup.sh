@@ -15,7 +15,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 
 PKGS=(build-essential pkg-config libffi-dev libclang-dev clang dpkg-dev python3
       gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-      qemu-system-arm faketime valgrind)
+      qemu-system-arm faketime valgrind patch)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -5,8 +5,9 @@
 # fuzzing (fixed seed and count) → target
 # builds (Cortex-M55 and M3) → C ABI test under ASan/UBSan → no-panic link
 # and size report → MicroPython tests on the unix port (real LittleFS, real
-# HTTP on loopback). Every step is counted; the last line is
-# "N passed, N failed".
+# HTTP on loopback) → reliability report → the MicroPython suite on an
+# emulated Cortex-M55 (qemu mps3-an547) → performance report. Every step is
+# counted; the last line is "N passed, N failed".
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,15 +57,19 @@ step() {
 step setup bash scripts/setup.sh
 step rustfmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
-step "clippy (features)" cargo clippy --all-targets --features recall -- -D warnings
-step "rust tests" cargo test --features recall
-step miri cargo +nightly miri test --features recall -- --skip props --skip model_tests
+step "clippy (features)" cargo clippy --all-targets --features recall,lasting -- -D warnings
+step "rust tests" cargo test --features recall,lasting
+step "rust tests (vendor ABI only)" cargo test
+step miri cargo +nightly miri test --features recall,lasting -- --skip props --skip model_tests
 step fuzz bash scripts/fuzz.sh
 step "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
 step "build thumbv7m" cargo build --release --target thumbv7m-none-eabi
 step "c abi tests" bash scripts/test_c.sh
 step "size report" bash scripts/size_report.sh
 step "micropython tests" bash scripts/test_mpy.sh
+step "reliability report" bash scripts/reliability_report.sh build/test-logs/fuzz.log build/test-logs/c_abi_tests.log
+step "emulated cortex-m55" bash scripts/test_qemu.sh
+step "performance report" bash scripts/perf_report.sh
 
 echo
 if ((failed > 0)); then

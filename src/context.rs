@@ -19,7 +19,7 @@
 use crate::memory;
 use crate::port::Port;
 use crate::session::Session;
-use crate::session::ring::Message;
+use crate::session::ring::{Message, SessionRing};
 use crate::text::floor_char_boundary;
 
 const MEMORY_HEADER: &[u8] = b"Memory:\n";
@@ -53,12 +53,8 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
 /// Store order: each memory line that fits. Returns the bitmap of chosen
 /// lines and adds their bytes to `used`.
 #[cfg(not(feature = "recall"))]
-fn choose_memory<P: Port>(
-    port: &mut P,
-    _session: &mut Session,
-    cap: usize,
-    used: &mut usize,
-) -> u64 {
+#[inline(never)]
+fn choose_memory<P: Port>(port: &mut P, _ring: &SessionRing, cap: usize, used: &mut usize) -> u64 {
     let mut chosen: u64 = 0;
     let mut index = 0usize;
     let _ = memory::for_each(port, |p| {
@@ -83,34 +79,39 @@ const QUERY_TURNS: usize = 3;
 /// then by relevance to the newest turns (ties: the newer line), each that
 /// fits. Returns the bitmap of chosen lines and adds their bytes to `used`.
 #[cfg(feature = "recall")]
-fn choose_memory<P: Port>(
-    port: &mut P,
-    session: &mut Session,
-    cap: usize,
-    used: &mut usize,
-) -> u64 {
+#[inline(never)]
+fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &mut usize) -> u64 {
     let mut query = crate::recall::Query::new();
-    let ring = session.ring(port);
     for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
         query.add(&m.text);
     }
-    let mut need = [0u16; MEMORY_LINES_MAX];
-    let mut score = [0u16; MEMORY_LINES_MAX];
+    // Bytes: a memory line is at most 2 + 31 + 2 + 127 + 1 = 163 bytes,
+    // and a score is kept at a quarter of its 0..=1000 scale.
+    let mut need = [0u8; MEMORY_LINES_MAX];
+    let mut score = [0u8; MEMORY_LINES_MAX];
     let mut pinned: u64 = 0;
     let mut lines = 0usize;
     let mut total = 0usize;
-    let _ = memory::for_each(port, |p| {
-        if let (Some(n), Some(s)) = (need.get_mut(lines), score.get_mut(lines)) {
+    // The store is read here rather than through `memory::for_each`: one
+    // frame with the pair buffer instead of two (the 1 KiB stack budget).
+    if let Ok(Some(fd)) = memory::open_store(port) {
+        let mut reader = memory::PairReader::new(fd);
+        let mut p = memory::Pair::new();
+        while let Ok(Some(())) = reader.next(port, &mut p) {
+            let (Some(n), Some(s)) = (need.get_mut(lines), score.get_mut(lines)) else {
+                break;
+            };
             let len = memory_line_len(p.key(), p.value());
-            *n = len as u16;
-            *s = query.score(p.key(), p.value());
+            *n = len.min(255) as u8;
+            *s = (query.score(p.key(), p.value()) / 4).min(255) as u8;
             if p.pinned() {
                 pinned |= 1 << lines;
             }
             total += len;
             lines += 1;
         }
-    });
+        let _ = port.close(fd);
+    }
     if lines == 0 {
         return 0;
     }
@@ -149,13 +150,30 @@ fn choose_memory<P: Port>(
         };
         tried |= 1 << i;
         let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
-        let n = header + usize::from(need.get(i).copied().unwrap_or(u16::MAX));
+        let n = header + usize::from(need.get(i).copied().unwrap_or(u8::MAX));
         if *used + n <= cap {
             *used += n;
             chosen |= 1 << i;
         }
     }
     chosen
+}
+
+/// Prints the chosen memory lines (out of line: see `choose_memory`).
+#[inline(never)]
+fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64) {
+    o.push(MEMORY_HEADER);
+    let mut index = 0usize;
+    let _ = memory::for_each(port, |p| {
+        if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
+            o.push(b"- ");
+            o.push(p.key());
+            o.push(b": ");
+            o.push(p.value());
+            o.push(b"\n");
+        }
+        index += 1;
+    });
 }
 
 /// Renders into `out` and NUL-terminates; returns the bytes written without
@@ -182,7 +200,8 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 
     // 2. Memory lines, each that fits (with `recall`: pinned keys first,
     //    then the most relevant to the recent turns).
-    let chosen = choose_memory(port, session, cap, &mut used);
+    let ring = session.ring(port);
+    let chosen = choose_memory(port, ring, cap, &mut used);
 
     // 3. Older turns, newest first, while they fit whole.
     let ring = session.ring(port);
@@ -203,18 +222,7 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
         len: 0,
     };
     if chosen != 0 {
-        o.push(MEMORY_HEADER);
-        let mut index = 0usize;
-        let _ = memory::for_each(port, |p| {
-            if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
-                o.push(b"- ");
-                o.push(p.key());
-                o.push(b": ");
-                o.push(p.value());
-                o.push(b"\n");
-            }
-            index += 1;
-        });
+        render_memory(port, &mut o, chosen);
     }
     let ring = session.ring(port);
     if turns > 0 {

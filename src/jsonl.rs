@@ -16,9 +16,9 @@
 use crate::port::{Errno, Fd, Port};
 
 /// Bytes read from the port per call.
-const READ_CHUNK: usize = 32;
+const READ_CHUNK: usize = 16;
 /// Bytes collected before a port write.
-const WRITE_CHUNK: usize = 64;
+const WRITE_CHUNK: usize = 32;
 /// Longest field name that is matched; longer names are skipped as unknown.
 const NAME_MAX: usize = 12;
 
@@ -56,6 +56,7 @@ impl ByteReader {
         self.offset
     }
 
+    #[inline(always)]
     fn peek<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         if self.pos >= self.len {
             if self.eof {
@@ -72,6 +73,7 @@ impl ByteReader {
         Ok(self.buf.get(self.pos).copied())
     }
 
+    #[inline(always)]
     fn bump(&mut self) {
         if self.pos < self.len {
             self.pos += 1;
@@ -79,6 +81,7 @@ impl ByteReader {
         }
     }
 
+    #[inline(always)]
     fn next<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         let b = self.peek(port)?;
         self.bump();
@@ -86,12 +89,15 @@ impl ByteReader {
     }
 }
 
-/// A string field the caller wants decoded into its buffer.
+/// A string field the caller wants decoded into its buffer (or only
+/// checked, see [`StrField::counted`]).
 pub struct StrField<'a> {
     /// The field name in the file.
     pub name: &'static [u8],
     /// Where the decoded UTF-8 goes.
     pub buf: &'a mut [u8],
+    /// Longest decoded length accepted.
+    pub max: usize,
     /// Decoded length, valid when `seen`.
     pub len: usize,
     /// Whether the record had this field.
@@ -101,9 +107,23 @@ pub struct StrField<'a> {
 impl<'a> StrField<'a> {
     /// A field called `name` decoded into `buf`.
     pub fn new(name: &'static [u8], buf: &'a mut [u8]) -> Self {
+        let max = buf.len();
         Self {
             name,
             buf,
+            max,
+            len: 0,
+            seen: false,
+        }
+    }
+
+    /// A field that is checked (escapes, UTF-8, at most `max` bytes
+    /// decoded) but not kept: no buffer, so no stack for one.
+    pub fn counted(name: &'static [u8], max: usize) -> Self {
+        Self {
+            name,
+            buf: &mut [],
+            max,
             len: 0,
             seen: false,
         }
@@ -115,16 +135,31 @@ impl<'a> StrField<'a> {
     }
 }
 
-/// A scalar value: only `true` matters to the formats here (`"end"`,
-/// `"pin"`); numbers, `false` and `null` are accepted and skipped.
+/// A scalar value: `true` (`"end"`, `"pin"`), and with the `lasting`
+/// feature non-negative integers (session statistics); anything else that
+/// is a scalar is accepted and skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scalar {
     /// Field absent.
     Absent,
     /// `true`.
     True,
-    /// `false`, `null` or a number.
+    /// `false`, `null` or a number that is not read.
     Other,
+    /// A non-negative integer, saturating at `u32::MAX`.
+    #[cfg(feature = "lasting")]
+    Uint(u32),
+}
+
+impl Scalar {
+    /// The integer value, 0 when absent or not an integer.
+    #[cfg(feature = "lasting")]
+    pub fn uint(self) -> u32 {
+        match self {
+            Scalar::Uint(v) => v,
+            _ => 0,
+        }
+    }
 }
 
 /// A scalar field the caller wants.
@@ -231,6 +266,7 @@ fn skip_line<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Errno> {
     Ok(())
 }
 
+#[inline(always)]
 fn skip_ws<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Option<u8>, Bad> {
     loop {
         match r.peek(port)? {
@@ -240,6 +276,7 @@ fn skip_ws<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Option<u8>, Bad>
     }
 }
 
+#[inline(always)]
 fn expect<P: Port>(port: &mut P, r: &mut ByteReader, want: u8) -> Result<(), Bad> {
     if skip_ws(port, r)? == Some(want) {
         r.bump();
@@ -263,7 +300,7 @@ fn parse_object<P: Port>(
     loop {
         let mut name = [0u8; NAME_MAX];
         expect(port, r, b'"')?;
-        let name_len = match decode_string(port, r, &mut name) {
+        let name_len = match decode_string(port, r, &mut name, NAME_MAX) {
             Ok(n) => Some(n),
             Err(StrErr::TooLong) => None,
             Err(StrErr::Bad(b)) => return Err(b),
@@ -275,7 +312,7 @@ fn parse_object<P: Port>(
                 r.bump();
                 match strs.iter_mut().find(|f| !name.is_empty() && f.name == name) {
                     Some(f) => {
-                        f.len = decode_string(port, r, f.buf).map_err(StrErr::into_bad)?;
+                        f.len = decode_string(port, r, f.buf, f.max).map_err(StrErr::into_bad)?;
                         f.seen = true;
                     }
                     None => skip_string(port, r)?,
@@ -332,9 +369,11 @@ fn decode_string<P: Port>(
     port: &mut P,
     r: &mut ByteReader,
     out: &mut [u8],
+    max: usize,
 ) -> Result<usize, StrErr> {
     let mut len = 0usize;
     let mut too_long = false;
+    let mut utf8_check = Utf8::new();
     loop {
         let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
         let mut utf8 = [0u8; 4];
@@ -365,20 +404,73 @@ fn decode_string<P: Port>(
                 &utf8[..1]
             }
         };
-        match out.get_mut(len..len + piece.len()) {
-            Some(dst) if !too_long => {
-                crate::text::copy_prefix(dst, piece);
-                len += piece.len();
-            }
-            _ => too_long = true,
+        if !piece.iter().all(|&b| utf8_check.feed(b)) {
+            return Err(StrErr::Bad(Bad::Syntax));
         }
+        if too_long || len + piece.len() > max {
+            too_long = true;
+            continue;
+        }
+        // A counted field has no buffer: only the length is kept.
+        if let Some(dst) = out.get_mut(len..len + piece.len()) {
+            crate::text::copy_prefix(dst, piece);
+        }
+        len += piece.len();
     }
     if too_long {
         return Err(StrErr::TooLong);
     }
-    match out.get(..len) {
-        Some(s) if core::str::from_utf8(s).is_ok() => Ok(len),
-        _ => Err(StrErr::Bad(Bad::Syntax)),
+    if utf8_check.complete() {
+        Ok(len)
+    } else {
+        Err(StrErr::Bad(Bad::Syntax))
+    }
+}
+
+/// UTF-8 checked a byte at a time (so that a field can be checked without
+/// keeping it): no overlong forms, surrogates or code points past U+10FFFF.
+struct Utf8 {
+    need: u8,
+    cp: u32,
+    min: u32,
+}
+
+impl Utf8 {
+    fn new() -> Self {
+        Self {
+            need: 0,
+            cp: 0,
+            min: 0,
+        }
+    }
+
+    fn feed(&mut self, b: u8) -> bool {
+        if self.need == 0 {
+            let (need, bits, min) = match b {
+                0x00..=0x7F => return true,
+                0xC2..=0xDF => (1, b & 0x1F, 0x80),
+                0xE0..=0xEF => (2, b & 0x0F, 0x800),
+                0xF0..=0xF4 => (3, b & 0x07, 0x1_0000),
+                _ => return false,
+            };
+            self.need = need;
+            self.cp = u32::from(bits);
+            self.min = min;
+            return true;
+        }
+        if b & 0xC0 != 0x80 {
+            return false;
+        }
+        self.cp = (self.cp << 6) | u32::from(b & 0x3F);
+        self.need -= 1;
+        self.need > 0
+            || (self.cp >= self.min
+                && self.cp <= 0x10_FFFF
+                && !(0xD800..=0xDFFF).contains(&self.cp))
+    }
+
+    fn complete(&self) -> bool {
+        self.need == 0
     }
 }
 
@@ -435,15 +527,27 @@ fn parse_scalar<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad
         b'f' => literal(port, r, b"false").map(|()| Scalar::Other),
         b'n' => literal(port, r, b"null").map(|()| Scalar::Other),
         b'-' | b'0'..=b'9' => {
-            // Skipped, not converted: no field here needs a number. A number
-            // longer than 64 characters is garbage.
+            // A number longer than 64 characters is garbage.
             let mut len = 0u32;
-            while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = r.peek(port)? {
+            #[cfg(feature = "lasting")]
+            let (mut v, mut plain) = (0u32, true);
+            while let Some(b @ (b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) = r.peek(port)? {
+                #[cfg(feature = "lasting")]
+                match b {
+                    b'0'..=b'9' => v = v.saturating_mul(10).saturating_add(u32::from(b - b'0')),
+                    _ => plain = false,
+                }
+                #[cfg(not(feature = "lasting"))]
+                let _ = b;
                 r.bump();
                 len += 1;
                 if len > 64 {
                     return Err(Bad::Syntax);
                 }
+            }
+            #[cfg(feature = "lasting")]
+            if plain {
+                return Ok(Scalar::Uint(v));
             }
             Ok(Scalar::Other)
         }
@@ -531,6 +635,28 @@ impl LineWriter {
             }
         }
         self.byte(port, b'"')
+    }
+
+    /// Appends a decimal number.
+    #[cfg(feature = "lasting")]
+    pub fn uint<P: Port>(&mut self, port: &mut P, v: u32) -> Result<(), Errno> {
+        let mut digits = [0u8; 10];
+        let mut n = 0usize;
+        let mut v = v;
+        loop {
+            if let Some(d) = digits.get_mut(n) {
+                *d = b'0' + (v % 10) as u8;
+            }
+            n += 1;
+            v /= 10;
+            if v == 0 || n >= digits.len() {
+                break;
+            }
+        }
+        for i in (0..n).rev() {
+            self.byte(port, digits.get(i).copied().unwrap_or(b'0'))?;
+        }
+        Ok(())
     }
 
     /// Hands buffered bytes to the port.

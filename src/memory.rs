@@ -33,7 +33,9 @@ pub(crate) const KEY_MAX_BYTES: usize = 31;
 pub(crate) const VAL_MAX_BYTES: usize = 127;
 /// Key hashes `set` remembers for its duplicate pre-check (a file with more
 /// pairs, only possible by hand, gets the exact check for the rest).
-const HASHED: usize = MAX_ENTRIES + 16;
+const HASHED: usize = MAX_ENTRIES;
+/// Pairs among which duplicated keys are merged by a rewrite.
+const DEDUP_PAIRS: usize = 128;
 
 /// Why a memory operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +79,8 @@ pub struct Pair {
 }
 
 impl Pair {
-    fn new() -> Self {
+    /// An empty pair to read into.
+    pub fn new() -> Self {
         Self {
             key: [0; KEY_MAX_BYTES],
             key_len: 0,
@@ -103,6 +106,12 @@ impl Pair {
     }
 }
 
+impl Default for Pair {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Reads the pairs of an open store file, one at a time.
 pub struct PairReader {
     r: ByteReader,
@@ -116,6 +125,30 @@ impl PairReader {
         Self {
             r: ByteReader::new(fd),
             skipped: false,
+        }
+    }
+
+    /// The key of the next valid pair (its value checked, not kept), or
+    /// `None` at the end of the file.
+    #[inline(never)]
+    pub fn next_key<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+    ) -> Result<Option<usize>, Errno> {
+        loop {
+            let mut strs = [
+                StrField::new(b"key", key),
+                StrField::counted(b"value", VAL_MAX_BYTES),
+            ];
+            let line = read_record(port, &mut self.r, &mut strs, &mut [])?;
+            match line {
+                Line::Eof => return Ok(None),
+                Line::Record | Line::RecordAtEof if strs[0].len > 0 => {
+                    return Ok(Some(strs[0].len));
+                }
+                _ => {}
+            }
         }
     }
 
@@ -155,7 +188,7 @@ impl PairReader {
 }
 
 /// Opens the store for reading; `None` when there is no store yet.
-fn open_store<P: Port>(port: &mut P) -> Result<Option<Fd>, Errno> {
+pub fn open_store<P: Port>(port: &mut P) -> Result<Option<Fd>, Errno> {
     match port.open(MEMORY_PATH, Mode::Read) {
         Ok(fd) => Ok(Some(fd)),
         Err(Errno::ENOENT) => Ok(None),
@@ -164,6 +197,8 @@ fn open_store<P: Port>(port: &mut P) -> Result<Option<Fd>, Errno> {
 }
 
 /// Calls `f` for each pair of the store in file order (duplicates included).
+/// Out of line, so that its pair buffer is on the stack only while it runs.
+#[inline(never)]
 pub fn for_each<P: Port>(port: &mut P, mut f: impl FnMut(&Pair)) -> Result<(), Errno> {
     let Some(fd) = open_store(port)? else {
         return Ok(());
@@ -209,18 +244,19 @@ pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, M
     }
 }
 
-fn hash(key: &[u8]) -> u32 {
-    // FNV-1a: a pre-check only; equal hashes are confirmed byte by byte.
+fn hash(key: &[u8]) -> u16 {
+    // FNV-1a folded to 16 bits: a pre-check only; equal hashes are
+    // confirmed byte by byte.
     let mut h: u32 = 0x811c_9dc5;
     for &b in key {
         h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
     }
-    h
+    (h ^ (h >> 16)) as u16
 }
 
 /// Key hashes of the first [`HASHED`] pairs of the store.
 struct KeyHashes {
-    hashes: [u32; HASHED],
+    hashes: [u16; HASHED],
     len: usize,
 }
 
@@ -275,19 +311,12 @@ struct Scan {
     found: Option<(bool, bool)>,
 }
 
-fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<Scan, Errno> {
-    let mut s = Scan {
-        hashes: KeyHashes {
-            hashes: [0; HASHED],
-            len: 0,
-        },
-        maybe_dup: false,
-        skipped: false,
-        pairs: 0,
-        found: None,
-    };
+// The passes of an edit stay out of line: each has its own pair buffer, and
+// inlined into one frame they would add up on a 1 KiB stack budget.
+#[inline(never)]
+fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let Some(fd) = open_store(port)? else {
-        return Ok(s);
+        return Ok(());
     };
     let mut reader = PairReader::new(fd);
     let mut pair = Pair::new();
@@ -313,7 +342,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<Scan, Errno> 
     };
     s.skipped = reader.skipped;
     let _ = port.close(fd);
-    res.map(|()| s)
+    res
 }
 
 /// Applies `e` to `key`: the old store is streamed into the temporary file
@@ -324,7 +353,18 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         Edit::Set(v) => v,
         _ => b"",
     };
-    let s = scan(port, key, new_value)?;
+    // Filled in place: a returned `Scan` would sit in both frames.
+    let mut s = Scan {
+        hashes: KeyHashes {
+            hashes: [0; HASHED],
+            len: 0,
+        },
+        maybe_dup: false,
+        skipped: false,
+        pairs: 0,
+        found: None,
+    };
+    scan(port, key, new_value, &mut s)?;
     let clean = !s.maybe_dup && !s.skipped;
     match (e, s.found) {
         (Edit::Set(_), Some((true, _))) if clean => return Ok(()),
@@ -340,9 +380,14 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
         _ => {}
     }
+    let gone = if s.maybe_dup {
+        superseded(port, &s.hashes)?
+    } else {
+        0
+    };
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
-    let copied = copy_pairs(port, &mut w, key, e, &s.hashes);
+    let copied = copy_pairs(port, &mut w, key, e, gone);
     let result = match copied {
         Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
         Ok((_, true)) => w.flush(port).map_err(MemError::Io),
@@ -355,25 +400,57 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         Err(e) => Err(e),
     };
     let closed = port.close(tmp);
-    let result = result.and(closed.map_err(MemError::Io)).and_then(|()| {
-        port.rename(MEMORY_TMP_PATH, MEMORY_PATH)
-            .map_err(MemError::Io)
-    });
-    if result.is_err() {
-        let _ = port.remove(MEMORY_TMP_PATH);
-    }
+    let result = result.and(closed.map_err(MemError::Io));
+    let result = match result {
+        Ok(()) => match port.rename(MEMORY_TMP_PATH, MEMORY_PATH) {
+            Ok(()) => return Ok(()),
+            // littlefs reads a commit back to check it, so a read error can
+            // fail a rename that has landed. The temporary file tells the two
+            // apart (gone only when the rename happened), and the store must
+            // then hold the edit — `false` must mean "as before".
+            Err(err) => match port.remove(MEMORY_TMP_PATH) {
+                Err(Errno::ENOENT) if landed(port, key, e) => return Ok(()),
+                _ => Err(MemError::Io(err)),
+            },
+        },
+        Err(e) => Err(e),
+    };
+    let _ = port.remove(MEMORY_TMP_PATH);
     result
+}
+
+/// Whether the store holds `e` applied to `key` (the last line counts).
+#[inline(never)]
+fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> bool {
+    let mut last: Option<bool> = None;
+    let res = for_each(port, |p| {
+        if p.key() == key {
+            last = Some(match e {
+                Edit::Set(v) => p.value() == v,
+                Edit::Forget => false,
+                #[cfg(feature = "recall")]
+                Edit::Pin(on) => p.pinned() == on,
+            });
+        }
+    });
+    res.is_ok()
+        && match (e, last) {
+            (Edit::Forget, None) => true,
+            (_, Some(ok)) => ok,
+            _ => false,
+        }
 }
 
 /// Copies the store, keeping only the last line of a duplicated key and
 /// applying `e` to `key` in place. Returns how many other pairs were copied
 /// and whether `key` existed.
+#[inline(never)]
 fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
     key: &[u8],
     e: Edit<'_>,
-    hashes: &KeyHashes,
+    gone: u128,
 ) -> Result<(usize, bool), MemError> {
     let Some(fd) = open_store(port)? else {
         return Ok((0, false));
@@ -387,12 +464,8 @@ fn copy_pairs<P: Port>(
         match reader.next(port, &mut pair) {
             Ok(Some(())) => {
                 index += 1;
-                if hashes.maybe_duplicate(index - 1, pair.key()) {
-                    match appears_after(port, pair.key(), index) {
-                        Ok(true) => continue,
-                        Ok(false) => {}
-                        Err(e) => break Err(MemError::Io(e)),
-                    }
+                if gone & bit(index - 1) != 0 {
+                    continue;
                 }
                 let written = if pair.key() == key {
                     existed = true;
@@ -419,18 +492,59 @@ fn copy_pairs<P: Port>(
 }
 
 /// Whether `key` is the key of a pair after the first `index` pairs.
+/// Bit `i` for pair index `i`, 0 past [`DEDUP_PAIRS`].
+fn bit(i: usize) -> u128 {
+    if i < DEDUP_PAIRS { 1 << i } else { 0 }
+}
+
+/// Pairs a later line with the same key supersedes: bit `i` for pair `i`.
+/// A pass of its own, before the copy, so that its look-ahead reads are
+/// not nested under the copy's pair buffer (1 KiB stack budget). Covers
+/// the first [`DEDUP_PAIRS`] pairs; a hand-made store longer than that
+/// keeps later duplicates (reads still take the last line).
+#[inline(never)]
+fn superseded<P: Port>(port: &mut P, hashes: &KeyHashes) -> Result<u128, Errno> {
+    let Some(fd) = open_store(port)? else {
+        return Ok(0);
+    };
+    let mut reader = PairReader::new(fd);
+    let mut key = [0u8; KEY_MAX_BYTES];
+    let mut index = 0usize;
+    let mut gone = 0u128;
+    let res = loop {
+        match reader.next_key(port, &mut key) {
+            Ok(Some(len)) if index < DEDUP_PAIRS => {
+                let k = key.get(..len).unwrap_or(&[]);
+                if hashes.maybe_duplicate(index, k) {
+                    match appears_after(port, k, index + 1) {
+                        Ok(true) => gone |= bit(index),
+                        Ok(false) => {}
+                        Err(e) => break Err(e),
+                    }
+                }
+                index += 1;
+            }
+            Ok(_) => break Ok(gone),
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = port.close(fd);
+    res
+}
+
+#[inline(never)]
 fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool, Errno> {
     let Some(fd) = open_store(port)? else {
         return Ok(false);
     };
     let mut reader = PairReader::new(fd);
-    let mut pair = Pair::new();
+    let mut other = [0u8; KEY_MAX_BYTES];
     let mut i = 0usize;
     let res = loop {
-        match reader.next(port, &mut pair) {
-            Ok(Some(())) => {
+        match reader.next_key(port, &mut other) {
+            Ok(Some(len)) => {
                 i += 1;
-                if i > index && pair.key() == key {
+                if i > index && other.get(..len) == Some(key) {
                     break Ok(true);
                 }
             }
@@ -591,6 +705,21 @@ mod tests {
         let mut pinned = Vec::new();
         for_each(&mut port, |p| pinned.push(p.pinned())).unwrap();
         assert_eq!(pinned, [false, false]);
+    }
+
+    #[test]
+    fn a_rename_that_landed_but_reported_an_error_is_a_success() {
+        let mut port = MemPort::new();
+        set(&mut port, b"a", b"1").unwrap();
+        // The rename happens, then its read-back fails.
+        port.fail_after(Op::Rename, 0, Errno::EIO);
+        assert_eq!(set(&mut port, b"a", b"2"), Ok(()));
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("2"));
+        // A rename that did not happen stays a failure, store as before.
+        port.fail(Op::Rename, 0, Errno::EIO);
+        assert_eq!(set(&mut port, b"a", b"3"), Err(MemError::Io(Errno::EIO)));
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("2"));
+        assert!(port.get(MEMORY_TMP_PATH).is_none());
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub struct MemPort {
     pub now: u32,
     /// Fail the n-th (0-based, counted from now on) operation of a kind.
     faults: Vec<(Op, u32, Errno)>,
+    late_faults: Vec<(Op, u32, Errno)>,
     counts: BTreeMap<u8, u32>,
     /// Bytes committed to files by `close` (what reaches flash).
     pub bytes_committed: u64,
@@ -60,6 +61,7 @@ impl MemPort {
             open: (0..MAX_OPEN_FILES).map(|_| None).collect(),
             now: 0,
             faults: Vec::new(),
+            late_faults: Vec::new(),
             counts: BTreeMap::new(),
             bytes_committed: 0,
             writes: 0,
@@ -88,6 +90,13 @@ impl MemPort {
         self.faults.push((op, base + nth, err));
     }
 
+    /// Makes the `nth` next operation of kind `op` take effect and then
+    /// report `err` (a commit whose read-back fails).
+    pub fn fail_after(&mut self, op: Op, nth: u32, err: Errno) {
+        let base = self.count(op);
+        self.late_faults.push((op, base + nth, err));
+    }
+
     /// Makes every operation of kind `op` fail until [`MemPort::heal`].
     pub fn fail_all(&mut self, op: Op, err: Errno) {
         for n in 0..10_000 {
@@ -98,6 +107,7 @@ impl MemPort {
     /// Clears every pending fault.
     pub fn heal(&mut self) {
         self.faults.clear();
+        self.late_faults.clear();
     }
 
     /// Files currently open.
@@ -209,9 +219,17 @@ impl Port for MemPort {
     }
 
     fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno> {
+        let n = self.count(Op::Rename);
         self.tick(Op::Rename)?;
         let data = self.files.remove(from).ok_or(Errno::ENOENT)?;
         self.files.insert(to.to_owned(), data);
-        Ok(())
+        match self
+            .late_faults
+            .iter()
+            .position(|&(o, k, _)| o == Op::Rename && k == n)
+        {
+            Some(i) => Err(self.late_faults.remove(i).2),
+            None => Ok(()),
+        }
     }
 }

@@ -11,6 +11,17 @@ wire protocol:
 
     -> 200, body = the reply text (UTF-8)
 
+Tool requests (docs/BACKEND.md): a reply body that is exactly
+    {"tool_call": {"name": "<tool>", "arg": "<text>" | null}}
+asks the device to run a tool; the device answers with a second POST whose
+body adds
+    "tool_result": {"name": "...", "status": "ok"|"refused"|"error"|"unknown",
+                    "result": "..."}
+(checked here: a malformed "tool_result" is a 400). In the answering modes
+(ok, slow, tools) a request carrying a tool_result, with no fixed or queued
+reply set, is answered with a sentence about it, e.g.
+    "Tool echo ok: hello"        (see tool_summary()).
+
 Checks made on every request (a failing check answers with the status shown):
     Content-Type is application/json ............. 415
     Authorization is "Bearer <--api-key>" ........ 401
@@ -35,6 +46,8 @@ Fault modes (--mode, or at run time through /_control):
     close_mid       close in the middle of the response headers
     drop            close the connection without sending anything
     header_flood    200 with 5000 response headers before the body
+    tools           like ok, but a prompt "run <tool> [<arg>]" is answered
+                    with a tool request for that tool (the demo's model)
 
 Control and inspection (never subject to faults, no auth needed):
     POST /_control  {"mode": "status500"}             set the mode from now on
@@ -43,6 +56,11 @@ Control and inspection (never subject to faults, no auth needed):
                     {"reply": "fixed text"}           fixed reply in mode ok
                                                       (null restores the default)
                     {"delay_ms": 500}                 delay for mode slow
+                    {"replies": ["a", "b"]}           queued replies in the
+                                                      answering modes: one per
+                                                      request, before "reply"
+                                                      and the normal answer
+                                                      ([] or null: empty queue)
                     -> JSON of the resulting settings
     GET  /_last     JSON of the last protocol request: method, path, headers,
                     body (text), body_json (parsed or null), valid (bool),
@@ -82,7 +100,11 @@ MODES_FIXED = (
     "close_mid",
     "drop",
     "header_flood",
+    "tools",
 )
+
+ANSWERING_MODES = ("ok", "slow", "tools")
+TOOL_STATUSES = ("ok", "refused", "error", "unknown")
 
 
 def valid_mode(mode):
@@ -103,6 +125,7 @@ class State:
         self.once_mode = None
         self.once_left = 0
         self.reply = None
+        self.replies = []
         self.delay_ms = args.delay_ms
         self.log = []
         self.total = 0
@@ -123,6 +146,7 @@ class State:
             "once_mode": self.once_mode,
             "once_left": self.once_left,
             "reply": self.reply,
+            "replies": list(self.replies),
             "delay_ms": self.delay_ms,
         }
 
@@ -140,6 +164,7 @@ class State:
             self.once_mode = None
             self.once_left = 0
             self.reply = None
+            self.replies = []
             self.delay_ms = self.args.delay_ms
 
 
@@ -176,6 +201,36 @@ def answer(prompt, context):
         len(context.encode("utf-8")),
         lines,
     )
+
+
+RUN_TOOL = re.compile(r"^\s*run\s+(\S{1,64})(?:\s+(.*?))?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def tool_result_problem(tr):
+    """None when "tool_result" has the documented shape, else what is wrong."""
+    if not isinstance(tr, dict):
+        return '"tool_result" is not an object'
+    if set(tr) != {"name", "status", "result"}:
+        return '"tool_result" must have exactly name, status, result'
+    if not isinstance(tr["name"], str) or not isinstance(tr["result"], str):
+        return '"tool_result" name and result must be strings'
+    if tr["status"] not in TOOL_STATUSES:
+        return '"tool_result" status must be one of %s' % ", ".join(TOOL_STATUSES)
+    return None
+
+
+def tool_summary(tr):
+    """The answer to a request that carries a tool result."""
+    return "Tool %s %s: %s" % (tr["name"], tr["status"], tr["result"])
+
+
+def answer_tools(prompt, context):
+    """Mode tools: "run <tool> [<arg>]" becomes a tool request."""
+    m = RUN_TOOL.match(prompt)
+    if m:
+        return json.dumps({"tool_call": {"name": m.group(1), "arg": m.group(2)}},
+                          ensure_ascii=False)
+    return answer(prompt, context)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -298,6 +353,13 @@ class Handler(BaseHTTPRequestHandler):
                 if req["reply"] is not None and not isinstance(req["reply"], str):
                     return self.send_text(400, "reply must be a string or null\n")
                 st.reply = req["reply"]
+            if "replies" in req:
+                q = req["replies"]
+                if q is None:
+                    q = []
+                if not isinstance(q, list) or not all(isinstance(x, str) for x in q):
+                    return self.send_text(400, "replies must be a list of strings or null\n")
+                st.replies = list(q)
             if "delay_ms" in req:
                 if not isinstance(req["delay_ms"], int) or not 0 <= req["delay_ms"] <= 600000:
                     return self.send_text(400, "delay_ms must be 0..600000\n")
@@ -343,6 +405,9 @@ class Handler(BaseHTTPRequestHandler):
                 problem = 'no string "prompt"'
             elif not isinstance(req.get("context"), str):
                 problem = 'no string "context"'
+            elif "tool_result" in req:
+                problem = tool_result_problem(req["tool_result"])
+                rec["tool_result"] = req["tool_result"]
             rec["body_json"] = req
         except UnicodeDecodeError:
             problem = "body is not UTF-8"
@@ -363,18 +428,25 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_text(status, problem + "\n")
 
         mode = st.take_mode()
-        rec["status"] = 200 if mode in ("ok", "slow") else "fault:" + mode
+        rec["status"] = 200 if mode in ANSWERING_MODES else "fault:" + mode
         st.record(rec)
         self.respond(mode, req)
 
     def respond(self, mode, req):
         st = self.server.state
-        if mode in ("ok", "slow"):
+        if mode in ANSWERING_MODES:
             if mode == "slow":
                 time.sleep(min(st.delay_ms, 600000) / 1000.0)
             with st.lock:
-                fixed = st.reply
-            text = fixed if fixed is not None else answer(req["prompt"], req["context"])
+                fixed = st.replies.pop(0) if st.replies else st.reply
+            if fixed is not None:
+                text = fixed
+            elif "tool_result" in req:
+                text = tool_summary(req["tool_result"])
+            elif mode == "tools":
+                text = answer_tools(req["prompt"], req["context"])
+            else:
+                text = answer(req["prompt"], req["context"])
             return self.send_text(200, text)
         m = re.fullmatch(r"status([0-9]{3})", mode)
         if m:

@@ -5,8 +5,11 @@
 # uses), connects to tools/backend.py on loopback (port from BENTOCLAW_PORT),
 # holds a short conversation, shows that memory outlives session_clear(), shows
 # the safety state, has a high-risk tool refused while the transport is only
-# HTTPS-trusted, and disconnects. It exits 1 when something did not behave as
-# the contract says, so run.sh doubles as a smoke test.
+# HTTPS-trusted, lets the backend's model ask for tools (one runs, the
+# high-risk one is refused for trust: docs/BACKEND.md), drives the same tools
+# over TACP, the USB host's line protocol (docs/TACP.md), where the high-risk
+# one runs, and disconnects. It exits 1 when something did not behave as the
+# contract says, so run.sh doubles as a smoke test.
 
 import os
 import sys
@@ -53,6 +56,22 @@ def say(prompt):
         return None
     print("   bento: " + reply)
     return reply
+
+
+def backend_mode(mode):
+    """Switch tools/backend.py's mode through its /_control endpoint."""
+    import socket
+
+    body = '{"mode": "%s"}' % mode
+    s = socket.socket()
+    try:
+        s.connect(socket.getaddrinfo("127.0.0.1", PORT)[0][-1])
+        s.send(("POST /_control HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                "Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)).encode())
+        head = s.recv(64)
+    finally:
+        s.close()
+    return head.startswith(b"HTTP/1.1 200") or head.startswith(b"HTTP/1.0 200")
 
 
 def tool_entries():
@@ -155,6 +174,27 @@ try:
     bentoclaw.tool("no_such_tool")
 except ValueError as e:
     show("tool('no_such_tool') -> ValueError", str(e))
+
+step("tools asked for by the backend's model (HTTPS trust)")
+expect(backend_mode("tools"), "the backend did not switch to mode tools")
+reply = say("run echo สวัสดีจาก bento")
+expect(reply == "Tool echo ok: สวัสดีจาก bento", "the model's echo request did not run")
+reply = say("run wipe_memory")
+expect(reply == "Tool wipe_memory refused: tool risk exceeds transport trust level",
+       "the model's wipe_memory request was not refused for trust")
+show("recall('name')", bentoclaw.recall("name"))
+expect(bentoclaw.recall("name") == "สมชาย", "memory changed by a refused tool")
+backend_mode("ok")
+
+step("TACP: the USB host's line protocol (USB trust, while still connected)")
+if hasattr(bentoclaw, "tacp"):
+    for line in ("STATUS", "SAFETY", 'REMEMBER pet "Khao Niao"', "RECALL pet", "TOOL echo hi",
+                 "TOOL wipe_memory", "RECALL name", "TOOL nope", "FOO"):
+        r = bentoclaw.tacp(line)
+        print("   > %s\n   < %s" % (line, r))
+    expect(bentoclaw.recall("name") is None, "TACP's wipe_memory did not run at USB trust")
+    show("safety()['trust'] after TACP", bentoclaw.safety()["trust"])
+    expect(bentoclaw.safety()["trust"] == "https", "TACP left the trust level changed")
 
 step("disconnect")
 bentoclaw.disconnect()

@@ -13,8 +13,10 @@
 
 #![allow(non_camel_case_types)]
 
+#[cfg(feature = "lasting")]
+pub mod lasting;
 #[cfg(feature = "recall")]
-pub mod ext;
+pub mod recall;
 pub mod safety;
 pub mod session;
 #[cfg(test)]

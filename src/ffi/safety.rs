@@ -87,7 +87,7 @@ pub extern "C" fn claw_cb_cooldown_remaining() -> u32 {
 /// Clears the rate table.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_rate_init() {
-    with_state((), |s, _| s.rate = rate::RateTable::new());
+    with_state((), |s, _| s.rate.reset());
 }
 
 /// Gate 3: true while `tool_name` is under its limit. Consumes nothing.

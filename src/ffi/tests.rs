@@ -219,7 +219,7 @@ fn headers_match_the_committed_ones() {
 #[cfg(feature = "recall")]
 #[test]
 fn search_forget_pin_and_export_through_c() {
-    use super::ext::*;
+    use super::recall::*;
     let _g = fresh();
     assert!(set("wifi_password", "hunter2"));
     assert!(set("cat", "Mali"));

@@ -134,6 +134,14 @@ impl RateTable {
         self.entries.get_mut(i)?.as_mut()
     }
 
+    /// Empties the table in place (`claw_rate_init`; building a new table
+    /// and copying it would put its 900 bytes on the stack).
+    pub fn reset(&mut self) {
+        for e in self.entries.iter_mut() {
+            *e = None;
+        }
+    }
+
     /// Installs a limit; 0 restores the default (it never means unlimited).
     /// Returns false when the name is invalid or the table is full.
     pub fn set(&mut self, name: &[u8], per_min: u16, now: u32) -> bool {

@@ -1,6 +1,6 @@
 //! The conversation ring: the newest [`MAX_MSGS`] messages, in RAM.
 
-use heapless::{Deque, Vec};
+use heapless::Vec;
 
 /// Messages kept (`CLAW_SESSION_MAX_MSGS`).
 pub(crate) const MAX_MSGS: usize = 10;
@@ -19,6 +19,9 @@ pub enum Role {
     System = 2,
     /// `CLAW_ROLE_TOOL`.
     Tool = 3,
+    /// `CLAW_ROLE_SUMMARY`: a compaction summary; only ever the first entry
+    /// of the ring, never added by `claw_session_add`.
+    Summary = 4,
 }
 
 impl Role {
@@ -40,14 +43,21 @@ impl Role {
             Role::Assistant => b"assistant",
             Role::System => b"system",
             Role::Tool => b"tool",
+            Role::Summary => b"summary",
         }
     }
 
     /// Parses a file name.
     pub fn from_name(name: &[u8]) -> Option<Role> {
-        [Role::User, Role::Assistant, Role::System, Role::Tool]
-            .into_iter()
-            .find(|r| r.name() == name)
+        [
+            Role::User,
+            Role::Assistant,
+            Role::System,
+            Role::Tool,
+            Role::Summary,
+        ]
+        .into_iter()
+        .find(|r| r.name() == name)
     }
 }
 
@@ -60,61 +70,186 @@ pub struct Message {
     pub text: Vec<u8, MSG_MAX_BYTES>,
 }
 
-/// The newest messages, oldest first.
+const EMPTY: Message = Message {
+    role: Role::User,
+    text: Vec::new(),
+};
+
+/// The newest messages, oldest first, in a circular array of slots.
+///
+/// Messages are written into their slot in place: a message is 260 bytes,
+/// and moving one through the stack (as a `Deque` of values does) would
+/// cost that much stack per copy on a 1 KiB stack budget.
 pub struct SessionRing {
-    msgs: Deque<Message, MAX_MSGS>,
+    slots: [Message; MAX_MSGS],
+    head: usize,
+    len: usize,
 }
 
 impl SessionRing {
     /// An empty ring.
     pub const fn new() -> Self {
-        Self { msgs: Deque::new() }
+        Self {
+            slots: [EMPTY; MAX_MSGS],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    fn slot(&self, i: usize) -> usize {
+        (self.head + i) % MAX_MSGS
+    }
+
+    fn write(&mut self, slot: usize, role: Role, text: &[u8]) {
+        if let Some(m) = self.slots.get_mut(slot) {
+            m.role = role;
+            m.text.clear();
+            let keep = text.get(..MSG_MAX_BYTES.min(text.len())).unwrap_or(&[]);
+            // Cannot fail: `keep` is at most the capacity.
+            let _ = m.text.extend_from_slice(keep);
+        }
+    }
+
+    /// Copies slot `from` over slot `to`, in place.
+    fn copy_slot(&mut self, from: usize, to: usize) {
+        if let Ok([a, b]) = self.slots.get_disjoint_mut([from, to]) {
+            b.role = a.role;
+            b.text.clear();
+            let _ = b.text.extend_from_slice(&a.text);
+        }
     }
 
     /// Appends `text` (already validated and cut to [`MSG_MAX_BYTES`]),
-    /// dropping the oldest message when full.
+    /// dropping the oldest turn when full. A summary stays at the head: the
+    /// oldest turn after it goes instead. A summary pushed here (the file
+    /// reader meeting a summary line) replaces everything before it.
     pub fn push(&mut self, role: Role, text: &[u8]) {
-        let mut m = Message {
-            role,
-            text: Vec::new(),
-        };
-        let keep = text.get(..MSG_MAX_BYTES.min(text.len())).unwrap_or(&[]);
-        // Cannot fail: `keep` is at most the capacity.
-        let _ = m.text.extend_from_slice(keep);
-        if self.msgs.is_full() {
-            self.msgs.pop_front();
+        if role == Role::Summary {
+            self.head = 0;
+            self.len = 1;
+            self.write(0, role, text);
+            return;
         }
-        let _ = self.msgs.push_back(m);
+        if self.len >= MAX_MSGS {
+            if self.summary().is_some() {
+                // The summary moves one slot on, over the oldest turn.
+                self.copy_slot(self.slot(0), self.slot(1));
+            }
+            self.head = self.slot(1);
+            self.len -= 1;
+        }
+        self.write(self.slot(self.len), role, text);
+        self.len += 1;
+    }
+
+    /// The summary at the head, if any.
+    pub fn summary(&self) -> Option<&Message> {
+        self.get(0).filter(|m| m.role == Role::Summary)
+    }
+
+    /// Replaces the summary (if any) and the `fold` oldest turns after it
+    /// by one summary entry.
+    #[cfg(feature = "lasting")]
+    pub fn fold(&mut self, fold: usize, summary: &[u8]) {
+        let gone = (usize::from(self.summary().is_some()) + fold).min(self.len);
+        let Some(reuse) = gone.checked_sub(1) else {
+            return;
+        };
+        // The last slot that goes takes the summary and becomes the head.
+        let slot = self.slot(reuse);
+        self.write(slot, Role::Summary, summary);
+        self.head = slot;
+        self.len -= reuse;
     }
 
     /// Messages held.
     pub fn len(&self) -> usize {
-        self.msgs.len()
+        self.len
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.msgs.is_empty()
+        self.len == 0
     }
 
     /// Drops every message.
     pub fn clear(&mut self) {
-        self.msgs.clear();
+        self.head = 0;
+        self.len = 0;
     }
 
     /// Oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &Message> {
-        self.msgs.iter()
+        (0..self.len).filter_map(|i| self.slots.get(self.slot(i)))
     }
 
     /// The `i`-th message, oldest first.
     pub fn get(&self, i: usize) -> Option<&Message> {
-        self.msgs.iter().nth(i)
+        if i < self.len {
+            self.slots.get(self.slot(i))
+        } else {
+            None
+        }
     }
 }
 
 impl Default for SessionRing {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(r: &SessionRing) -> std::vec::Vec<String> {
+        r.iter()
+            .map(|m| String::from_utf8(m.text.to_vec()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn keeps_the_newest_in_order_across_wraps() {
+        let mut r = SessionRing::new();
+        for i in 0..37 {
+            r.push(Role::User, format!("m{i}").as_bytes());
+            assert_eq!(r.len(), (i + 1).min(MAX_MSGS));
+        }
+        assert_eq!(texts(&r).first().unwrap(), "m27");
+        assert_eq!(texts(&r).last().unwrap(), "m36");
+    }
+
+    #[test]
+    fn a_summary_stays_at_the_head() {
+        let mut r = SessionRing::new();
+        r.push(Role::User, b"old");
+        r.push(Role::Summary, b"S");
+        assert_eq!(texts(&r), ["S"], "a summary line replaces what came before");
+        for i in 0..12 {
+            r.push(Role::User, format!("t{i}").as_bytes());
+        }
+        assert_eq!(r.len(), MAX_MSGS);
+        assert_eq!(r.summary().map(|m| &m.text[..]), Some(&b"S"[..]));
+        assert_eq!(texts(&r)[1], "t3");
+        assert_eq!(texts(&r)[9], "t11");
+    }
+
+    #[cfg(feature = "lasting")]
+    #[test]
+    fn fold_replaces_summary_and_oldest_turns() {
+        let mut r = SessionRing::new();
+        for i in 0..14 {
+            r.push(Role::User, format!("t{i}").as_bytes());
+        }
+        r.fold(3, b"S1");
+        assert_eq!(
+            texts(&r),
+            ["S1", "t7", "t8", "t9", "t10", "t11", "t12", "t13"]
+        );
+        r.fold(2, b"S2");
+        assert_eq!(texts(&r), ["S2", "t9", "t10", "t11", "t12", "t13"]);
+        r.push(Role::Tool, b"x");
+        assert_eq!(r.len(), 7);
     }
 }

@@ -1,6 +1,5 @@
-//! `claw_ext.h`: additions to the vendor ABI (the 22 functions of
-//! `claw_session.h` and `claw_safety.h` are unchanged). Built with the
-//! `recall` feature (on by default).
+//! `claw_ext.h`, part 1: relevant recall (feature `recall`). The 22
+//! functions of the vendor ABI are unchanged; these are additions.
 
 use cty::c_char;
 

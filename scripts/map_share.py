@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Bytes that some input files contribute to a linked image, from a GNU ld map.
+
+Usage: scripts/map_share.py MAP NAME=PATTERN [NAME=PATTERN ...]
+
+PATTERN is a substring of the input file as the map names it, e.g.
+"libbento_mpy.a(" (every member of that archive) or "/modbentoclaw.o"; join
+several with "|". For each NAME prints one line:
+
+  SHARE <NAME> code=<.text+.rodata> ram=<.data+.bss> data=<.data> builtins=<code of compiler_builtins members>
+
+Only input sections placed in the image count (the map after "Linker script
+and memory map", outside /DISCARD/). Sections are classified by their input
+section name: .text*, .rodata*, .ARM.extab*, .ARM.exidx* are code (flash);
+.data*, .bss*, .tbss*, .tdata*, .noinit*, COMMON are static RAM (.data also
+has its initial image in flash). Same rules as tests/target/map_share.awk,
+which classifies by output section; both agree on the minimal image.
+"""
+
+import re
+import sys
+
+CODE_RE = re.compile(r"^\.(text|rodata|ARM\.extab|ARM\.exidx|gnu\.linkonce\.[tr])")
+RAM_RE = re.compile(r"^(\.(data|bss|tbss|tdata|noinit|sbss|sdata)|COMMON$)")
+DATA_RE = re.compile(r"^\.(data|tdata|sdata)")
+
+
+def shares(map_path, patterns):
+    totals = {name: dict(code=0, ram=0, data=0, builtins=0) for name in patterns}
+    inmap = False
+    osec = None
+    pending = None  # input section name whose numbers are on the next line
+    with open(map_path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not inmap:
+                if line.startswith("Linker script and memory map"):
+                    inmap = True
+                continue
+            if re.match(r"^\S", line):
+                osec = line.split()[0]
+                pending = None
+                continue
+            parts = line.split()
+            if not parts:
+                pending = None
+                continue
+            if pending is not None and len(parts) >= 3 and parts[0].startswith("0x") and parts[1].startswith("0x"):
+                isec, size, fname = pending, parts[1], " ".join(parts[2:])
+                pending = None
+            elif line.startswith(" ") and not line.startswith("  ") and len(parts) >= 4 and parts[1].startswith("0x") and parts[2].startswith("0x"):
+                isec, size, fname = parts[0], parts[2], " ".join(parts[3:])
+            elif line.startswith(" ") and not line.startswith("  ") and len(parts) == 1 and not parts[0].startswith("*"):
+                pending = parts[0]
+                continue
+            else:
+                pending = None
+                continue
+            if osec == "/DISCARD/":
+                continue
+            n = int(size, 16)
+            for name, pats in patterns.items():
+                if not any(p in fname for p in pats):
+                    continue
+                t = totals[name]
+                if CODE_RE.match(isec):
+                    t["code"] += n
+                    if "compiler_builtins" in fname:
+                        t["builtins"] += n
+                elif RAM_RE.match(isec):
+                    t["ram"] += n
+                    if DATA_RE.match(isec):
+                        t["data"] += n
+    return totals
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    patterns = {}
+    for arg in argv[1:]:
+        name, _, pat = arg.partition("=")
+        patterns[name] = [p for p in pat.split("|") if p]
+    for name, t in shares(argv[0], patterns).items():
+        print("SHARE %s code=%d ram=%d data=%d builtins=%d" % (name, t["code"], t["ram"], t["data"], t["builtins"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

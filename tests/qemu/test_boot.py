@@ -1,0 +1,77 @@
+# test_boot.py — the emulated board itself: platform, FPU, clock, board
+# module, LittleFS on the RAM disk, the bentoclaw module's firmware variant.
+# (tests/qemu/qrig.py has been executed first: Checker, mount_ramdisk, ...)
+import sys
+import time
+import board
+import bentoclaw
+
+t = Checker("boot")
+t.eq(sys.platform, "qemu", "sys.platform")
+t.check("Cortex-M55" in sys.implementation._machine, "machine name", sys.implementation._machine)
+print("machine:", sys.implementation._machine)
+t.eq(1.5 * 2.25, 3.375, "hard-float arithmetic")
+t.check(abs(2.0 ** 0.5 - 1.41421356) < 1e-6, "float sqrt")
+
+# --- the clock: monotonic, ms resolution, sleep_ms about right -----------------
+prev = time.ticks_ms()
+mono = True
+for _ in range(2000):
+    now = time.ticks_ms()
+    if time.ticks_diff(now, prev) < 0:
+        mono = False
+    prev = now
+t.check(mono, "ticks_ms never goes backwards")
+for ms in (5, 50, 200):
+    t0 = time.ticks_ms()
+    u0 = time.ticks_us()
+    time.sleep_ms(ms)
+    dt = time.ticks_diff(time.ticks_ms(), t0)
+    du = time.ticks_diff(time.ticks_us(), u0)
+    print("sleep_ms(%d): ticks_ms %d, ticks_us %d" % (ms, dt, du))
+    # qemu's timers run on the host's clock: a busy host may wake us late.
+    t.check(ms <= dt <= ms + 60, "sleep_ms(%d) measured %d ms" % (ms, dt))
+    t.check(abs(du - dt * 1000) <= 2000, "ticks_us agrees with ticks_ms", du, dt)
+t.check(time.ticks_diff(time.ticks_ms(), 0) >= 0, "ticks_diff works")
+
+# --- board module ------------------------------------------------------------------
+t.eq(board.stack_size(), 64 * 1024, "stack size from the linker script")
+d = board.stack_depth()
+t.check(0 < d < 4096, "stack depth at the REPL", d)
+mem = board.ramdisk()
+t.eq(len(mem), 256 * 1024, "RAM disk size")
+t.check(all(b == 0 for b in mem[:64]), "RAM disk is zero at power-on")
+base = board.stack_paint()
+
+
+def deep(n):
+    return 0 if n == 0 else 1 + deep(n - 1)
+
+
+deep(40)
+used = board.stack_used()
+print("stack: depth at paint %d, peak after deep(40) %d bytes" % (base, used))
+t.check(used > base + 1000, "stack painting sees the recursion", base, used)
+
+# --- LittleFS on the RAM disk ---------------------------------------------------------
+disk = mount_ramdisk()
+with open("/hello.txt", "w") as f:
+    f.write("สวัสดี M55\n")
+t.eq(read_file("/hello.txt"), "สวัสดี M55\n".encode(), "file round trip on LittleFS")
+st = os.stat("/hello.txt")
+t.eq(st[6], len("สวัสดี M55\n".encode()), "stat size")
+t.check(disk.writes > 0, "the RAM disk saw the writes", disk.writes)
+
+# --- bentoclaw, firmware variant ----------------------------------------------------
+for name in ("connect", "disconnect", "ask", "remember", "recall", "session_clear", "flush",
+             "status", "safety", "tool", "register_tool", "tools"):
+    t.check(hasattr(bentoclaw, name), "bentoclaw.%s" % name)
+t.check(not hasattr(bentoclaw, "_ui_events"), "no unix-only _ui_events in the firmware variant")
+t.eq([x[0] for x in bentoclaw.tools()], ["echo", "uptime", "led", "wipe_memory"], "built-in tools")
+t.eq(bentoclaw.safety()["trust"], "usb", "resting trust USB")
+up = bentoclaw.tool("uptime")
+t.check(isinstance(up, int) and abs(time.ticks_diff(up, time.ticks_ms())) < 100,
+        "uptime tool reads mp_hal_ticks_ms", up)
+print("limits: PROMPT_MAX %d CONTEXT_MAX %d REPLY_MAX %d" %
+      (bentoclaw.PROMPT_MAX, bentoclaw.CONTEXT_MAX, bentoclaw.REPLY_MAX))
+t.done()
