@@ -19,6 +19,16 @@
 
 #include "py/obj.h"
 
+/* Per-request limits (bytes; heap for one ask(), never static RAM). */
+#ifndef BENTOCLAW_CONTEXT_MAX
+// Ten full turns (10 x 255 bytes plus role tags) and a good part of the
+// memory store fit; when they do not, the core keeps the newest turns.
+#define BENTOCLAW_CONTEXT_MAX (4096)
+#endif
+#ifndef BENTOCLAW_REPLY_MAX
+#define BENTOCLAW_REPLY_MAX (4096)    // a longer reply is a failed request
+#endif
+
 // Exact refusal texts (SPEC.md §3; the breaker text holds an em dash).
 #define BENTOCLAW_TEXT_BREAKER_OPEN "circuit breaker open \xe2\x80\x94 cooldown active"
 #define BENTOCLAW_TEXT_TRUST "tool risk exceeds transport trust level"
@@ -137,5 +147,67 @@ bool bentoclaw_toolcall_parse(char *reply, size_t len, bentoclaw_toolcall_t *tc)
 // current level) and fill `out` (out->result is initialised here; the
 // caller clears it). Only a KeyboardInterrupt/SystemExit raises.
 void bentoclaw_toolcall_run(const bentoclaw_toolcall_t *tc, bentoclaw_tool_result_t *out);
+
+/* ---------------------------------------------------------------------------
+ * Sessions that last (bentoclaw_sessions.c, docs/SESSIONS.md): accounting,
+ * compaction, /new /reset /compact, idle and daily resets, config(),
+ * archive(), session().
+ */
+
+// The settings of config(), loaded from /.bentoclaw_config at first use
+// after a soft reset.
+typedef struct _bentoclaw_config_t {
+    uint32_t idle_timeout_s;       // 0 = off
+    uint16_t context_budget;       // bytes of context at most
+    uint8_t compact_threshold_pct; // of context_budget
+    uint8_t compact_min_msgs;      // turns (the summary not counted)
+    uint8_t compact_keep;          // newest turns a compaction keeps
+    int8_t daily_reset_hour;       // 0..23, -1 = off
+    bool auto_compact;
+} bentoclaw_config_t;
+
+const bentoclaw_config_t *bentoclaw_config(void);
+
+// A new VM: the config is read again at its next use.
+void bentoclaw_sessions_vm_reset(void);
+
+// Seconds since 1970 from the RTC, or 0 when it is not set (before
+// 2024-01-01).
+uint32_t bentoclaw_rtc_now(void);
+
+// Count one answered POST into the session's statistics (bytes of the
+// request body and of the reply, the context bytes it carried, the token
+// counts the transport saw).
+void bentoclaw_account(size_t body_len, size_t reply_len, size_t ctx_len);
+// A backend request failed (no accounting; the next compaction uses the
+// local digest instead of asking that backend for a summary).
+void bentoclaw_request_failed(void);
+
+// ask()'s commands: the reply str for "/new", "/reset", "/compact", or
+// MP_OBJ_NULL when the prompt is a question for the backend.
+mp_obj_t bentoclaw_ask_command(const char *prompt, size_t len);
+
+// Before the USER turn of an admitted ask() is added: the idle/daily reset,
+// then automatic compaction (a summary request to the backend, with
+// `reply` as its buffer of BENTOCLAW_REPLY_MAX + 1 bytes). Returns false
+// when a failed summary request left the breaker refusing: the ask() must
+// stop there. Only a KeyboardInterrupt/SystemExit raises.
+bool bentoclaw_ask_prepare(char *reply);
+
+// Before a tool request of an ask() adds its TOOL turn: a local compaction
+// when the ring has no room for it and the reply, keeping at least the
+// `turns_this_ask` newest turns (the USER turn and its TOOL turns).
+void bentoclaw_ask_before_tool_turn(uint16_t turns_this_ask);
+
+// A failed summary request: errors += 1, a breaker failure, the UI told.
+void bentoclaw_summary_failed(void);
+void bentoclaw_set_last_result(const char *text);
+
+extern const mp_obj_fun_builtin_var_t bentoclaw_config_obj;
+extern const mp_obj_fun_builtin_var_t bentoclaw_archive_obj;
+extern const mp_obj_fun_builtin_fixed_t bentoclaw_session_obj;
+#if !BENTOCLAW_PORT_FIRMWARE
+extern const mp_obj_fun_builtin_var_t bentoclaw__clock_obj;
+#endif
 
 #endif /* BENTOCLAW_INTERNAL_H */

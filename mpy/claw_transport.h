@@ -88,6 +88,15 @@ int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_m
 bool claw_https_connected(void);
 void claw_https_disconnect(void);
 
+/* claw_https_last_tokens (optional): the token counts the backend reported
+ *   with the last successful claw_https_post() (response headers X-Tokens-In
+ *   and X-Tokens-Out, docs/BACKEND.md §3); a count that was not reported is
+ *   0. Returns true when at least one was reported. The unix transport
+ *   implements it; a vendor transport that does not is linked against the
+ *   weak default in bentoclaw_sessions.c, which reports none (false), so the
+ *   firmware builds without it and only byte counts are kept. */
+bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out);
+
 /* --- UI IPC -------------------------------------------------------------------
  * claw_ipc_init: bring the link up (idempotent) and set claw_ipc_initialized.
  * claw_ipc_send_ui: one message of `type` with `len` bytes of UTF-8 text;

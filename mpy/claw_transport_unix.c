@@ -45,6 +45,11 @@ static char s_host[BENTOCLAW_HOST_MAX];
 static char s_api_key[BENTOCLAW_API_KEY_MAX];
 static uint16_t s_port;
 static bool s_connected;
+// Token counts of the last response (X-Tokens-In / X-Tokens-Out), 0 when
+// the backend did not report them; reset at the start of every request.
+static uint32_t s_tokens_in;
+static uint32_t s_tokens_out;
+static bool s_tokens_reported;
 
 static uint64_t transport_now_ms(void) {
     struct timespec ts;
@@ -188,6 +193,18 @@ static bool transport_parse_length(const char *p, const char *end, size_t *out) 
     return true;
 }
 
+// Parse a token count header value: 1..10 decimal digits (surrounding
+// blanks allowed), at most 4294967295. Anything else is ignored (the reply
+// itself is still good; only the count is unknown).
+static bool transport_parse_tokens(const char *p, const char *end, uint32_t *out) {
+    size_t v;
+    if (!transport_parse_length(p, end, &v) || v > UINT32_MAX) {
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
 // Check the status line and headers in hdr[0..len) (which ends with the
 // blank line). On success sets *has_length / *length and returns true.
 static bool transport_parse_header(const char *hdr, size_t len, bool *has_length, size_t *length) {
@@ -226,6 +243,10 @@ static bool transport_parse_header(const char *hdr, size_t len, bool *has_length
             *length = v;
         } else if (name_len == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0) {
             return false; // we never ask for chunked and do not parse it
+        } else if (name_len == 11 && strncasecmp(line, "X-Tokens-In", 11) == 0) {
+            s_tokens_reported |= transport_parse_tokens(colon + 1, line_end, &s_tokens_in);
+        } else if (name_len == 12 && strncasecmp(line, "X-Tokens-Out", 12) == 0) {
+            s_tokens_reported |= transport_parse_tokens(colon + 1, line_end, &s_tokens_out);
         }
         line = eol + 1;
     }
@@ -342,6 +363,9 @@ int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_m
     if (!s_connected || body == NULL || resp == NULL || resp_max > (size_t)INT32_MAX) {
         return -1;
     }
+    s_tokens_in = 0;
+    s_tokens_out = 0;
+    s_tokens_reported = false;
     uint64_t deadline = transport_now_ms() + BENTOCLAW_HTTP_TIMEOUT_MS;
     int fd = transport_tcp_connect(s_host, s_port, deadline);
     if (fd < 0) {
@@ -349,7 +373,23 @@ int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_m
     }
     int r = transport_exchange(fd, body, body_len, resp, resp_max, deadline);
     close(fd);
+    if (r < 0) {
+        // Counts of a failed request are not reported.
+        s_tokens_in = 0;
+        s_tokens_out = 0;
+        s_tokens_reported = false;
+    }
     return r;
+}
+
+bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
+    if (tokens_in != NULL) {
+        *tokens_in = s_tokens_in;
+    }
+    if (tokens_out != NULL) {
+        *tokens_out = s_tokens_out;
+    }
+    return s_tokens_reported;
 }
 
 bool claw_https_connected(void) {

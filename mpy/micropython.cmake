@@ -23,6 +23,7 @@ target_sources(usermod_bentoclaw INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/bentoclaw_tacp.c
     ${CMAKE_CURRENT_LIST_DIR}/bentoclaw_toolcall.c
     ${CMAKE_CURRENT_LIST_DIR}/bentoclaw_memory.c
+    ${CMAKE_CURRENT_LIST_DIR}/bentoclaw_sessions.c
 )
 if(BENTOCLAW_PORT_FIRMWARE)
     target_compile_definitions(usermod_bentoclaw INTERFACE BENTOCLAW_PORT_FIRMWARE=1)

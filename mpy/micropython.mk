@@ -35,6 +35,7 @@ SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_port_vfs.c
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_tacp.c
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_toolcall.c
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_memory.c
+SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_sessions.c
 ifneq ($(BENTOCLAW_PORT_FIRMWARE),1)
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_transport_unix.c
 endif

@@ -39,6 +39,7 @@
 #include "claw_port_vfs.h"
 #include "claw_safety.h"
 #include "claw_session.h"
+#include "claw_ext.h"
 #include "claw_transport.h"
 #include "bentoclaw_internal.h"
 
@@ -48,14 +49,7 @@
 #ifndef BENTOCLAW_PROMPT_MAX
 #define BENTOCLAW_PROMPT_MAX (1024)   // bytes of UTF-8 in one prompt
 #endif
-#ifndef BENTOCLAW_CONTEXT_MAX
-// Ten full turns (10 x 255 bytes plus role tags) and a good part of the
-// memory store fit; when they do not, the core keeps the newest turns.
-#define BENTOCLAW_CONTEXT_MAX (4096)
-#endif
-#ifndef BENTOCLAW_REPLY_MAX
-#define BENTOCLAW_REPLY_MAX (4096)    // a longer reply is a failed request
-#endif
+// BENTOCLAW_CONTEXT_MAX and BENTOCLAW_REPLY_MAX: bentoclaw_internal.h.
 
 #define BENTOCLAW_RISK_MAX (2)
 
@@ -149,6 +143,7 @@ static void bentoclaw_vm_check(void) {
     memset(s_py_tools, 0, sizeof(s_py_tools));
     s_py_tool_count = 0;
     claw_port_vfs_reset();
+    bentoclaw_sessions_vm_reset();
     s_module_inited = false;
     s_error_count = 0;
     s_last_result[0] = '\0';
@@ -338,7 +333,7 @@ static NORETURN void bentoclaw_raise_breaker_open(void) {
     nlr_raise(mp_obj_new_exception_arg1(&mp_type_RuntimeError, MP_OBJ_FROM_PTR(&bentoclaw_breaker_open_str)));
 }
 
-static void bentoclaw_set_last_result(const char *text) {
+void bentoclaw_set_last_result(const char *text) {
     size_t len = strlen(text);
     if (len >= sizeof(s_last_result)) {
         len = sizeof(s_last_result) - 1;
@@ -506,6 +501,16 @@ static void bentoclaw_ask_failed(void) {
     bentoclaw_set_last_result("error");
 }
 
+// A summary request (before a compaction) that failed: counted like any
+// failed backend request — errors, a breaker failure, the UI told — but the
+// compaction goes on with the local digest and the state is left alone.
+void bentoclaw_summary_failed(void) {
+    s_error_count++;
+    claw_cb_failure();
+    claw_ipc_send_ui(CLAW_UI_ERROR, "Summary failed", 14);
+    bentoclaw_set_last_result("summary failed");
+}
+
 // Build the request from the session and POST it. `ctx` holds
 // BENTOCLAW_CONTEXT_MAX bytes, `reply` BENTOCLAW_REPLY_MAX + 1. `tr` is the
 // result of the tool the last reply asked for (NULL on the first request):
@@ -514,8 +519,13 @@ static void bentoclaw_ask_failed(void) {
 // for it).
 static int bentoclaw_exchange(const char *prompt, size_t prompt_len, char *ctx, char *reply,
     const bentoclaw_tool_result_t *tr) {
-    size_t ctx_len = claw_session_build_context(ctx, BENTOCLAW_CONTEXT_MAX);
-    if (ctx_len >= BENTOCLAW_CONTEXT_MAX) {
+    // config(context_budget=...) caps the context (at most the buffer).
+    size_t budget = bentoclaw_config()->context_budget;
+    if (budget > BENTOCLAW_CONTEXT_MAX) {
+        budget = BENTOCLAW_CONTEXT_MAX;
+    }
+    size_t ctx_len = claw_session_build_context(ctx, budget);
+    if (ctx_len >= budget) {
         ctx_len = 0; // the core broke its contract; send no context
     }
     static const char head[] = "{\"prompt\":\"";
@@ -560,6 +570,13 @@ static int bentoclaw_exchange(const char *prompt, size_t prompt_len, char *ctx, 
 
     int resp_len = claw_https_post(body, body_len, reply, BENTOCLAW_REPLY_MAX);
     m_del(char, body, body_len);
+    // An answered request counts into the session's statistics (a reply
+    // that is not UTF-8 is a failed request and is not counted).
+    if (resp_len >= 0 && bentoclaw_utf8_valid(reply, (size_t)resp_len)) {
+        bentoclaw_account(body_len, (size_t)resp_len, ctx_len);
+    } else {
+        bentoclaw_request_failed();
+    }
     return resp_len;
 }
 
@@ -582,6 +599,12 @@ static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("prompt must be 1..%d bytes"),
             BENTOCLAW_PROMPT_MAX);
     }
+    // "/new", "/reset", "/compact": commands, no exchange (they work
+    // offline and with the breaker open).
+    mp_obj_t cmd = bentoclaw_ask_command(prompt, prompt_len);
+    if (cmd != MP_OBJ_NULL) {
+        return cmd;
+    }
     if (!claw_https_connected()) {
         s_error_count++;
         mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("not connected: call connect() first"));
@@ -599,6 +622,28 @@ static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
     }
 
     s_agent_state = BENTOCLAW_STATE_BUSY;
+    // A due idle/daily reset, then automatic compaction (maybe a summary
+    // request; only a KeyboardInterrupt/SystemExit escapes it).
+    bool go_on = true;
+    nlr_buf_t prep;
+    if (nlr_push(&prep) == 0) {
+        go_on = bentoclaw_ask_prepare(reply);
+        nlr_pop();
+    } else {
+        s_agent_state = BENTOCLAW_STATE_IDLE;
+        bentoclaw_flush_if_dirty();
+        nlr_jump(prep.ret_val);
+    }
+    if (!go_on) {
+        // The failed summary request opened the breaker: this ask() stops
+        // like one the breaker refused (the compaction itself is kept).
+        m_del(char, reply, BENTOCLAW_REPLY_MAX + 1);
+        m_del(char, ctx, BENTOCLAW_CONTEXT_MAX);
+        s_agent_state = BENTOCLAW_STATE_ERROR;
+        s_error_count++;
+        bentoclaw_flush_if_dirty();
+        bentoclaw_raise_breaker_open();
+    }
     claw_ipc_send_ui(CLAW_UI_CHAT_USER, prompt, prompt_len);
     /* Add user message to session */
     claw_session_add(CLAW_ROLE_USER, prompt);
@@ -660,6 +705,9 @@ static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
         }
         rounds++;
         if (nlr_push(&nlr) == 0) {
+            // Room for the TOOL turn and the reply, without pushing a turn
+            // out: the USER turn and the TOOL turns of this ask() stay.
+            bentoclaw_ask_before_tool_turn((uint16_t)rounds);
             bentoclaw_toolcall_run(&tc, &tr);
             nlr_pop();
         } else {
@@ -763,6 +811,25 @@ mp_obj_t bentoclaw_status(void) {
     // True while the ring holds turns not yet on flash (a flush failed or
     // nothing has reached an idle point since).
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_dirty), mp_obj_new_bool(claw_session_dirty()));
+    // The session's accounting (persisted with it, reset with it):
+    // bytes_in/tokens_in go to the model (request bodies), bytes_out/
+    // tokens_out come back (replies); context_bytes of the last request;
+    // exchanges = answered POSTs; last_active = RTC seconds (0: unknown).
+    claw_session_stats_t st;
+    if (!claw_session_stats(&st)) {
+        memset(&st, 0, sizeof(st));
+    }
+    static const qstr stat_keys[] = {
+        MP_QSTR_bytes_in, MP_QSTR_bytes_out, MP_QSTR_tokens_in, MP_QSTR_tokens_out,
+        MP_QSTR_context_bytes, MP_QSTR_exchanges, MP_QSTR_last_active,
+    };
+    const uint32_t stat_vals[] = {
+        st.in_bytes, st.out_bytes, st.in_tokens, st.out_tokens,
+        st.context_bytes, st.exchanges, st.last_active,
+    };
+    for (size_t i = 0; i < MP_ARRAY_SIZE(stat_keys); i++) {
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(stat_keys[i]), mp_obj_new_int_from_uint(stat_vals[i]));
+    }
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_status_obj, bentoclaw_status);
@@ -1201,9 +1268,13 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_pin), MP_ROM_PTR(&bentoclaw_pin_obj) },
     { MP_ROM_QSTR(MP_QSTR_export_memory), MP_ROM_PTR(&bentoclaw_export_memory_obj) },
     { MP_ROM_QSTR(MP_QSTR_import_memory), MP_ROM_PTR(&bentoclaw_import_memory_obj) },
+    { MP_ROM_QSTR(MP_QSTR_config), MP_ROM_PTR(&bentoclaw_config_obj) },
+    { MP_ROM_QSTR(MP_QSTR_archive), MP_ROM_PTR(&bentoclaw_archive_obj) },
+    { MP_ROM_QSTR(MP_QSTR_session), MP_ROM_PTR(&bentoclaw_session_obj) },
     #if !BENTOCLAW_PORT_FIRMWARE
     { MP_ROM_QSTR(MP_QSTR__ui_events), MP_ROM_PTR(&bentoclaw__ui_events_obj) },
     { MP_ROM_QSTR(MP_QSTR__context), MP_ROM_PTR(&bentoclaw__context_obj) },
+    { MP_ROM_QSTR(MP_QSTR__clock), MP_ROM_PTR(&bentoclaw__clock_obj) },
     #endif
     { MP_ROM_QSTR(MP_QSTR_RISK_LOW), MP_ROM_INT(0) },
     { MP_ROM_QSTR(MP_QSTR_RISK_MEDIUM), MP_ROM_INT(1) },
@@ -1213,6 +1284,7 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_CONTEXT_MAX), MP_ROM_INT(BENTOCLAW_CONTEXT_MAX) },
     { MP_ROM_QSTR(MP_QSTR_REPLY_MAX), MP_ROM_INT(BENTOCLAW_REPLY_MAX) },
     { MP_ROM_QSTR(MP_QSTR_TOOL_ROUNDS_MAX), MP_ROM_INT(BENTOCLAW_TOOL_ROUNDS_MAX) },
+    { MP_ROM_QSTR(MP_QSTR_ARCHIVE_MAX), MP_ROM_INT(CLAW_ARCHIVE_MAX) },
 };
 static MP_DEFINE_CONST_DICT(bentoclaw_module_globals, bentoclaw_module_globals_table);
 

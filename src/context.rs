@@ -11,10 +11,11 @@
 //!
 //! The text is not JSON-escaped (the binding escapes it). When everything
 //! does not fit, space is given in this order: the newest turn (cut on a
-//! character boundary if it alone is too long), then memory lines (whole
-//! lines, in store order, each that fits), then older turns newest first
-//! (whole). The chosen parts are printed in the order above: memory, then
-//! the turns oldest first.
+//! character boundary if it alone is too long), the compaction summary
+//! (feature `lasting`; whole), then memory lines (whole lines, each that
+//! fits; with `recall` pinned and relevant ones first), then older turns
+//! newest first (whole). The chosen parts are printed as: memory, then the
+//! summary and the turns oldest first.
 
 use crate::memory;
 use crate::port::Port;
@@ -198,14 +199,26 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
         }
     }
 
+    // 1b. The compaction summary, whole: it carries the facts of every
+    //     folded turn, so it outranks memory and older turns.
+    let mut with_summary = false;
+    if let Some(s) = ring.summary().filter(|_| turns == 1 && n > 1) {
+        if used + turn_len(s) <= cap {
+            used += turn_len(s);
+            with_summary = true;
+        }
+    }
+
     // 2. Memory lines, each that fits (with `recall`: pinned keys first,
     //    then the most relevant to the recent turns).
     let ring = session.ring(port);
     let chosen = choose_memory(port, ring, cap, &mut used);
 
-    // 3. Older turns, newest first, while they fit whole.
+    // 3. Older turns, newest first, while they fit whole (the summary, when
+    //    there is one, was placed in step 1b).
     let ring = session.ring(port);
-    while turns >= 1 && turns < n {
+    let oldest = usize::from(with_summary);
+    while turns >= 1 && turns < n - oldest {
         let Some(m) = ring.get(n - 1 - turns) else {
             break;
         };
@@ -227,6 +240,12 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
     let ring = session.ring(port);
     if turns > 0 {
         o.push(CONVERSATION_HEADER);
+        if let Some(s) = ring.summary().filter(|_| with_summary) {
+            o.push(s.role.name());
+            o.push(b": ");
+            o.push(&s.text);
+            o.push(b"\n");
+        }
         for (i, m) in ring.iter().enumerate().skip(n - turns) {
             let text = if i + 1 == n {
                 m.text.get(..newest_text).unwrap_or(&[])
@@ -316,6 +335,42 @@ mod tests {
             .unwrap();
         let r = render(&mut port, &mut s, 200);
         assert!(r.contains("- แมว: ชื่อมะลิ\n"), "relevant Thai: {r}");
+    }
+
+    #[cfg(feature = "lasting")]
+    #[test]
+    fn the_summary_outranks_memory_and_older_turns() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        for i in 0..6 {
+            s.add(
+                &mut port,
+                Role::User,
+                format!("old question {i}").as_bytes(),
+            )
+            .unwrap();
+        }
+        s.compact(
+            &mut port,
+            Some(b"the owner is called Somchai".as_slice()),
+            2,
+        )
+        .unwrap();
+        for i in 0..20 {
+            memory::set(
+                &mut port,
+                format!("note{i}").as_bytes(),
+                b"some long filler value",
+            )
+            .unwrap();
+        }
+        s.add(&mut port, Role::User, b"who am I?").unwrap();
+        let r = render(&mut port, &mut s, 120);
+        assert!(r.contains("summary: the owner is called Somchai\n"), "{r}");
+        assert!(r.ends_with("user: who am I?\n"), "{r}");
+        let full = render(&mut port, &mut s, 4096);
+        let conv = full.split("Conversation:\n").nth(1).unwrap();
+        assert!(conv.starts_with("summary: "), "printed first: {conv}");
     }
 
     #[test]

@@ -258,6 +258,9 @@ fn hash(key: &[u8]) -> u16 {
 struct KeyHashes {
     hashes: [u16; HASHED],
     len: usize,
+    /// The store has more pairs than were hashed: a later duplicate of any
+    /// key may be among them.
+    truncated: bool,
 }
 
 impl KeyHashes {
@@ -265,7 +268,7 @@ impl KeyHashes {
     fn maybe_duplicate(&self, index: usize, key: &[u8]) -> bool {
         let h = hash(key);
         let seen = self.hashes.get(..self.len).unwrap_or(&[]);
-        index >= self.len || seen.iter().filter(|&&x| x == h).count() > 1
+        index >= self.len || self.truncated || seen.iter().filter(|&&x| x == h).count() > 1
     }
 }
 
@@ -332,6 +335,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
                     s.hashes.len = s.pairs + 1;
                 }
                 s.pairs += 1;
+                s.hashes.truncated |= s.pairs > HASHED;
                 if pair.key() == key {
                     s.found = Some((pair.value() == value, pair.pinned));
                 }
@@ -358,6 +362,7 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         hashes: KeyHashes {
             hashes: [0; HASHED],
             len: 0,
+            truncated: false,
         },
         maybe_dup: false,
         skipped: false,

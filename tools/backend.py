@@ -22,6 +22,19 @@ body adds
 reply set, is answered with a sentence about it, e.g.
     "Tool echo ok: hello"        (see tool_summary()).
 
+Summary requests (docs/BACKEND.md §4): a body
+    {"summarize": "<role: text lines>", "max_bytes": 255}
+(no "prompt"/"context") asks for a summary of turns the device is about to
+fold; in the answering modes it is answered with summarize() (deterministic:
+the user lines kept, cut to max_bytes) unless "summary" is set through
+/_control. Fault modes apply to it like to any request; it never takes a
+queued or fixed reply.
+
+Token counts (docs/BACKEND.md §3): every 200 answer of the protocol carries
+    X-Tokens-In: <ceil(request body bytes / 4)>
+    X-Tokens-Out: <ceil(reply bytes / 4)>
+unless /_control {"tokens": false} turned them off.
+
 Checks made on every request (a failing check answers with the status shown):
     Content-Type is application/json ............. 415
     Authorization is "Bearer <--api-key>" ........ 401
@@ -56,6 +69,13 @@ Control and inspection (never subject to faults, no auth needed):
                     {"reply": "fixed text"}           fixed reply in mode ok
                                                       (null restores the default)
                     {"delay_ms": 500}                 delay for mode slow
+                    {"summary": "text"}               fixed answer to summary
+                                                      requests (null: summarize())
+                    {"tokens": false}                 no X-Tokens-* headers
+                    {"token_headers": {"X-Tokens-In": "abc"}}
+                                                      send these token header
+                                                      values verbatim instead
+                                                      (null: the computed ones)
                     {"replies": ["a", "b"]}           queued replies in the
                                                       answering modes: one per
                                                       request, before "reply"
@@ -127,6 +147,9 @@ class State:
         self.reply = None
         self.replies = []
         self.delay_ms = args.delay_ms
+        self.summary = None
+        self.tokens = True
+        self.token_headers = None
         self.log = []
         self.total = 0
 
@@ -148,6 +171,9 @@ class State:
             "reply": self.reply,
             "replies": list(self.replies),
             "delay_ms": self.delay_ms,
+            "summary": self.summary,
+            "tokens": self.tokens,
+            "token_headers": self.token_headers,
         }
 
     def record(self, rec):
@@ -166,6 +192,9 @@ class State:
             self.reply = None
             self.replies = []
             self.delay_ms = self.args.delay_ms
+            self.summary = None
+            self.tokens = True
+            self.token_headers = None
 
 
 CTX_LINE = re.compile(r"^\s*-\s*([^:\n]{1,64}?)\s*:\s*(.*?)\s*$")
@@ -201,6 +230,19 @@ def answer(prompt, context):
         len(context.encode("utf-8")),
         lines,
     )
+
+
+def summarize(lines, max_bytes=255):
+    """The deterministic summary of mode ok: "Earlier: " and the text of the
+    user lines (and of an earlier summary) joined by "; ", cut to max_bytes
+    on a character boundary."""
+    parts = []
+    for line in lines.splitlines():
+        role, _, text = line.partition(": ")
+        if role in ("user", "summary") and text:
+            parts.append(text[len("Earlier: "):] if text.startswith("Earlier: ") else text)
+    out = ("Earlier: " + "; ".join(parts)).encode("utf-8")[:max(0, max_bytes)]
+    return out.decode("utf-8", "ignore")
 
 
 RUN_TOOL = re.compile(r"^\s*run\s+(\S{1,64})(?:\s+(.*?))?\s*$", re.IGNORECASE | re.DOTALL)
@@ -360,6 +402,20 @@ class Handler(BaseHTTPRequestHandler):
                 if not isinstance(q, list) or not all(isinstance(x, str) for x in q):
                     return self.send_text(400, "replies must be a list of strings or null\n")
                 st.replies = list(q)
+            if "summary" in req:
+                if req["summary"] is not None and not isinstance(req["summary"], str):
+                    return self.send_text(400, "summary must be a string or null\n")
+                st.summary = req["summary"]
+            if "token_headers" in req:
+                th = req["token_headers"]
+                if th is not None and not (isinstance(th, dict) and all(
+                        isinstance(k, str) and isinstance(v, str) for k, v in th.items())):
+                    return self.send_text(400, "token_headers must map str to str, or null\n")
+                st.token_headers = th
+            if "tokens" in req:
+                if not isinstance(req["tokens"], bool):
+                    return self.send_text(400, "tokens must be a bool\n")
+                st.tokens = req["tokens"]
             if "delay_ms" in req:
                 if not isinstance(req["delay_ms"], int) or not 0 <= req["delay_ms"] <= 600000:
                     return self.send_text(400, "delay_ms must be 0..600000\n")
@@ -401,6 +457,15 @@ class Handler(BaseHTTPRequestHandler):
             req = json.loads(text)
             if not isinstance(req, dict):
                 problem = "body is not a JSON object"
+            elif "summarize" in req:
+                if not isinstance(req["summarize"], str):
+                    problem = '"summarize" must be a string'
+                elif set(req) - {"summarize", "max_bytes"}:
+                    problem = 'a summary request has only "summarize" and "max_bytes"'
+                elif not isinstance(req.get("max_bytes", 255), int):
+                    problem = '"max_bytes" must be an int'
+                else:
+                    rec["summarize"] = req["summarize"]
             elif not isinstance(req.get("prompt"), str):
                 problem = 'no string "prompt"'
             elif not isinstance(req.get("context"), str):
@@ -430,13 +495,39 @@ class Handler(BaseHTTPRequestHandler):
         mode = st.take_mode()
         rec["status"] = 200 if mode in ANSWERING_MODES else "fault:" + mode
         st.record(rec)
+        self.body_bytes = len(body)
         self.respond(mode, req)
+
+    def send_reply(self, text):
+        """A 200 answer of the protocol, with the token counts."""
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        st = self.server.state
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        if st.token_headers is not None:
+            for k, v in st.token_headers.items():
+                self.send_header(k, v)
+        elif st.tokens:
+            self.send_header("X-Tokens-In", str((self.body_bytes + 3) // 4))
+            self.send_header("X-Tokens-Out", str((len(data) + 3) // 4))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
 
     def respond(self, mode, req):
         st = self.server.state
         if mode in ANSWERING_MODES:
             if mode == "slow":
                 time.sleep(min(st.delay_ms, 600000) / 1000.0)
+            if "summarize" in req:
+                with st.lock:
+                    fixed = st.summary
+                if fixed is None:
+                    fixed = summarize(req["summarize"], req.get("max_bytes", 255))
+                return self.send_reply(fixed)
             with st.lock:
                 fixed = st.replies.pop(0) if st.replies else st.reply
             if fixed is not None:
@@ -447,7 +538,7 @@ class Handler(BaseHTTPRequestHandler):
                 text = answer_tools(req["prompt"], req["context"])
             else:
                 text = answer(req["prompt"], req["context"])
-            return self.send_text(200, text)
+            return self.send_reply(text)
         m = re.fullmatch(r"status([0-9]{3})", mode)
         if m:
             code = int(m.group(1))

@@ -171,6 +171,7 @@ mod tests {
     use crate::testing::MemPort;
 
     #[test]
+    #[cfg_attr(miri, ignore)] // long; no unsafe code under test
     fn appends_reads_and_trims_from_the_oldest() {
         let mut port = MemPort::new();
         let mut ring = SessionRing::new();

@@ -283,7 +283,8 @@ impl Session {
     /// Folds all but the newest `keep` turns (and the old summary) into one
     /// summary entry at the head of the ring (feature `lasting`). The
     /// folded turns go to the archive first; a tool turn stays with the
-    /// turn before it (the one that asked for it). `summary` is the text the
+    /// turn before it (the one that asked for it), and a reply with its
+    /// question (folding one turn less). `summary` is the text the
     /// backend wrote, or `None` for a local digest. Returns how many turns
     /// were folded; the file is rewritten at the next flush.
     #[cfg(feature = "lasting")]
@@ -296,12 +297,16 @@ impl Session {
         self.ensure_loaded(port)?;
         let head = usize::from(self.ring.summary().is_some());
         let turns = self.ring.len() - head;
+        let role_at = |f: usize| self.ring.get(head + f).map(|m| m.role);
         let mut fold = turns.saturating_sub(keep);
-        while fold > 0
-            && self
-                .ring
-                .get(head + fold)
-                .is_some_and(|m| m.role == Role::Tool)
+        // A tool turn stays with the turn that asked for it...
+        while fold > 0 && role_at(fold) == Some(Role::Tool) {
+            fold -= 1;
+        }
+        // ...and a reply with its question, when that costs one turn.
+        if fold > 0
+            && role_at(fold) == Some(Role::Assistant)
+            && role_at(fold - 1) == Some(Role::User)
         {
             fold -= 1;
         }
@@ -672,6 +677,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)] // long; no unsafe code under test
     fn compacts_instead_of_growing() {
         let mut port = MemPort::new();
         let mut s = Session::new();
@@ -840,16 +846,17 @@ mod lasting_tests {
                 .unwrap();
         }
         s.flush(&mut port).unwrap();
-        assert_eq!(s.compact(&mut port, None, 3).unwrap(), 5);
+        // keep 3 would keep a reply without its question: one turn less folds.
+        assert_eq!(s.compact(&mut port, None, 3).unwrap(), 4);
         let t = texts(&mut s, &mut port);
-        assert_eq!(t.len(), 4);
+        assert_eq!(t.len(), 5);
         assert_eq!(t[0].0, Role::Summary);
         assert!(
             t[0].1.starts_with("user: turn 0; assistant: turn 1;"),
             "{}",
             t[0].1
         );
-        assert_eq!(t[1].1, "turn 5");
+        assert_eq!(t[1].1, "turn 4");
         s.flush(&mut port).unwrap();
         assert_eq!(
             texts(&mut Session::new(), &mut port),
@@ -857,14 +864,14 @@ mod lasting_tests {
             "the summary survives a reboot"
         );
         let archive = String::from_utf8(port.get(ARCHIVE_PATH).unwrap()).unwrap();
-        assert_eq!(archive.lines().count(), 5);
-        assert!(archive.contains("turn 4"));
+        assert_eq!(archive.lines().count(), 4);
+        assert!(archive.contains("turn 3"));
         // A backend summary replaces the old one; turns keep arriving after it.
         s.add(&mut port, Role::User, b"turn 8").unwrap();
         assert_eq!(
             s.compact(&mut port, Some("the owner likes tea".as_bytes()), 1)
                 .unwrap(),
-            3
+            4
         );
         let t = texts(&mut s, &mut port);
         assert_eq!(t[0], (Role::Summary, "the owner likes tea".to_string()));
@@ -884,15 +891,32 @@ mod lasting_tests {
     fn a_tool_turn_stays_with_its_asker() {
         let mut port = MemPort::new();
         let mut s = Session::new();
-        s.add(&mut port, Role::User, b"a").unwrap();
+        s.add(&mut port, Role::User, b"hi").unwrap();
+        s.add(&mut port, Role::Assistant, b"hello").unwrap();
+        s.add(&mut port, Role::System, b"connected").unwrap();
         s.add(&mut port, Role::Assistant, b"run led").unwrap();
         s.add(&mut port, Role::Tool, b"led: on").unwrap();
         s.add(&mut port, Role::Assistant, b"done").unwrap();
         // keep 2 would start the kept part with the tool turn: fold less.
-        assert_eq!(s.compact(&mut port, None, 2).unwrap(), 1);
+        assert_eq!(s.compact(&mut port, None, 2).unwrap(), 3);
         let t = texts(&mut s, &mut port);
         assert_eq!(t[1], (Role::Assistant, "run led".to_string()));
         assert_eq!(t[2].0, Role::Tool);
+
+        // A reply keeps its question.
+        let mut s = Session::new();
+        s.clear(&mut port);
+        for (r, t) in [
+            (Role::User, "q1"),
+            (Role::Assistant, "a1"),
+            (Role::User, "q2"),
+            (Role::Assistant, "a2"),
+        ] {
+            s.add(&mut port, r, t.as_bytes()).unwrap();
+        }
+        assert_eq!(s.compact(&mut port, None, 1).unwrap(), 2);
+        let t = texts(&mut s, &mut port);
+        assert_eq!(t[1], (Role::User, "q2".to_string()));
     }
 
     #[test]

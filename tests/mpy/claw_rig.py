@@ -294,5 +294,14 @@ def backend_reset():
     return http("POST", "/_reset", "{}")
 
 
+def classic_session(bentoclaw_module):
+    """The session as it was before issue #6: a plain ring of the newest 10
+    (no automatic compaction, so no summary requests) and no daily reset
+    (the unix port's RTC is always set, and under faketime x50 a run can
+    cross 04:00). For tests that model the ring or count requests; written
+    to /.bentoclaw_config, so a restarted interpreter keeps it."""
+    return bentoclaw_module.config(auto_compact=False, daily_reset_hour=-1)
+
+
 def connect(bentoclaw_module):
     return bentoclaw_module.connect("127.0.0.1", backend_port(), API_KEY)

@@ -17,6 +17,7 @@ import json
 
 t = rig.Checker("backend-tools")
 rig.mount_ram()
+rig.classic_session(bentoclaw)  # one request per round (no summary requests)
 ROUND_TEXT = "tool round limit reached"
 t.eq(bentoclaw.TOOL_ROUNDS_MAX, 3, "TOOL_ROUNDS_MAX")
 

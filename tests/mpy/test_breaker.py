@@ -10,6 +10,7 @@ import bentoclaw
 
 t = rig.Checker("breaker")
 rig.mount_ram()
+rig.classic_session(bentoclaw)  # one request per ask() (no summary requests)
 t.eq(rig.connect(bentoclaw), True, "connect")
 t.check(bentoclaw.ask("warm up").startswith("Echo:"), "a first ask succeeds")
 

@@ -176,7 +176,12 @@ def session_case(name, data, want):
     text = fr.read_file(rig.SESSION_FILE)
     objs = clean_lines(text, what + " after the flush")
     roles = ("user", "assistant", "system", "tool")
-    t.check(all(sorted(o.keys()) in (["content", "role"], ["content", "end", "role"]) and o["role"] in roles
+    # An "end" line also carries the session's statistics (feature lasting:
+    # in, out, tin, tout, ctx, n, at; docs/SESSIONS.md).
+    stats = ["at", "content", "ctx", "end", "in", "n", "out", "role", "tin", "tout"]
+    t.check(all((sorted(o.keys()) in (["content", "role"], ["content", "end", "role"])
+                 or (sorted(o.keys()) == stats and all(isinstance(o[k], int) for k in ("in", "out", "tin", "tout", "ctx", "n", "at"))))
+                and o["role"] in roles
                 and isinstance(o["content"], str) and o.get("end", True) is True for o in objs),
             what + ": every line is a record (nothing invalid left)", objs[:3])
     t.check(len(objs) > 0 and objs[-1].get("end") is True, what + ": the last line ends a batch")

@@ -7,6 +7,7 @@ import bentoclaw
 
 t = rig.Checker("faults")
 rig.mount_ram()
+rig.classic_session(bentoclaw)  # one request per ask() (no summary requests)
 t.eq(rig.connect(bentoclaw), True, "connect")
 
 # --- the request on the wire ----------------------------------------------------------

@@ -26,6 +26,7 @@ N_CALLS = 10000
 random.seed(SEED)
 t = rig.Checker("random-api")
 rig.mount_ram()
+rig.classic_session(bentoclaw)  # the model is the plain ring of 10
 
 PORT = rig.backend_port()
 TYPE_NAMES = {"key": "key", "value": "value", "prompt": "prompt", "name": "name"}

@@ -16,6 +16,7 @@ rig.mount(bdev, mkfs=not child)
 import bentoclaw
 
 if not child:
+    rig.classic_session(bentoclaw)  # the plain ring (the child reads it from flash)
     t.eq(rig.connect(bentoclaw), True, "connect")
     t.eq(bentoclaw.remember("name", "สมหญิง"), True, "remember a Thai name")
     for i in range(1, 7):

@@ -6,6 +6,7 @@ import bentoclaw
 
 t = rig.Checker("ring")
 bdev = rig.mount_ram()
+rig.classic_session(bentoclaw)  # the plain ring (compaction: test_sessions.py)
 
 t.eq(rig.connect(bentoclaw), True, "connect")
 t.eq(bentoclaw.status()["session_msgs"], 1, "SYSTEM message")
