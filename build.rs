@@ -79,6 +79,7 @@ const EXT_ITEMS: &[&str] = &[
     "claw_session_account",
     "claw_session_stats",
     "claw_session_compact",
+    "claw_session_compact_plan",
     "claw_session_new",
     "claw_session_message",
     "claw_archive_read",

@@ -125,6 +125,12 @@ bool claw_session_stats(claw_session_stats_t *out);
 uint16_t claw_session_compact(const char *summary, uint16_t keep);
 
 /**
+ * How many turns `claw_session_compact(_, keep)` would fold now, without
+ * folding them (so a caller can send exactly those turns to be summarised).
+ */
+uint16_t claw_session_compact_plan(uint16_t keep);
+
+/**
  * Retires the session: its entries go to the archive, then it is cleared
  * (statistics too). False, and nothing changed, when the archive cannot
  * be written.

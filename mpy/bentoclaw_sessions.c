@@ -455,9 +455,10 @@ static const char *role_name(int role) {
     return role >= 0 && (size_t)role < MP_ARRAY_SIZE(names) ? names[role] : "unknown";
 }
 
-// What claw_session_compact(_, keep) would fold: the same rule as the core
-// (all turns after the summary but the newest `keep`; a TOOL turn stays with
-// the turn before it, the one that asked for it).
+// What claw_session_compact(_, keep) would fold, as the core plans it
+// (claw_session_compact_plan: all turns after the summary but the newest
+// `keep`, less what keeps a TOOL turn with its asker and a reply with its
+// question), and the context bytes of those turns.
 typedef struct _fold_plan_t {
     uint16_t head;  // 1 when the ring starts with a summary
     uint16_t turns; // entries after it
@@ -470,10 +471,7 @@ static void fold_plan(uint16_t keep, fold_plan_t *p) {
     uint16_t count = claw_session_count();
     p->head = count > 0 && ring_role(0, buf) == CLAW_ROLE_SUMMARY ? 1 : 0;
     p->turns = count - p->head;
-    p->fold = p->turns > keep ? p->turns - keep : 0;
-    while (p->fold > 0 && ring_role(p->head + p->fold, buf) == CLAW_ROLE_TOOL) {
-        p->fold--;
-    }
+    p->fold = claw_session_compact_plan(keep);
     p->bytes = 0;
     for (uint16_t i = 0; p->fold > 0 && i < p->head + p->fold; i++) {
         int role = ring_role(i, buf);

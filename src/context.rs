@@ -25,8 +25,10 @@ use crate::text::floor_char_boundary;
 
 const MEMORY_HEADER: &[u8] = b"Memory:\n";
 const CONVERSATION_HEADER: &[u8] = b"Conversation:\n";
-/// Memory lines considered (the bitmap of chosen lines is a `u64`).
-const MEMORY_LINES_MAX: usize = 64;
+/// Memory lines considered (the store holds 32; a hand-made store may hold
+/// more, and lines past this are never chosen). At most 64: the chosen
+/// lines are a `u64` bitmap.
+const MEMORY_LINES_MAX: usize = 40;
 
 /// A bounded output buffer; `push` refuses what does not fit.
 struct Out<'a> {

@@ -18,7 +18,7 @@ use crate::port::{Errno, Fd, Port};
 /// Bytes read from the port per call.
 const READ_CHUNK: usize = 16;
 /// Bytes collected before a port write.
-const WRITE_CHUNK: usize = 32;
+const WRITE_CHUNK: usize = 16;
 /// Longest field name that is matched; longer names are skipped as unknown.
 const NAME_MAX: usize = 12;
 
@@ -56,7 +56,6 @@ impl ByteReader {
         self.offset
     }
 
-    #[inline(always)]
     fn peek<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         if self.pos >= self.len {
             if self.eof {
@@ -73,7 +72,6 @@ impl ByteReader {
         Ok(self.buf.get(self.pos).copied())
     }
 
-    #[inline(always)]
     fn bump(&mut self) {
         if self.pos < self.len {
             self.pos += 1;
@@ -81,7 +79,6 @@ impl ByteReader {
         }
     }
 
-    #[inline(always)]
     fn next<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         let b = self.peek(port)?;
         self.bump();
@@ -266,7 +263,6 @@ fn skip_line<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Errno> {
     Ok(())
 }
 
-#[inline(always)]
 fn skip_ws<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Option<u8>, Bad> {
     loop {
         match r.peek(port)? {
@@ -276,7 +272,6 @@ fn skip_ws<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Option<u8>, Bad>
     }
 }
 
-#[inline(always)]
 fn expect<P: Port>(port: &mut P, r: &mut ByteReader, want: u8) -> Result<(), Bad> {
     if skip_ws(port, r)? == Some(want) {
         r.bump();
@@ -373,7 +368,7 @@ fn decode_string<P: Port>(
 ) -> Result<usize, StrErr> {
     let mut len = 0usize;
     let mut too_long = false;
-    let mut utf8_check = Utf8::new();
+    let mut utf8_check = crate::text::Utf8::new();
     loop {
         let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
         let mut utf8 = [0u8; 4];
@@ -424,53 +419,6 @@ fn decode_string<P: Port>(
         Ok(len)
     } else {
         Err(StrErr::Bad(Bad::Syntax))
-    }
-}
-
-/// UTF-8 checked a byte at a time (so that a field can be checked without
-/// keeping it): no overlong forms, surrogates or code points past U+10FFFF.
-struct Utf8 {
-    need: u8,
-    cp: u32,
-    min: u32,
-}
-
-impl Utf8 {
-    fn new() -> Self {
-        Self {
-            need: 0,
-            cp: 0,
-            min: 0,
-        }
-    }
-
-    fn feed(&mut self, b: u8) -> bool {
-        if self.need == 0 {
-            let (need, bits, min) = match b {
-                0x00..=0x7F => return true,
-                0xC2..=0xDF => (1, b & 0x1F, 0x80),
-                0xE0..=0xEF => (2, b & 0x0F, 0x800),
-                0xF0..=0xF4 => (3, b & 0x07, 0x1_0000),
-                _ => return false,
-            };
-            self.need = need;
-            self.cp = u32::from(bits);
-            self.min = min;
-            return true;
-        }
-        if b & 0xC0 != 0x80 {
-            return false;
-        }
-        self.cp = (self.cp << 6) | u32::from(b & 0x3F);
-        self.need -= 1;
-        self.need > 0
-            || (self.cp >= self.min
-                && self.cp <= 0x10_FFFF
-                && !(0xD800..=0xDFFF).contains(&self.cp))
-    }
-
-    fn complete(&self) -> bool {
-        self.need == 0
     }
 }
 

@@ -60,8 +60,8 @@ impl From<Errno> for MemError {
 
 /// Checks a key and value against the limits.
 pub fn validate(key: &[u8], value: &[u8]) -> Result<(), MemError> {
-    let key_ok = !key.is_empty() && key.len() <= KEY_MAX_BYTES && core::str::from_utf8(key).is_ok();
-    let val_ok = value.len() <= VAL_MAX_BYTES && core::str::from_utf8(value).is_ok();
+    let key_ok = !key.is_empty() && key.len() <= KEY_MAX_BYTES && crate::text::is_utf8(key);
+    let val_ok = value.len() <= VAL_MAX_BYTES && crate::text::is_utf8(value);
     if key_ok && val_ok {
         Ok(())
     } else {
@@ -72,9 +72,9 @@ pub fn validate(key: &[u8], value: &[u8]) -> Result<(), MemError> {
 /// One pair read from the file.
 pub struct Pair {
     key: [u8; KEY_MAX_BYTES],
-    key_len: usize,
+    key_len: u8,
     val: [u8; VAL_MAX_BYTES],
-    val_len: usize,
+    val_len: u8,
     pinned: bool,
 }
 
@@ -97,12 +97,12 @@ impl Pair {
 
     /// The key.
     pub fn key(&self) -> &[u8] {
-        self.key.get(..self.key_len).unwrap_or(&[])
+        self.key.get(..usize::from(self.key_len)).unwrap_or(&[])
     }
 
     /// The value.
     pub fn value(&self) -> &[u8] {
-        self.val.get(..self.val_len).unwrap_or(&[])
+        self.val.get(..usize::from(self.val_len)).unwrap_or(&[])
     }
 }
 
@@ -177,8 +177,9 @@ impl PairReader {
                     if line == Line::RecordAtEof {
                         self.skipped = true;
                     }
-                    pair.key_len = kl;
-                    pair.val_len = vl;
+                    // At most 31 and 127: the fields' limits.
+                    pair.key_len = kl as u8;
+                    pair.val_len = vl as u8;
                     return Ok(Some(()));
                 }
                 _ => self.skipped = true,
@@ -197,8 +198,6 @@ pub fn open_store<P: Port>(port: &mut P) -> Result<Option<Fd>, Errno> {
 }
 
 /// Calls `f` for each pair of the store in file order (duplicates included).
-/// Out of line, so that its pair buffer is on the stack only while it runs.
-#[inline(never)]
 pub fn for_each<P: Port>(port: &mut P, mut f: impl FnMut(&Pair)) -> Result<(), Errno> {
     let Some(fd) = open_store(port)? else {
         return Ok(());
@@ -414,7 +413,7 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
             // apart (gone only when the rename happened), and the store must
             // then hold the edit — `false` must mean "as before".
             Err(err) => match port.remove(MEMORY_TMP_PATH) {
-                Err(Errno::ENOENT) if landed(port, key, e) => return Ok(()),
+                Err(Errno::ENOENT) if landed(port, key, e, &mut s) => return Ok(()),
                 _ => Err(MemError::Io(err)),
             },
         },
@@ -425,25 +424,26 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
 }
 
 /// Whether the store holds `e` applied to `key` (the last line counts).
-#[inline(never)]
-fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> bool {
-    let mut last: Option<bool> = None;
-    let res = for_each(port, |p| {
-        if p.key() == key {
-            last = Some(match e {
-                Edit::Set(v) => p.value() == v,
-                Edit::Forget => false,
-                #[cfg(feature = "recall")]
-                Edit::Pin(on) => p.pinned() == on,
-            });
-        }
-    });
-    res.is_ok()
-        && match (e, last) {
-            (Edit::Forget, None) => true,
-            (_, Some(ok)) => ok,
-            _ => false,
-        }
+/// Reuses the first pass (and its `Scan`, no longer needed by then).
+fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool {
+    let value = match e {
+        Edit::Set(v) => v,
+        _ => b"",
+    };
+    s.found = None;
+    s.pairs = 0;
+    s.hashes.len = 0;
+    s.hashes.truncated = false;
+    if scan(port, key, value, s).is_err() {
+        return false;
+    }
+    match (e, s.found) {
+        (Edit::Set(_), Some((same, _))) => same,
+        (Edit::Forget, None) => true,
+        #[cfg(feature = "recall")]
+        (Edit::Pin(on), Some((_, pinned))) => pinned == on,
+        _ => false,
+    }
 }
 
 /// Copies the store, keeping only the last line of a duplicated key and

@@ -109,6 +109,16 @@ pub unsafe extern "C" fn claw_session_compact(summary: *const c_char, keep: u16)
     })
 }
 
+/// How many turns `claw_session_compact(_, keep)` would fold now, without
+/// folding them (so a caller can send exactly those turns to be summarised).
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_session_compact_plan(keep: u16) -> u16 {
+    with_state(0, |s, p| {
+        let _ = s.session.ring(p);
+        s.session.fold_plan(usize::from(keep)) as u16
+    })
+}
+
 /// Retires the session: its entries go to the archive, then it is cleared
 /// (statistics too). False, and nothing changed, when the archive cannot
 /// be written.

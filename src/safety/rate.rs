@@ -94,7 +94,7 @@ pub struct RateTable {
 }
 
 fn valid_name(name: &[u8]) -> bool {
-    !name.is_empty() && name.len() <= NAME_MAX_BYTES && core::str::from_utf8(name).is_ok()
+    !name.is_empty() && name.len() <= NAME_MAX_BYTES && crate::text::is_utf8(name)
 }
 
 impl RateTable {

@@ -296,20 +296,7 @@ impl Session {
     ) -> Result<usize, Errno> {
         self.ensure_loaded(port)?;
         let head = usize::from(self.ring.summary().is_some());
-        let turns = self.ring.len() - head;
-        let role_at = |f: usize| self.ring.get(head + f).map(|m| m.role);
-        let mut fold = turns.saturating_sub(keep);
-        // A tool turn stays with the turn that asked for it...
-        while fold > 0 && role_at(fold) == Some(Role::Tool) {
-            fold -= 1;
-        }
-        // ...and a reply with its question, when that costs one turn.
-        if fold > 0
-            && role_at(fold) == Some(Role::Assistant)
-            && role_at(fold - 1) == Some(Role::User)
-        {
-            fold -= 1;
-        }
+        let fold = self.fold_plan(keep);
         if fold == 0 {
             return Ok(0);
         }
@@ -319,6 +306,27 @@ impl Session {
         self.rewrite = true;
         self.unflushed = 0;
         Ok(fold)
+    }
+
+    /// How many turns `compact(_, keep)` folds, without folding them: all
+    /// but the newest `keep` after the summary, less what keeps a tool turn
+    /// with the turn that asked for it, and a reply with its question.
+    #[cfg(feature = "lasting")]
+    pub fn fold_plan(&self, keep: usize) -> usize {
+        let head = usize::from(self.ring.summary().is_some());
+        let turns = self.ring.len() - head;
+        let role_at = |f: usize| self.ring.get(head + f).map(|m| m.role);
+        let mut fold = turns.saturating_sub(keep);
+        while fold > 0 && role_at(fold) == Some(Role::Tool) {
+            fold -= 1;
+        }
+        if fold > 0
+            && role_at(fold) == Some(Role::Assistant)
+            && role_at(fold - 1) == Some(Role::User)
+        {
+            fold -= 1;
+        }
+        fold
     }
 
     /// Builds the new summary and folds it into the ring. Out of line: its

@@ -49,15 +49,19 @@ impl Role {
 
     /// Parses a file name.
     pub fn from_name(name: &[u8]) -> Option<Role> {
-        [
+        // A build without `lasting` does not know summaries: their lines are
+        // skipped like any unknown record.
+        #[cfg(feature = "lasting")]
+        let roles = [
             Role::User,
             Role::Assistant,
             Role::System,
             Role::Tool,
             Role::Summary,
-        ]
-        .into_iter()
-        .find(|r| r.name() == name)
+        ];
+        #[cfg(not(feature = "lasting"))]
+        let roles = [Role::User, Role::Assistant, Role::System, Role::Tool];
+        roles.into_iter().find(|r| r.name() == name)
     }
 }
 
@@ -97,7 +101,9 @@ impl SessionRing {
     }
 
     fn slot(&self, i: usize) -> usize {
-        (self.head + i) % MAX_MSGS
+        // head < MAX_MSGS and i <= MAX_MSGS: one subtraction, no division.
+        let j = self.head + i;
+        if j >= MAX_MSGS { j - MAX_MSGS } else { j }
     }
 
     fn write(&mut self, slot: usize, role: Role, text: &[u8]) {
@@ -124,6 +130,7 @@ impl SessionRing {
     /// oldest turn after it goes instead. A summary pushed here (the file
     /// reader meeting a summary line) replaces everything before it.
     pub fn push(&mut self, role: Role, text: &[u8]) {
+        #[cfg(feature = "lasting")]
         if role == Role::Summary {
             self.head = 0;
             self.len = 1;
@@ -144,7 +151,10 @@ impl SessionRing {
 
     /// The summary at the head, if any.
     pub fn summary(&self) -> Option<&Message> {
-        self.get(0).filter(|m| m.role == Role::Summary)
+        #[cfg(feature = "lasting")]
+        return self.get(0).filter(|m| m.role == Role::Summary);
+        #[cfg(not(feature = "lasting"))]
+        None
     }
 
     /// Replaces the summary (if any) and the `fold` oldest turns after it
@@ -220,6 +230,7 @@ mod tests {
         assert_eq!(texts(&r).last().unwrap(), "m36");
     }
 
+    #[cfg(feature = "lasting")]
     #[test]
     fn a_summary_stays_at_the_head() {
         let mut r = SessionRing::new();

@@ -141,7 +141,17 @@ def jstr(b):
 
 
 def session_line(role, text, end):
-    return b'{"role":"' + role + b'","content":' + jstr(utf8_cut(text, MSG_MAX)) + (b',"end":true}\n' if end else b"}\n")
+    # The last line of a batch carries the session's statistics (feature
+    # `lasting`: "in","out","tin","tout","ctx","n","at") before "end".
+    tail = (b"," + stats_fields() + b',"end":true}\n') if end else b"}\n"
+    return b'{"role":"' + role + b'","content":' + jstr(utf8_cut(text, MSG_MAX)) + tail
+
+
+def stats_fields():
+    st = bentoclaw.status()
+    keys = (("in", "bytes_in"), ("out", "bytes_out"), ("tin", "tokens_in"), ("tout", "tokens_out"),
+            ("ctx", "context_bytes"), ("n", "exchanges"), ("at", "last_active"))
+    return b",".join(b'"%s":%d' % (k.encode(), st[s]) for k, s in keys)
 
 
 def batch(msgs):
@@ -175,6 +185,9 @@ if not rig.connect(bentoclaw):
     fail("connect to the backend on port", rig.backend_port())
     print("BENCH-RESULT failed")
     sys.exit(1)
+# The plain ring this bench models: no automatic compaction (and no daily
+# reset crossing 04:00 during the run). Set before the counters start.
+bentoclaw.config(auto_compact=False, daily_reset_hour=-1)
 ring = [(b"system", b"Connected to TESAIoT backend")]
 bentoclaw.flush()
 bdev.reset_counters()

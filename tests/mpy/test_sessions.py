@@ -347,7 +347,8 @@ t.eq(summaries_sent(n0), [], "no summary request after a failed request")
 t.eq(bentoclaw.safety()["circuit_breaker"], "open", "three failed asks open the breaker, as before")
 s = bentoclaw.session()
 t.eq(s[0][0], "summary", "compacted with the local digest")
-t.check("user: q2" in s[0][1], "the digest holds the folded turns", s[0][1])
+t.check("user: q1" in s[0][1], "the digest holds the folded turns", s[0][1])
+t.check(("user", "q2") in s, "a kept reply keeps its question (q2 not folded)", s)
 t.eq(s[-1], ("user", "three"), "the failed ask's USER turn stays, as before")
 t.eq(bentoclaw.status()["dirty"], False, "flushed")
 rig.backend_reset()
@@ -452,7 +453,7 @@ t.eq(s[0][0], "summary", "local digest before the TOOL turn")
 t.check(("user", "run echo mid") in s and s[s.index(("user", "run echo mid")) + 1] == ("tool", "echo: mid"),
         "the USER turn and its TOOL turn together", s)
 tool_turns_have_askers("after a mid-ask compaction")
-t.eq(len(s), 7, "summary + 4 kept + tool + reply")
+t.eq(len(s), 8, "summary + 5 kept (a reply keeps its question) + tool + reply")
 rig.backend_mode("ok")
 
 # --- idle timeout and daily reset (test clock) ----------------------------------------------------
