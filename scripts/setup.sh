@@ -8,7 +8,7 @@
 #           faketime (time-dependent MicroPython tests), libffi/pkg-config
 #           (MicroPython unix port), dpkg-dev (apt-get source).
 #   rustup: thumbv8m.main-none-eabihf and thumbv7m-none-eabi, rustfmt, clippy;
-#           nightly with miri and rust-src; cargo-fuzz (crates.io).
+#           nightly with miri and rust-src; cargo-fuzz (cargo install).
 set -euo pipefail
 
 log() { printf 'setup: %s\n' "$*" >&2; }
