@@ -15,6 +15,8 @@
 
 #[cfg(feature = "lasting")]
 pub mod lasting;
+#[cfg(test)]
+mod model_tests;
 #[cfg(feature = "recall")]
 pub mod recall;
 pub mod safety;
@@ -168,5 +170,31 @@ impl Port for CPort {
     fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno> {
         // SAFETY: both paths are NUL-terminated and outlive the call.
         status(unsafe { sys::claw_port_rename(from.as_ptr(), to.as_ptr()) }).map(|_| ())
+    }
+}
+
+/// Host builds only (the unix MicroPython port links the staticlib): the
+/// precompiled `core` of hosted targets refers to the unwinding personality
+/// even with `panic = "abort"`. Nothing unwinds, so it is never called.
+#[cfg(all(not(test), not(feature = "std"), not(target_os = "none")))]
+#[unsafe(no_mangle)]
+extern "C" fn rust_eh_personality() {}
+
+#[cfg(not(any(test, feature = "std")))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    #[cfg(feature = "panic-check")]
+    {
+        unsafe extern "C" {
+            // Defined nowhere: an image links only when no panic path is
+            // reachable from the functions it uses.
+            fn bentoclaw_panic_is_reachable() -> !;
+        }
+        // SAFETY: never runs; the call exists to fail the link.
+        unsafe { bentoclaw_panic_is_reachable() }
+    }
+    #[cfg(not(feature = "panic-check"))]
+    loop {
+        core::hint::spin_loop();
     }
 }
