@@ -29,20 +29,8 @@ log() { printf 'build_micropython: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # --- Debian packages the build needs --------------------------------------------
-ensure_pkgs() {
-    local missing=() p
-    for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
-            || missing+=("$p")
-    done
-    ((${#missing[@]})) || return 0
-    log "installing ${missing[*]}"
-    local sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get update -qq || true
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-}
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 ensure_pkgs build-essential libffi-dev pkg-config python3
 
 "$ROOT/scripts/fetch_micropython.sh"

@@ -34,21 +34,8 @@ log() { printf 'build_qemu: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # --- Debian packages ----------------------------------------------------------------
-ensure_pkgs() {
-    local missing=() p
-    for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
-            || missing+=("$p")
-    done
-    ((${#missing[@]})) || return 0
-    log "installing ${missing[*]}"
-    local sudo=()
-    [[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-        || { "${sudo[@]}" apt-get update -qq >&2 || true
-             "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
-}
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
 ensure_pkgs make python3 gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi
 
 "$ROOT/scripts/fetch_micropython.sh"
