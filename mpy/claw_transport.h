@@ -53,7 +53,7 @@
 #define BENTOCLAW_HTTP_HEADER_MAX (1024)
 #endif
 
-/* Request path on the backend (tools/backend.py answers POST on it). */
+/* Request path on the backend (mpy/examples/backend.py answers POST on it). */
 #ifndef BENTOCLAW_HTTP_PATH
 #define BENTOCLAW_HTTP_PATH "/ask"
 #endif

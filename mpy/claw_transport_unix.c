@@ -3,7 +3,7 @@
  * unix port (see claw_transport.h for the contract).
  *
  * The firmware's HTTPS transport becomes plain HTTP/1.1 on loopback to the
- * local test backend (tools/backend.py); the UI IPC becomes an in-RAM log
+ * local test backend (mpy/examples/backend.py); the UI IPC becomes an in-RAM log
  * that tests read through bentoclaw._ui_events().
  *
  * The HTTP client is deliberately strict, because every way a backend can

@@ -6,7 +6,7 @@
 #   2. cargo rustc --release --crate-type staticlib --target thumbv8m.main-none-eabihf
 #      with CARGO_TARGET_DIR=target/qemu (its own directory: other scripts
 #      build the same target with other features into target/)
-#   3. make -C <src>/ports/qemu BOARD_DIR=boards/MPS3_AN547 USER_C_MODULES=<repo root>
+#   3. make -C <src>/ports/qemu BOARD_DIR=tests/qemu/boards/MPS3_AN547 USER_C_MODULES=<repo root>
 #      BENTOCLAW_PORT_FIRMWARE=1 ...
 #   4. build/qemu/firmware.elf + build/qemu/firmware.map (link map)
 #
@@ -22,7 +22,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/build/micropython-src/micropython"
-BOARD_DIR="$ROOT/boards/MPS3_AN547"
+BOARD_DIR="$ROOT/tests/qemu/boards/MPS3_AN547"
 OUT="$ROOT/build/qemu"
 STAGE="$OUT/obj"                      # the port's BUILD= directory
 TARGET=thumbv8m.main-none-eabihf
@@ -57,12 +57,12 @@ fi
 [[ -f $STATICLIB ]] || die "no staticlib at $STATICLIB"
 
 # --- the header ABI with the firmware's compiler flags -----------------------------------
-# tests/target/abi_target.c (also built by scripts/size_report.sh): static
+# tests/image/abi_target.c (also built by scripts/size_report.sh): static
 # asserts on the public headers, compiled as the board compiles modbentoclaw.c.
 mkdir -p "$OUT"
 arm-none-eabi-gcc -mthumb -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16 -std=gnu99 -Os \
-    -Wall -Werror -I"$ROOT/include" -c "$ROOT/tests/target/abi_target.c" -o "$OUT/abi_target.o" \
-    || die "header ABI check (tests/target/abi_target.c) failed with the firmware's flags"
+    -Wall -Werror -I"$ROOT/include" -c "$ROOT/tests/image/abi_target.c" -o "$OUT/abi_target.o" \
+    || die "header ABI check (tests/image/abi_target.c) failed with the firmware's flags"
 
 # --- the qemu port ------------------------------------------------------------------------
 MAKE_ARGS=(
@@ -94,7 +94,7 @@ fi
 mkdir -p "$STAGE"
 printf '%s' "$config" >"$stamp"
 
-log "make qemu port (BOARD_DIR=boards/MPS3_AN547, USER_C_MODULES=<repo root>)"
+log "make qemu port (BOARD_DIR=tests/qemu/boards/MPS3_AN547, USER_C_MODULES=<repo root>)"
 make "${MAKE_ARGS[@]}" >"$OUT/make.log" 2>&1 || {
     tail -n 40 "$OUT/make.log" >&2
     die "qemu port build failed (full log: build/qemu/make.log)"

@@ -24,12 +24,12 @@ SRC_LIST=/etc/apt/sources.list.d/bentoclaw-${SUITE}-src.sources
 log() { printf 'fetch_micropython: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# Fixes we carry for MicroPython's bundled libraries (patches/micropython/,
+# Fixes we carry for MicroPython's bundled libraries (mpy/patches/micropython/,
 # each with the upstream report it backports). Applied once; a re-run sees
 # them applied and does nothing.
 apply_patches() {
     local p
-    for p in "$ROOT"/patches/micropython/*.patch; do
+    for p in "$ROOT"/mpy/patches/micropython/*.patch; do
         [[ -f $p ]] || continue
         if patch -d "$LINK/" -p1 -R --dry-run -s -f <"$p" >/dev/null 2>&1; then
             continue

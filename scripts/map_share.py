@@ -13,7 +13,7 @@ Only input sections placed in the image count (the map after "Linker script
 and memory map", outside /DISCARD/). Sections are classified by their input
 section name: .text*, .rodata*, .ARM.extab*, .ARM.exidx* are code (flash);
 .data*, .bss*, .tbss*, .tdata*, .noinit*, COMMON are static RAM (.data also
-has its initial image in flash). Same rules as tests/target/map_share.awk,
+has its initial image in flash). Same rules as tests/image/map_share.awk,
 which classifies by output section; both agree on the minimal image.
 """
 

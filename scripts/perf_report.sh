@@ -5,13 +5,13 @@
 #  1. code and static RAM of libbento_mpy.a and of the MicroPython binding
 #     (mpy/modbentoclaw.c + mpy/claw_port_vfs.c) in the Cortex-M55 firmware
 #     image (build/qemu/firmware.map of scripts/build_qemu.sh) and in the
-#     minimal image of tests/target/; heap use;
+#     minimal image of tests/image/; heap use;
 #  2. worst-case stack depth of the 22 exported functions on thumbv8m
 #     (scripts/stack_report.py: -Z emit-stack-sizes + call graph);
 #  3. bytes programmed to flash per ask(), remember(), session_clear() on
 #     LittleFS (tests/mpy/bench_flash.py on the unix port, with a backend);
 #  4. instruction counts of the exported functions on the host
-#     (bench/callgrind/harness.c under valgrind --tool=callgrind).
+#     (tests/bench/callgrind/harness.c under valgrind --tool=callgrind).
 #
 #   scripts/perf_report.sh    # last line: RESULT: <n> passed, <m> failed
 #
@@ -84,9 +84,9 @@ MIN_CODE=- MIN_RAM=- MIN_DATA=- MIN_BUILTINS=-
 if ((SIZE_OK)); then
     cp "$LIB8" "$OUT/libbento_mpy.a"
     if arm-none-eabi-gcc "${ARCH_V8[@]}" -std=c11 -Wall -Wextra -Werror -Os -ffunction-sections \
-        -fdata-sections -Iinclude -nostartfiles -Wl,--gc-sections -T tests/target/image.ld \
+        -fdata-sections -Iinclude -nostartfiles -Wl,--gc-sections -T tests/image/image.ld \
         -Wl,--no-warn-rwx-segments -Wl,--no-warn-execstack -Wl,-Map="$OUT/image-v8m.map" \
-        tests/target/image.c "$OUT/libbento_mpy.a" -o "$OUT/image-v8m.elf" >"$OUT/link-v8m.log" 2>&1; then
+        tests/image/image.c "$OUT/libbento_mpy.a" -o "$OUT/image-v8m.elf" >"$OUT/link-v8m.log" 2>&1; then
         read -r MIN_CODE MIN_RAM MIN_DATA MIN_BUILTINS < <(python3 scripts/map_share.py \
             "$OUT/image-v8m.map" 'lib=libbento_mpy.a(' |
             sed -E 's/.*code=([0-9]+) ram=([0-9]+) data=([0-9]+) builtins=([0-9]+)/\1 \2 \3 \4/')
@@ -222,7 +222,7 @@ fi
 # =====================================================================================
 # 3. Flash bytes (MicroPython unix port, LittleFS on a counting block device)
 # =====================================================================================
-log "3. flash: scripts/build_micropython.sh, tests/mpy/bench_flash.py with tools/backend.py"
+log "3. flash: scripts/build_micropython.sh, tests/mpy/bench_flash.py with mpy/examples/backend.py"
 MPY=$ROOT/build/micropython/micropython
 FLASH_OK=0
 if scripts/build_micropython.sh >"$OUT/build_micropython.log" 2>&1 && [[ -x $MPY ]]; then
@@ -241,7 +241,7 @@ if scripts/build_micropython.sh >"$OUT/build_micropython.log" 2>&1 && [[ -x $MPY
     # script holds open (fd 7), so it cannot outlive the report.
     mkfifo "$work/keepalive"
     exec 7<>"$work/keepalive"
-    /usr/bin/python3 tools/backend.py --port 0 --stdin-exit --quiet <"$work/keepalive" \
+    /usr/bin/python3 mpy/examples/backend.py --port 0 --stdin-exit --quiet <"$work/keepalive" \
         >"$work/backend.out" 2>"$work/backend.err" 7>&- &
     backend_pid=$!
     port=""
@@ -303,16 +303,16 @@ fi
 # =====================================================================================
 # 4. Instruction counts (callgrind, host build)
 # =====================================================================================
-log "4. callgrind: cargo build --release; bench/callgrind/harness.c under valgrind"
+log "4. callgrind: cargo build --release; tests/bench/callgrind/harness.c under valgrind"
 CG_OK=0
 if cargo build -j2 --release --features recall,lasting >"$OUT/cargo-host.log" 2>&1 &&
-    cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Itests/c bench/callgrind/harness.c \
+    cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Itests/c tests/bench/callgrind/harness.c \
         tests/c/port_posix.c target/release/libbento_mpy.a -Wl,--gc-sections -Wl,-z,now \
         -lpthread -ldl -lm -o "$OUT/harness" >"$OUT/harness-build.log" 2>&1; then
     rm -f "$OUT"/callgrind.out*
     if valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$OUT/callgrind.out" \
         "$OUT/harness" >"$OUT/callgrind.log" 2>&1; then
-        python3 bench/callgrind/cg_summary.py "$OUT"/callgrind.out.* >"$OUT/callgrind.txt"
+        python3 tests/bench/callgrind/cg_summary.py "$OUT"/callgrind.out.* >"$OUT/callgrind.txt"
         n=$(grep -c '^CG' "$OUT/callgrind.txt")
         if ((n >= 26)); then
             CG_OK=1
@@ -373,7 +373,7 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
         echo "| libbento_mpy.a | firmware (qemu mps3-an547) | $w | ≤ $CODE_GOAL B | $w | ≤ $RAM_GOAL B | $w |"
         echo "| modbentoclaw.c + claw_port_vfs.c | firmware (qemu mps3-an547) | $w | — | $w | — | $w |"
     fi
-    echo "| libbento_mpy.a, vendor ABI (default features) | minimal image (tests/target) | $MIN_CODE B | ≤ $CODE_GOAL B | $MIN_RAM B | ≤ $RAM_GOAL B | $( [[ $MIN_CODE != - && $(status "$MIN_CODE" "$CODE_GOAL") == PASS && $(status "$MIN_RAM" "$RAM_GOAL") == PASS ]] && echo PASS || echo "**FAIL**") |"
+    echo "| libbento_mpy.a, vendor ABI (default features) | minimal image (tests/image) | $MIN_CODE B | ≤ $CODE_GOAL B | $MIN_RAM B | ≤ $RAM_GOAL B | $( [[ $MIN_CODE != - && $(status "$MIN_CODE" "$CODE_GOAL") == PASS && $(status "$MIN_RAM" "$RAM_GOAL") == PASS ]] && echo PASS || echo "**FAIL**") |"
     echo "| heap | library | $HEAP | 0 | | | $([[ $HEAP == 0 ]] && echo PASS || echo "**FAIL**") |"
     echo
     if ((FW)); then
@@ -397,7 +397,7 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
     echo "Regenerate: \`scripts/build_qemu.sh\` (firmware.elf + firmware.map), then"
     echo "\`python3 scripts/map_share.py build/qemu/firmware.map 'lib=libbento_mpy.a(' 'binding=/modbentoclaw.o|/claw_port_vfs.o'\`;"
     echo "minimal image: \`cargo rustc --release --crate-type staticlib --target $V8\` linked with"
-    echo "\`tests/target/image.c\` as in \`scripts/size_report.sh\` (see docs/SIZE.md)."
+    echo "\`tests/image/image.c\` as in \`scripts/size_report.sh\` (see docs/SIZE.md)."
     echo
     # ---- 2 -----------------------------------------------------------------------
     echo "## 2. Worst-case stack depth on $V8"
@@ -459,7 +459,7 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
     echo "\`tests/mpy/bench_flash.py\` on the MicroPython unix port: \`vfs.VfsLfs2\` on a"
     echo "RAM block device of 512-byte blocks (256 blocks) that counts the bytes"
     echo "LittleFS programs (\`writeblocks\`) and the blocks it erases; the backend is"
-    echo "\`tools/backend.py\` on loopback. **Floor** = the bytes of the new JSON lines"
+    echo "\`mpy/examples/backend.py\` on loopback. **Floor** = the bytes of the new JSON lines"
     echo "themselves, computed from the exact line text the formats write (escaping,"
     echo "255-byte cut; the model is checked against the files after every operation):"
     echo "\`{\"role\":\"user\",\"content\":\"…\"}\` + \`{\"role\":\"assistant\",\"content\":\"…\",\"end\":true}\`"
@@ -542,14 +542,14 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
         echo "Not measured (see the script's output)."
     fi
     echo
-    echo "Regenerate: \`scripts/build_micropython.sh\`, start \`python3 tools/backend.py --port 0\`, then"
+    echo "Regenerate: \`scripts/build_micropython.sh\`, start \`python3 mpy/examples/backend.py --port 0\`, then"
     echo "\`BENTOCLAW_PORT=<port> [BENCH_PROGSIZE=256] build/micropython/micropython tests/mpy/bench_flash.py\`"
     echo "(options: BENCH_READSIZE, BENCH_PROGSIZE, BENCH_LOOKAHEAD, BENCH_MTIME, BENCH_EXCHANGES)."
     echo
     # ---- 4 -----------------------------------------------------------------------
     echo "## 4. Instructions per call (host, callgrind)"
     echo
-    echo "\`bench/callgrind/harness.c\` links \`target/release/libbento_mpy.a\` (x86-64,"
+    echo "\`tests/bench/callgrind/harness.c\` links \`target/release/libbento_mpy.a\` (x86-64,"
     echo "the release profile: opt-level \"z\", LTO) with the POSIX port of the C tests"
     echo "(\`tests/c/port_posix.c\`: real files in a temporary directory, a test clock)"
     echo "and runs under \`valgrind --tool=callgrind --collect-atstart=no\`. Each call is"
@@ -558,7 +558,7 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
     echo "runs: the core, \`compiler_builtins\`, the \`claw_port_*\` callbacks and the libc"
     echo "below them (system calls themselves are not counted), plus a few harness"
     echo "instructions. The \`claw_port_*\` column is the inclusive cost of the port calls"
-    echo "(\`bench/callgrind/cg_summary.py\`). State: full ring (10 messages of 255"
+    echo "(\`tests/bench/callgrind/cg_summary.py\`). State: full ring (10 messages of 255"
     echo "bytes on flash), full memory store (32 keys of 31 bytes, values of 127"
     echo "bytes), full rate table (16 tools of 31-byte names; the gates run on the 16th)."
     echo "Counts are x86-64 instructions: a guide to relative cost, not Cortex-M55 cycles."
@@ -574,9 +574,9 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
     fi
     echo
     echo "Regenerate: \`cargo build --release --features recall,lasting\`,"
-    echo "\`cc -O2 -g -Iinclude -Itests/c bench/callgrind/harness.c tests/c/port_posix.c target/release/libbento_mpy.a -Wl,-z,now -lpthread -ldl -lm -o harness\`,"
+    echo "\`cc -O2 -g -Iinclude -Itests/c tests/bench/callgrind/harness.c tests/c/port_posix.c target/release/libbento_mpy.a -Wl,-z,now -lpthread -ldl -lm -o harness\`,"
     echo "\`valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=cg.out ./harness\`,"
-    echo "\`python3 bench/callgrind/cg_summary.py cg.out.*\`."
+    echo "\`python3 tests/bench/callgrind/cg_summary.py cg.out.*\`."
 } >docs/PERFORMANCE.md
 log "wrote docs/PERFORMANCE.md"
 

@@ -2,9 +2,9 @@
 # run.sh — build everything and run the bentoclaw demo on MicroPython's unix port.
 #
 # Usage: scripts/run.sh [--repl] [--no-build]
-#   (default)   build, start tools/backend.py on a free loopback port, run
-#               tools/demo.py in build/micropython/micropython, stop the backend.
-#   --repl      same set-up, then the interactive REPL (tools/demo_setup.py:
+#   (default)   build, start mpy/examples/backend.py on a free loopback port, run
+#               mpy/examples/demo.py in build/micropython/micropython, stop the backend.
+#   --repl      same set-up, then the interactive REPL (mpy/examples/demo_setup.py:
 #               LittleFS in RAM at /, bentoclaw imported, PORT/KEY defined).
 #   --no-build  skip scripts/build_micropython.sh (use the existing interpreter).
 # Needs root for the first run (apt installs, apt-get source).
@@ -54,7 +54,7 @@ trap 'exit 130' INT TERM
 mkfifo "$work/keepalive"
 exec 7<>"$work/keepalive"
 mkdir -p "$ROOT/build"
-"$PYTHON" "$ROOT/tools/backend.py" --port 0 --api-key "$API_KEY" --stdin-exit \
+"$PYTHON" "$ROOT/mpy/examples/backend.py" --port 0 --api-key "$API_KEY" --stdin-exit \
     <"$work/keepalive" >"$work/backend.out" 2>"$ROOT/build/backend.log" 7>&- &
 backend_pid=$!
 port=""
@@ -71,9 +71,9 @@ export BENTOCLAW_PORT="$port" BENTOCLAW_API_KEY="$API_KEY"
 cd "$ROOT"
 set +e
 if ((repl)); then
-    "$MPY" -i tools/demo_setup.py 7>&-
+    "$MPY" -i mpy/examples/demo_setup.py 7>&-
 else
-    "$MPY" tools/demo.py 7>&- </dev/null
+    "$MPY" mpy/examples/demo.py 7>&- </dev/null
 fi
 rc=$?
 set -e

@@ -6,7 +6,7 @@
 #   PATTERN selects tests whose file name contains it (default: all).
 #
 # Per test (cwd = repo root):
-#   * "# needs: backend"  -> a fresh tools/backend.py on a free loopback port;
+#   * "# needs: backend"  -> a fresh mpy/examples/backend.py on a free loopback port;
 #                            BENTOCLAW_PORT holds the port (key "demo-key").
 #   * "# needs: faketime" -> run under `faketime -f '+0 x50'` (ticks 50x faster).
 #   * BENTOCLAW_MPY = absolute path of the interpreter (for restart tests),
@@ -107,7 +107,7 @@ backend_port=""
 start_backend() {
     local out="$work/backend.out" port=""
     : >"$out"
-    "$PYTHON" "$ROOT/tools/backend.py" --port 0 --stdin-exit --quiet \
+    "$PYTHON" "$ROOT/mpy/examples/backend.py" --port 0 --stdin-exit --quiet \
         <"$work/keepalive" >"$out" 2>"$work/backend.err" 7>&- &
     backend_pid=$!
     for _ in $(seq 1 100); do

@@ -1,7 +1,7 @@
 /*
  * abi_check.c — compile-time checks of the public headers' ABI. Built by
  * scripts/test_c.sh once with and once without -fshort-enums (the sizes must
- * not depend on it), and by tests/target/ for Cortex-M55.
+ * not depend on it), and by tests/image/ for Cortex-M55.
  */
 #include "claw_port.h"
 #include "claw_safety.h"

@@ -3,7 +3,7 @@
 # needs: backend
 #
 # Not a test_*.py: scripts/perf_report.sh runs it (with a backend from
-# tools/backend.py on BENTOCLAW_PORT) and tables its "BENCH ..." lines.
+# mpy/examples/backend.py on BENTOCLAW_PORT) and tables its "BENCH ..." lines.
 #
 # LittleFS (vfs.VfsLfs2) on a counting RAM block device of 512-byte blocks
 # (tests/mpy/claw_rig.py). "Programmed" is the byte count LittleFS hands to

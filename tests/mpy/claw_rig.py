@@ -236,7 +236,7 @@ def elapsed(t0):
     return time.ticks_diff(time.ticks_ms(), t0)
 
 
-# --- the test backend (tools/backend.py) --------------------------------------------
+# --- the test backend (mpy/examples/backend.py) --------------------------------------------
 
 
 def backend_port():

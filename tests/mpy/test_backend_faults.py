@@ -2,7 +2,7 @@
 # breaker and to the session (test_faults.py already checks that every mode
 # is a bounded "HTTPS request failed" that counts one error; this extends it):
 #
-#  Part A, tools/backend.py's fault modes (500, 404, truncated, 1 MiB body,
+#  Part A, mpy/examples/backend.py's fault modes (500, 404, truncated, 1 MiB body,
 #  garbage, invalid UTF-8, never answers, close mid-response, header flood,
 #  drop): three in a row each give exactly RuntimeError("HTTPS request
 #  failed") within the timeout, count an error each and open the breaker at

@@ -12,7 +12,7 @@
 #   t.done(reset=True)               # ... then machine.soft_reset()
 #
 # The RAM disk is board.ramdisk(): a fixed SRAM region outside the GC heap
-# and .bss (see boards/MPS3_AN547/mps3_an547.ld). It is zero at power-on and
+# and .bss (see tests/qemu/boards/MPS3_AN547/mps3_an547.ld). It is zero at power-on and
 # kept across a soft reset, so the LittleFS on it survives one, the way the
 # board's QSPI flash does.
 import sys

@@ -6,8 +6,8 @@
 # opt-level "s" and "z"), linked into a minimal no-OS image with
 # --gc-sections, and the library's share is read from the map file.
 #
-#   bench/json-alternatives/measure.sh            # prints the table
-#   bench/json-alternatives/measure.sh --markdown # the table for README.md
+#   tests/bench/json-alternatives/measure.sh            # prints the table
+#   tests/bench/json-alternatives/measure.sh --markdown # the table for README.md
 set -euo pipefail
 cd "$(dirname "$0")" || exit 1
 

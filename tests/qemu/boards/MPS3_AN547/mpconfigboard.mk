@@ -1,7 +1,7 @@
 # MPS3_AN547 — out-of-tree board for MicroPython's qemu port:
 # qemu-system-arm -M mps3-an547 (Arm Corstone SSE-300 FPGA image, Cortex-M55).
 #
-#   make -C <micropython>/ports/qemu BOARD_DIR=<repo>/boards/MPS3_AN547 ...
+#   make -C <micropython>/ports/qemu BOARD_DIR=<repo>/tests/qemu/boards/MPS3_AN547 ...
 #
 # scripts/build_qemu.sh passes everything else (USER_C_MODULES, BENTOCLAW_*,
 # FROZEN_MANIFEST=). No file of MicroPython is changed: this file, the
@@ -30,9 +30,9 @@ SRC_C += \
 
 # The transport of the bentoclaw module: no network on this board.
 BENTOCLAW_PORT_FIRMWARE = 1
-ifneq ($(wildcard $(BOARD_DIR)/../../mpy/claw_transport.h),)
+ifneq ($(wildcard $(BOARD_DIR)/../../../../mpy/claw_transport.h),)
 SRC_C += $(BOARD_DIR)/claw_transport_board.c
-CFLAGS += -I$(abspath $(BOARD_DIR)/../../mpy)
+CFLAGS += -I$(abspath $(BOARD_DIR)/../../../../mpy)
 endif
 
 MICROPY_VFS_LFS2 = 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarise the per-call dumps of bench/callgrind/harness under callgrind.
+"""Summarise the per-call dumps of tests/bench/callgrind/harness under callgrind.
 
 Usage: cg_summary.py OUT.1 OUT.2 ...   (the files --callgrind-out-file=OUT wrote)
 

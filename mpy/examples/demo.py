@@ -2,7 +2,7 @@
 # unix port (this is MicroPython code, not CPython).
 #
 # It mounts LittleFS on a RAM block device at "/" (the file system the board
-# uses), connects to tools/backend.py on loopback (port from BENTOCLAW_PORT),
+# uses), connects to mpy/examples/backend.py on loopback (port from BENTOCLAW_PORT),
 # holds a short conversation, shows that memory outlives session_clear(), shows
 # the safety state, has a high-risk tool refused while the transport is only
 # HTTPS-trusted, lets the backend's model ask for tools (one runs, the
@@ -59,7 +59,7 @@ def say(prompt):
 
 
 def backend_mode(mode):
-    """Switch tools/backend.py's mode through its /_control endpoint."""
+    """Switch mpy/examples/backend.py's mode through its /_control endpoint."""
     import socket
 
     body = '{"mode": "%s"}' % mode
@@ -98,7 +98,7 @@ show("connect()", ok)
 expect(ok is True, "connect() returned %r" % (ok,))
 show("safety()['trust']", bentoclaw.safety()["trust"])
 if not ok:
-    print("backend not reachable; is tools/backend.py running on port %d?" % PORT)
+    print("backend not reachable; is mpy/examples/backend.py running on port %d?" % PORT)
     sys.exit(1)
 
 step("a short conversation")

@@ -2,7 +2,7 @@
 # at "/", on a block device held in RAM.
 #
 # As a module:  import demo_setup; bdev = demo_setup.mount_ram_root()
-# As a script:  micropython -i tools/demo_setup.py   (what `scripts/run.sh --repl`
+# As a script:  micropython -i mpy/examples/demo_setup.py   (what `scripts/run.sh --repl`
 #               runs) mounts the RAM LittleFS, imports bentoclaw and leaves you
 #               at the REPL with PORT and KEY set for bentoclaw.connect().
 #
@@ -87,7 +87,7 @@ if __name__ == "__main__":
         _host = "/host"
         import sys
 
-        sys.path.append(_host + "/tools")  # so demo.py can `import demo_setup`
+        sys.path.append(_host + "/mpy/examples")  # so demo.py can `import demo_setup`
     except OSError:
         _host = None
     import bentoclaw
@@ -101,4 +101,4 @@ if __name__ == "__main__":
     print("  bentoclaw.remember('name', 'somchai'); bentoclaw.recall('name')")
     print("  bentoclaw.status(); bentoclaw.safety(); os.listdir('/')")
     if _host:
-        print("  exec(open('/host/tools/demo.py').read())   # the whole demo")
+        print("  exec(open('/host/mpy/examples/demo.py').read())   # the whole demo")

@@ -6,7 +6,7 @@
  * clock). Run it under
  *
  *   valgrind --tool=callgrind --collect-atstart=no --dump-instr=no \
- *            --callgrind-out-file=OUT bench/callgrind/harness
+ *            --callgrind-out-file=OUT tests/bench/callgrind/harness
  *
  * Every measured call is bracketed by CALLGRIND_TOGGLE_COLLECT and followed
  * by CALLGRIND_DUMP_STATS_AT("<label>"), so each dump holds one call and
