@@ -56,6 +56,7 @@ step() {
 
 step setup bash scripts/setup.sh
 step rustfmt cargo fmt --all -- --check
+step "generated bindings" bash scripts/gen_headers.sh --check
 step clippy cargo clippy --all-targets -- -D warnings
 step "clippy (features)" cargo clippy --all-targets --features recall,lasting -- -D warnings
 step "rust tests" cargo test --features recall,lasting

@@ -1,0 +1,76 @@
+//! Which export goes to which header.
+
+pub const SESSION_FNS: &[&str] = &[
+    "claw_session_init",
+    "claw_session_add",
+    "claw_session_count",
+    "claw_session_clear",
+    "claw_session_build_context",
+    "claw_memory_set",
+    "claw_memory_get",
+    "claw_session_dirty",
+    "claw_session_flush",
+];
+pub const SESSION_ITEMS: &[&str] = &[
+    "CLAW_SESSION_MAX_MSGS",
+    "CLAW_MSG_MAX_LEN",
+    "CLAW_MEM_KEY_MAX",
+    "CLAW_MEM_VAL_MAX",
+    "CLAW_MEM_MAX_ENTRIES",
+    "claw_role_t",
+    "CLAW_ROLE_USER",
+    "CLAW_ROLE_ASSISTANT",
+    "CLAW_ROLE_SYSTEM",
+    "CLAW_ROLE_TOOL",
+];
+pub const SAFETY_FNS: &[&str] = &[
+    "claw_cb_init",
+    "claw_cb_allow",
+    "claw_cb_success",
+    "claw_cb_failure",
+    "claw_cb_state",
+    "claw_cb_cooldown_remaining",
+    "claw_rate_init",
+    "claw_rate_check",
+    "claw_rate_record",
+    "claw_rate_set",
+    "claw_trust_set",
+    "claw_trust_get",
+    "claw_trust_allows",
+];
+pub const SAFETY_ITEMS: &[&str] = &[
+    "CLAW_RATE_MAX_TOOLS",
+    "CLAW_RATE_NAME_MAX",
+    "CLAW_RATE_DEFAULT_PER_MIN",
+    "CLAW_RATE_GRANULARITY_MS",
+    "CLAW_CB_THRESHOLD",
+    "CLAW_CB_COOLDOWN_MS",
+    "claw_cb_state_t",
+    "CLAW_CB_CLOSED",
+    "CLAW_CB_OPEN",
+    "CLAW_CB_HALFOPEN",
+    "claw_trust_level_t",
+    "CLAW_TRUST_NONE",
+    "CLAW_TRUST_HTTPS",
+    "CLAW_TRUST_USB",
+];
+pub const EXT_FNS: &[&str] = &[
+    "claw_memory_forget",
+    "claw_memory_pin",
+    "claw_memory_search",
+    "claw_memory_at",
+];
+pub const EXT_ITEMS: &[&str] = &[
+    "claw_memory_hit_t",
+    "CLAW_MEMORY_SEARCH_MAX",
+    "CLAW_ROLE_SUMMARY",
+    "CLAW_ARCHIVE_MAX",
+    "claw_session_stats_t",
+    "claw_session_account",
+    "claw_session_stats",
+    "claw_session_compact",
+    "claw_session_compact_plan",
+    "claw_session_new",
+    "claw_session_message",
+    "claw_archive_read",
+];
