@@ -65,6 +65,77 @@ int32_t claw_port_remove(const char *path);
  *  (littlefs and POSIX do this). Returns 0, or -errno. */
 int32_t claw_port_rename(const char *from, const char *to);
 
+/* --------------------------------------------------------------------------
+ * The agent's ports (feature `agent`: the MicroPython module's build). The
+ * same contract as above: they return normally and never raise; the host
+ * catches every exception of its own and reports it as a code.
+ */
+
+/** claw_port_tool() argument kinds. */
+#define CLAW_PORT_ARG_NONE 0u   /* no argument (None) */
+#define CLAW_PORT_ARG_TEXT 1u   /* `arg`/`arg_len`: UTF-8 text, no NUL */
+#define CLAW_PORT_ARG_CALLER 2u /* the caller's own argument, kept in `ctx` */
+
+/** claw_port_tool() results. */
+#define CLAW_PORT_TOOL_RETURNED 0u /* it returned; `out` holds its text */
+#define CLAW_PORT_TOOL_RAISED 1u   /* it raised an Exception; `out` holds its text */
+#define CLAW_PORT_TOOL_ABORT 2u    /* a KeyboardInterrupt/SystemExit is pending: stop */
+
+/** Runs the registered host tool in `slot` (its handler) with its argument.
+ *  `ctx` is the pointer the host handed to the claw_* call that is running
+ *  (so it can find the caller's own argument and keep the result object and
+ *  any exception). The text of the result (or of the exception) goes to
+ *  out[0..out_max): at most out_max bytes, *out_len set. Any bytes: the
+ *  core makes the text valid UTF-8. The tool may call back into the
+ *  library: the core holds no state borrowed across this call. */
+uint8_t claw_port_tool(void *ctx, uint8_t slot, uint8_t arg_kind, const uint8_t *arg, size_t arg_len,
+    uint8_t *out, size_t out_max, size_t *out_len);
+
+/** POSTs body[0..body_len) (a JSON request) to the backend; on a 200
+ *  answer copies its body to reply[0..reply_max) and returns its length.
+ *  Any failure — not connected, refused, timeout, non-200, a body longer
+ *  than reply_max — returns -1. */
+int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, size_t reply_max);
+
+/** Connects the transport to `host`:`port` with `api_key` (NUL-terminated,
+ *  printable ASCII, checked by the core); true when the backend is
+ *  reachable. */
+bool claw_port_connect(const char *host, uint16_t port, const char *api_key);
+
+/** Drops the connection (idempotent). */
+void claw_port_disconnect(void);
+
+/** Whether a connect succeeded and no disconnect followed. */
+bool claw_port_connected(void);
+
+/** Token counts the backend reported with the last answered post (0: not
+ *  reported). */
+void claw_port_tokens(uint32_t *tokens_in, uint32_t *tokens_out);
+
+/** Wall-clock seconds since 1970, 0 when the clock is not set. */
+uint32_t claw_port_time_s(void);
+
+/** Brings the UI link up (idempotent). */
+void claw_port_ui_init(void);
+
+/** One UI event (CLAW_PORT_UI_*) with len bytes of UTF-8 text; dropped
+ *  when the link is down. */
+void claw_port_ui(uint8_t event, const uint8_t *text, size_t len);
+
+/** UI events. */
+#define CLAW_PORT_UI_STATUS 0u
+#define CLAW_PORT_UI_ERROR 1u
+#define CLAW_PORT_UI_LAST_RESULT 2u
+#define CLAW_PORT_UI_CLEAR 3u
+#define CLAW_PORT_UI_CHAT_USER 4u
+#define CLAW_PORT_UI_CHAT_ASSISTANT 5u
+#define CLAW_PORT_UI_TOOL 6u
+#define CLAW_PORT_UI_LED 7u
+
+/** Whether a KeyboardInterrupt/SystemExit raised inside a port callback is
+ *  waiting to be raised: the core then stops what it is doing and returns. */
+bool claw_port_aborted(void);
+
 #ifdef __cplusplus
 }
 #endif

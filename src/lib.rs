@@ -17,9 +17,14 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "agent")]
+pub mod agent;
 pub mod context;
+pub mod core;
 pub mod ffi;
 pub mod jsonl;
+#[cfg(feature = "agent")]
+pub mod markdown;
 pub mod memory;
 pub mod port;
 #[cfg(feature = "recall")]

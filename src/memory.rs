@@ -58,6 +58,16 @@ impl From<Errno> for MemError {
     }
 }
 
+/// Forgets the whole store (the `wipe_memory` tool). A store that is not
+/// there is already wiped.
+pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
+    let _ = port.remove(MEMORY_TMP_PATH);
+    match port.remove(MEMORY_PATH) {
+        Ok(()) | Err(Errno::ENOENT) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Checks a key and value against the limits.
 pub fn validate(key: &[u8], value: &[u8]) -> Result<(), MemError> {
     let key_ok = !key.is_empty() && key.len() <= KEY_MAX_BYTES && crate::text::is_utf8(key);

@@ -96,6 +96,96 @@ pub fn utf8_prefix(s: &[u8], max: usize) -> Option<usize> {
     Some(floor_char_boundary(s, max))
 }
 
+/// Copies `src` into `dst` as valid UTF-8 without NUL, as much as fits on
+/// a character boundary: a byte that is not part of a valid sequence, and a
+/// NUL, become `?`; with `spaces`, other control characters become spaces
+/// (for one-line texts). For text that comes from outside the core and must
+/// be shown or stored whole (a tool's result, an exception's text).
+pub fn sanitize_into(src: &[u8], dst: &mut [u8], spaces: bool) -> usize {
+    let mut i = 0usize;
+    let mut n = 0usize;
+    while let Some(&b) = src.get(i) {
+        // The length of the valid sequence starting here, or 0.
+        let seq = match b {
+            0x00..=0x7F => 1,
+            _ => {
+                let mut v = Utf8::new();
+                let mut k = 0usize;
+                let mut ok = 0usize;
+                while let Some(&c) = src.get(i + k) {
+                    if !v.feed(c) {
+                        break;
+                    }
+                    k += 1;
+                    if v.complete() {
+                        ok = k;
+                        break;
+                    }
+                    if k == 4 {
+                        break;
+                    }
+                }
+                ok
+            }
+        };
+        let (piece, take): (&[u8], usize) = match seq {
+            0 => (b"?", 1),
+            1 if b == 0 => (b"?", 1),
+            1 if spaces && (b < 0x20 || b == 0x7F) => (b" ", 1),
+            _ => (src.get(i..i + seq).unwrap_or(b"?"), seq),
+        };
+        let Some(d) = dst.get_mut(n..n + piece.len()) else {
+            break;
+        };
+        copy_prefix(d, piece);
+        n += piece.len();
+        i += take;
+    }
+    n
+}
+
+/// [`sanitize_into`] in place for the first `len` bytes of `buf` (no
+/// control characters changed), where nothing grows: returns the new
+/// length (a sequence cut at the end is dropped).
+pub fn sanitize_in_place(buf: &mut [u8], len: usize) -> usize {
+    let len = len.min(buf.len());
+    let mut i = 0usize;
+    while i < len {
+        let b = buf.get(i).copied().unwrap_or(0);
+        let seq = if b < 0x80 {
+            usize::from(b != 0)
+        } else {
+            let mut v = Utf8::new();
+            let mut k = 0usize;
+            let mut ok = 0usize;
+            while let Some(&c) = buf.get(i + k).filter(|_| i + k < len) {
+                if !v.feed(c) {
+                    break;
+                }
+                k += 1;
+                if v.complete() {
+                    ok = k;
+                    break;
+                }
+            }
+            if ok == 0 && i + k >= len {
+                // A character cut by the end of the text: drop it.
+                return i;
+            }
+            ok
+        };
+        if seq == 0 {
+            if let Some(d) = buf.get_mut(i) {
+                *d = b'?';
+            }
+            i += 1;
+        } else {
+            i += seq;
+        }
+    }
+    len
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +226,26 @@ mod tests {
                 assert_eq!(is_utf8(&s), core::str::from_utf8(&s).is_ok(), "{s:?}");
             }
         }
+    }
+
+    #[test]
+    fn sanitizes() {
+        let mut out = [0u8; 16];
+        let n = sanitize_into(b"a\xffb\x00c\n\xe0\xb8", &mut out, true);
+        assert_eq!(&out[..n], b"a?b?c ??");
+        let n = sanitize_into("กขค".as_bytes(), &mut out[..7], false);
+        assert_eq!(&out[..n], "กข".as_bytes());
+        let n = sanitize_into(b"x\ty", &mut out, false);
+        assert_eq!(&out[..n], b"x\ty");
+    }
+
+    #[test]
+    fn sanitizes_in_place() {
+        let mut b = *b"a\xffb\x00c\xe0\xb8";
+        let n = sanitize_in_place(&mut b, 7);
+        assert_eq!(&b[..n], b"a?b?c");
+        let mut t = "กข".as_bytes().to_vec();
+        assert_eq!(sanitize_in_place(&mut t, 6), 6);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Property tests: random sequences of all 22 exported functions (with
 //! injected faults, clock jumps and reboots) against a plain reference
 //! model. After every step the files are decoded with an independent JSON
-//! parser (serde_json) and compared with what the model says is on flash.
+//! parser (the `json` crate) and compared with what the model says is on flash.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::CString;
@@ -108,7 +108,7 @@ impl Model {
     }
 }
 
-/// What serde_json reads from the session file: trusted lines, newest 10.
+/// What an independent JSON parser reads from the session file: trusted lines, newest 10.
 fn session_on_flash() -> VecDeque<(u8, String)> {
     let Some(bytes) = port(|p| p.get(SESSION_PATH)) else {
         return VecDeque::new();
@@ -117,7 +117,7 @@ fn session_on_flash() -> VecDeque<(u8, String)> {
     let mut lines = Vec::new();
     let mut trusted = 0;
     for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).expect("each line is JSON");
+        let v = json::parse(line).expect("each line is JSON");
         let role = match v["role"].as_str().unwrap() {
             "user" => 0,
             "assistant" => 1,
@@ -126,7 +126,7 @@ fn session_on_flash() -> VecDeque<(u8, String)> {
             r => panic!("role {r}"),
         };
         lines.push((role, v["content"].as_str().unwrap().to_string()));
-        if v.get("end") == Some(&serde_json::Value::Bool(true)) {
+        if v["end"] == true {
             trusted = lines.len();
         }
     }
@@ -142,7 +142,7 @@ fn memory_on_flash() -> BTreeMap<String, String> {
     let text = String::from_utf8(bytes).expect("memory file is UTF-8");
     let mut map = BTreeMap::new();
     for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).expect("each line is JSON");
+        let v = json::parse(line).expect("each line is JSON");
         let k = v["key"].as_str().unwrap().to_string();
         assert!(!map.contains_key(&k), "duplicate key {k} written");
         map.insert(k, v["value"].as_str().unwrap().to_string());

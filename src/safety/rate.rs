@@ -32,6 +32,11 @@ pub(crate) const BUCKETS: usize = 7;
 struct Entry {
     name: [u8; NAME_MAX_BYTES],
     name_len: u8,
+    /// 0: a rate entry only; otherwise the tool registered under this name
+    /// (feature `agent`: its kind, see [`crate::agent::registry`]).
+    tool: u8,
+    /// The registry's risk of the tool (0 low, 1 medium, 2 high).
+    risk: u8,
     limit: u16,
     /// `counts[0]` is the bucket that starts at `base`; `counts[i]` the one
     /// `i` buckets before it.
@@ -122,6 +127,8 @@ impl RateTable {
                 let mut e = Entry {
                     name: [0; NAME_MAX_BYTES],
                     name_len: name.len() as u8,
+                    tool: 0,
+                    risk: 0,
                     limit: DEFAULT_PER_MIN,
                     counts: [0; BUCKETS],
                     base: now,
@@ -175,6 +182,83 @@ impl RateTable {
     /// Counts one call of `name` at `now`.
     pub fn record(&mut self, name: &[u8], now: u32) {
         if let Some(e) = self.slot(name, now) {
+            e.advance(now);
+            if let Some(c) = e.counts.first_mut() {
+                *c = c.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// A registered tool as the table holds it (feature `agent`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolEntry<'a> {
+    /// Its name.
+    pub name: &'a [u8],
+    /// Its kind (non-zero).
+    pub kind: u8,
+    /// Its risk.
+    pub risk: u8,
+    /// Calls per minute.
+    pub limit: u16,
+}
+
+/// The registry of tools lives in the rate table: every tool has a rate
+/// entry under its name anyway, so the name is stored once, and the table's
+/// 16 slots are the registry's (`CLAW_RATE_MAX_TOOLS`).
+impl RateTable {
+    /// Registers (or re-registers) a tool of `kind` (non-zero) under
+    /// `name`, with its risk and limit (0: the default). Its window is kept
+    /// when it was there already (re-registering cannot refill a quota).
+    /// Returns its slot; `None` when the name is invalid or the table full.
+    pub fn register(
+        &mut self,
+        name: &[u8],
+        kind: u8,
+        risk: u8,
+        per_min: u16,
+        now: u32,
+    ) -> Option<usize> {
+        self.slot(name, now)?;
+        let i = self.find(name)?;
+        let e = self.entries.get_mut(i)?.as_mut()?;
+        e.tool = kind;
+        e.risk = risk;
+        e.limit = if per_min == 0 {
+            DEFAULT_PER_MIN
+        } else {
+            per_min
+        };
+        Some(i)
+    }
+
+    /// The slot of the registered tool called `name`.
+    pub fn find_tool(&self, name: &[u8]) -> Option<usize> {
+        self.find(name).filter(|&i| self.tool(i).is_some())
+    }
+
+    /// The registered tool in `slot`.
+    pub fn tool(&self, slot: usize) -> Option<ToolEntry<'_>> {
+        let e = self.entries.get(slot)?.as_ref()?;
+        (e.tool != 0).then(|| ToolEntry {
+            name: e.name(),
+            kind: e.tool,
+            risk: e.risk,
+            limit: e.limit,
+        })
+    }
+
+    /// Gate 3 by slot: is the tool under its limit at `now`?
+    pub fn check_slot(&self, slot: usize, now: u32) -> bool {
+        self.entries
+            .get(slot)
+            .and_then(|e| e.as_ref())
+            .is_some_and(|e| e.in_window(now) < u32::from(e.limit))
+    }
+
+    /// Counts one call of the tool in `slot`.
+    pub fn record_slot(&mut self, slot: usize, now: u32) {
+        if let Some(e) = self.entries.get_mut(slot).and_then(|e| e.as_mut()) {
             e.advance(now);
             if let Some(c) = e.counts.first_mut() {
                 *c = c.saturating_add(1);

@@ -13,6 +13,26 @@ pub enum Level {
 }
 
 impl Level {
+    /// The lower of two levels: authority never rises along a call chain.
+    pub fn min(self, other: Level) -> Level {
+        if (self as u8) <= (other as u8) {
+            self
+        } else {
+            other
+        }
+    }
+
+    /// Gate 2 at this level: may a tool of `risk` run? Unknown risks fail
+    /// closed.
+    pub fn allows(self, risk: u8) -> bool {
+        let max = match self {
+            Level::None => return false,
+            Level::Https => RISK_MEDIUM,
+            Level::Usb => RISK_HIGH,
+        };
+        risk <= max
+    }
+
     /// An unknown level fails closed.
     pub fn from_c(v: u8) -> Level {
         match v {
@@ -57,12 +77,7 @@ impl Trust {
 
     /// Gate 2: may a tool of `risk` run? Unknown risks fail closed.
     pub fn allows(&self, risk: u8) -> bool {
-        let max = match self.get() {
-            Level::None => return false,
-            Level::Https => RISK_MEDIUM,
-            Level::Usb => RISK_HIGH,
-        };
-        risk <= max
+        self.get().allows(risk)
     }
 }
 

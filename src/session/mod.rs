@@ -203,6 +203,11 @@ impl Session {
         &self.ring
     }
 
+    /// The ring as it is in RAM (after [`Session::ring`] loaded it).
+    pub fn ring_loaded(&self) -> &SessionRing {
+        &self.ring
+    }
+
     /// Appends a message; no flash write.
     pub fn add<P: Port>(&mut self, port: &mut P, role: Role, text: &[u8]) -> Result<(), AddError> {
         let keep = utf8_prefix(text, MSG_MAX_BYTES).ok_or(AddError::NotUtf8)?;

@@ -1,0 +1,166 @@
+//! The built-in tools, next to the Python tools of the registry.
+//!
+//! | name | risk | limit | argument | returns |
+//! |---|---|---|---|---|
+//! | `echo` | 0 | 10/min | str or None | the str (`""` for None) |
+//! | `uptime` | 0 | 10/min | none | ticks in ms |
+//! | `led` | 1 | 10/min | None, a bool (or int) or `"toggle"` | the LED state |
+//! | `wipe_memory` | 2 | 2/min | none | True (forgets everything `remember()` stored) |
+//!
+//! A built-in's argument is checked before the gates: a malformed call is
+//! the caller's error, not a tool failure, and uses no quota.
+
+use super::{Arg, Host, Status, ToolOutcome, Ui, Value};
+use crate::core::Core;
+use crate::port::{Errno, Port};
+use crate::text::{copy_prefix, floor_char_boundary};
+
+/// A Python tool (the host runs it).
+pub const PYTHON: u8 = 1;
+const ECHO: u8 = 2;
+const UPTIME: u8 = 3;
+const LED: u8 = 4;
+const WIPE_MEMORY: u8 = 5;
+
+/// (name, kind, risk, calls per minute; 0 = the default)
+const BUILTINS: [(&[u8], u8, u8, u16); 4] = [
+    (b"echo", ECHO, 0, 0),
+    (b"uptime", UPTIME, 0, 0),
+    (b"led", LED, 1, 0),
+    // Destroys what the user asked the device to remember: USB only, and
+    // at most twice a minute even there.
+    (b"wipe_memory", WIPE_MEMORY, 2, 2),
+];
+
+/// Puts the built-ins into the (just initialised) registry.
+pub fn register(c: &mut Core, now: u32) {
+    for (name, kind, risk, rate) in BUILTINS {
+        let _ = c.rate.register(name, kind, risk, rate, now);
+    }
+}
+
+/// Whether `kind` is a built-in.
+pub fn is_builtin(kind: u8) -> bool {
+    kind > PYTHON
+}
+
+/// Checks a built-in's argument (a Python tool takes anything).
+pub fn check_arg(kind: u8, arg: Arg<'_>) -> Result<(), Status> {
+    match (kind, arg) {
+        (PYTHON, _) | (_, Arg::None) => Ok(()),
+        (ECHO, Arg::Text(_)) => Ok(()),
+        (ECHO, _) => Err(Status::EchoArg),
+        (LED, Arg::Bool(_) | Arg::Int(_) | Arg::Text(b"toggle")) => Ok(()),
+        (LED, _) => Err(Status::LedArg),
+        _ => Err(Status::NoArg),
+    }
+}
+
+/// `v` in decimal, in `buf`.
+pub fn decimal(v: u32, buf: &mut [u8; 10]) -> &[u8] {
+    let mut n = buf.len();
+    let mut v = v;
+    loop {
+        n -= 1;
+        if let Some(d) = buf.get_mut(n) {
+            *d = b'0' + (v % 10) as u8;
+        }
+        v /= 10;
+        if v == 0 || n == 0 {
+            break;
+        }
+    }
+    buf.get(n..).unwrap_or(&[])
+}
+
+fn text_out(out: &mut [u8], text: &[u8]) -> usize {
+    let n = floor_char_boundary(text, out.len());
+    copy_prefix(out, text.get(..n).unwrap_or(&[]));
+    n
+}
+
+/// Runs a built-in (its argument already checked).
+pub fn run<H: Host>(h: &mut H, kind: u8, arg: Arg<'_>, out: &mut [u8]) -> (ToolOutcome, Value) {
+    match kind {
+        ECHO => {
+            let text = match arg {
+                Arg::Text(t) => t,
+                _ => b"",
+            };
+            let n = text_out(out, text);
+            (ToolOutcome::Returned(n), Value::Text(n))
+        }
+        UPTIME => {
+            let now = h.with_core(|_, p| p.ticks_ms()).unwrap_or(0);
+            let mut buf = [0u8; 10];
+            let n = text_out(out, decimal(now, &mut buf));
+            (ToolOutcome::Returned(n), Value::Int(now))
+        }
+        LED => {
+            let on = h
+                .with_core(|c, _| {
+                    let a = &mut c.agent;
+                    match arg {
+                        Arg::Text(_) => a.led = !a.led,
+                        Arg::Bool(b) => a.led = b,
+                        Arg::Int(i) => a.led = i != 0,
+                        _ => {}
+                    }
+                    a.led
+                })
+                .unwrap_or(false);
+            // On the board this drives the user LED; the panel shows it.
+            h.ui(Ui::Led, if on { b"on" } else { b"off" });
+            let n = text_out(out, if on { b"True" } else { b"False" });
+            (ToolOutcome::Returned(n), Value::Bool(on))
+        }
+        WIPE_MEMORY => match h.with_core(|_, p| crate::memory::wipe(p)) {
+            Some(Ok(())) => (
+                ToolOutcome::Returned(text_out(out, b"True")),
+                Value::Bool(true),
+            ),
+            Some(Err(Errno(e))) => {
+                let mut buf = [0u8; 10];
+                let mut b = super::wire::Buf::new(out);
+                for p in [
+                    &b"memory wipe failed: errno "[..],
+                    decimal(e as u32, &mut buf),
+                ] {
+                    let _ = super::wire::Sink::put(&mut b, p);
+                }
+                (ToolOutcome::Raised(b.len), Value::Bool(false))
+            }
+            None => (
+                ToolOutcome::Raised(text_out(out, Status::Busy.text().as_bytes())),
+                Value::Bool(false),
+            ),
+        },
+        _ => (
+            ToolOutcome::Raised(text_out(out, b"bad tool entry")),
+            Value::Bool(false),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals() {
+        let mut b = [0u8; 10];
+        assert_eq!(decimal(0, &mut b), b"0");
+        assert_eq!(decimal(4_294_967_295, &mut b), b"4294967295");
+        assert_eq!(decimal(120, &mut b), b"120");
+    }
+
+    #[test]
+    fn arguments() {
+        assert_eq!(check_arg(ECHO, Arg::Int(1)), Err(Status::EchoArg));
+        assert_eq!(check_arg(LED, Arg::Text(b"on")), Err(Status::LedArg));
+        assert_eq!(check_arg(LED, Arg::Text(b"toggle")), Ok(()));
+        assert_eq!(check_arg(UPTIME, Arg::Text(b"x")), Err(Status::NoArg));
+        assert_eq!(check_arg(PYTHON, Arg::Other), Ok(()));
+        assert_eq!(check_arg(WIPE_MEMORY, Arg::None), Ok(()));
+    }
+}

@@ -1,0 +1,425 @@
+//! `config()`: the agent's settings, kept in `/.bentoclaw_config`.
+//!
+//! # `/.bentoclaw_config` — one JSON object
+//!
+//! ```text
+//! {"compact_threshold_pct":80,"compact_min_msgs":4,"compact_keep":4,
+//!  "context_budget":4096,"idle_timeout_s":0,"daily_reset_hour":4,
+//!  "auto_compact":true,"backend_summary":false,"send_tools":false}
+//! ```
+//!
+//! Written whole through `/.bentoclaw_config.tmp` and a rename, so a power
+//! cut leaves the old file or the new one; only a changed setting writes.
+//! A reader takes what it understands: an unknown key is skipped (a newer
+//! firmware's), a value out of range keeps that setting's default, a file
+//! that does not parse (torn, garbage, a value of the wrong type, over
+//! [`FILE_MAX`] bytes) is ignored whole: the defaults apply. The `key=value` lines ending in
+//! `end` that earlier releases wrote are still read.
+//!
+//! Defaults are the seed's behaviour: nothing here changes what goes over
+//! the wire unless set (`backend_summary`, `send_tools`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::port::{Errno, Mode, Port};
+
+/// The config file.
+pub const CONFIG_PATH: &core::ffi::CStr = c"/.bentoclaw_config";
+/// Where a new config file is written before it is renamed into place.
+pub const CONFIG_TMP_PATH: &core::ffi::CStr = c"/.bentoclaw_config.tmp";
+/// A larger file is not ours.
+pub const FILE_MAX: usize = 384;
+
+/// One setting: its name, range and default.
+pub struct Key {
+    /// `config()` keyword and file key.
+    pub name: &'static str,
+    /// Smallest value.
+    pub lo: i32,
+    /// Largest value.
+    pub hi: i32,
+    /// The default.
+    pub def: i32,
+    /// True/False rather than a number.
+    pub is_bool: bool,
+}
+
+const fn key(name: &'static str, lo: i32, hi: i32, def: i32, is_bool: bool) -> Key {
+    Key {
+        name,
+        lo,
+        hi,
+        def,
+        is_bool,
+    }
+}
+
+/// Every setting, in `config()`'s order. `compact_keep` stops at
+/// 10 - 3: after a compaction the summary, the kept turns and one exchange
+/// fit the ring.
+pub const KEYS: [Key; 9] = [
+    key("compact_threshold_pct", 1, 100, 80, false),
+    key("compact_min_msgs", 1, 10, 4, false),
+    key("compact_keep", 0, 7, 4, false),
+    key(
+        "context_budget",
+        256,
+        super::CONTEXT_MAX as i32,
+        super::CONTEXT_MAX as i32,
+        false,
+    ),
+    key("idle_timeout_s", 0, 30 * 86_400, 0, false),
+    key("daily_reset_hour", -1, 23, 4, false),
+    key("auto_compact", 0, 1, 1, true),
+    key("backend_summary", 0, 1, 0, true),
+    key("send_tools", 0, 1, 0, true),
+];
+
+/// The settings in RAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    loaded: bool,
+    /// Context use (% of `context_budget`) that triggers a compaction.
+    pub compact_threshold_pct: u8,
+    /// Turns the ring must hold before the threshold compacts.
+    pub compact_min_msgs: u8,
+    /// Newest turns a compaction keeps.
+    pub compact_keep: u8,
+    /// Context bytes a request carries at most.
+    pub context_budget: u16,
+    /// Idle seconds after which the next `ask()` starts a new session (0: off).
+    pub idle_timeout_s: u32,
+    /// Hour (RTC, 0..23) of the daily fresh session; -1: off.
+    pub daily_reset_hour: i8,
+    /// Compact automatically.
+    pub auto_compact: bool,
+    /// Ask the backend to write compaction summaries (opt-in: a request of
+    /// another shape, docs/BACKEND.md).
+    pub backend_summary: bool,
+    /// List the tool registry in every request (opt-in: `"tools"`).
+    pub send_tools: bool,
+}
+
+impl Config {
+    /// Not read yet (all zeros: `.bss`).
+    pub const UNLOADED: Config = Config {
+        loaded: false,
+        compact_threshold_pct: 0,
+        compact_min_msgs: 0,
+        compact_keep: 0,
+        context_budget: 0,
+        idle_timeout_s: 0,
+        daily_reset_hour: 0,
+        auto_compact: false,
+        backend_summary: false,
+        send_tools: false,
+    };
+
+    /// The defaults.
+    pub fn defaults() -> Config {
+        let mut c = Config::UNLOADED;
+        for (i, k) in KEYS.iter().enumerate() {
+            c.set(i, k.def);
+        }
+        c
+    }
+
+    /// Setting `i` as an integer.
+    pub fn get(&self, i: usize) -> i32 {
+        match i {
+            0 => i32::from(self.compact_threshold_pct),
+            1 => i32::from(self.compact_min_msgs),
+            2 => i32::from(self.compact_keep),
+            3 => i32::from(self.context_budget),
+            4 => self.idle_timeout_s as i32,
+            5 => i32::from(self.daily_reset_hour),
+            6 => i32::from(self.auto_compact),
+            7 => i32::from(self.backend_summary),
+            _ => i32::from(self.send_tools),
+        }
+    }
+
+    /// Sets setting `i` to `v` when `v` is in its range; false otherwise.
+    pub fn set(&mut self, i: usize, v: i32) -> bool {
+        let Some(k) = KEYS.get(i) else {
+            return false;
+        };
+        if v < k.lo || v > k.hi {
+            return false;
+        }
+        match i {
+            0 => self.compact_threshold_pct = v as u8,
+            1 => self.compact_min_msgs = v as u8,
+            2 => self.compact_keep = v as u8,
+            3 => self.context_budget = v as u16,
+            4 => self.idle_timeout_s = v as u32,
+            5 => self.daily_reset_hour = v as i8,
+            6 => self.auto_compact = v != 0,
+            7 => self.backend_summary = v != 0,
+            _ => self.send_tools = v != 0,
+        }
+        true
+    }
+}
+
+/// The index of setting `name`.
+pub fn index(name: &[u8]) -> Option<usize> {
+    KEYS.iter().position(|k| k.name.as_bytes() == name)
+}
+
+#[derive(Serialize, Deserialize, Default)]
+struct Doc {
+    #[serde(default)]
+    compact_threshold_pct: Option<i32>,
+    #[serde(default)]
+    compact_min_msgs: Option<i32>,
+    #[serde(default)]
+    compact_keep: Option<i32>,
+    #[serde(default)]
+    context_budget: Option<i32>,
+    #[serde(default)]
+    idle_timeout_s: Option<i32>,
+    #[serde(default)]
+    daily_reset_hour: Option<i32>,
+    #[serde(default)]
+    auto_compact: Option<bool>,
+    #[serde(default)]
+    backend_summary: Option<bool>,
+    #[serde(default)]
+    send_tools: Option<bool>,
+}
+
+impl Doc {
+    fn values(&self) -> [Option<i32>; 9] {
+        let b = |v: Option<bool>| v.map(i32::from);
+        [
+            self.compact_threshold_pct,
+            self.compact_min_msgs,
+            self.compact_keep,
+            self.context_budget,
+            self.idle_timeout_s,
+            self.daily_reset_hour,
+            b(self.auto_compact),
+            b(self.backend_summary),
+            b(self.send_tools),
+        ]
+    }
+
+    fn from_config(c: &Config) -> Doc {
+        Doc {
+            compact_threshold_pct: Some(c.get(0)),
+            compact_min_msgs: Some(c.get(1)),
+            compact_keep: Some(c.get(2)),
+            context_budget: Some(c.get(3)),
+            idle_timeout_s: Some(c.get(4)),
+            daily_reset_hour: Some(c.get(5)),
+            auto_compact: Some(c.auto_compact),
+            backend_summary: Some(c.backend_summary),
+            send_tools: Some(c.send_tools),
+        }
+    }
+}
+
+/// The settings a file's bytes give (the defaults for what it lacks).
+pub fn parse(bytes: &[u8]) -> Config {
+    let mut c = Config::defaults();
+    c.loaded = true;
+    if let Ok((doc, _)) = serde_json_core::from_slice::<Doc>(bytes) {
+        for (i, v) in doc.values().iter().enumerate() {
+            if let Some(v) = v {
+                let _ = c.set(i, *v);
+            }
+        }
+    } else {
+        parse_legacy(bytes, &mut c);
+    }
+    c
+}
+
+/// Earlier releases: `key=value` lines, a last line `end`; trusted only
+/// whole.
+fn parse_legacy(bytes: &[u8], c: &mut Config) {
+    let Some(body) = bytes.strip_suffix(b"end\n") else {
+        return;
+    };
+    if !(body.is_empty() || body.ends_with(b"\n")) {
+        return;
+    }
+    for line in body.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(eq) = line.iter().position(|&b| b == b'=') else {
+            continue;
+        };
+        let (name, value) = (
+            line.get(..eq).unwrap_or(&[]),
+            line.get(eq + 1..).unwrap_or(&[]),
+        );
+        let (neg, digits) = match value.strip_prefix(b"-") {
+            Some(d) => (true, d),
+            None => (false, value),
+        };
+        if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let v = digits
+            .iter()
+            .fold(0i32, |v, d| v * 10 + i32::from(d - b'0'));
+        if let Some(i) = index(name) {
+            let _ = c.set(i, if neg { -v } else { v });
+        }
+    }
+}
+
+/// Reads the file. A missing file is the defaults; a read error is an
+/// error (the caller keeps the defaults for now and reads again later).
+#[inline(never)]
+pub fn load<P: Port>(p: &mut P) -> Result<Config, Errno> {
+    let fd = match p.open(CONFIG_PATH, Mode::Read) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) => {
+            let mut c = Config::defaults();
+            c.loaded = true;
+            return Ok(c);
+        }
+        Err(e) => return Err(e),
+    };
+    let mut buf = [0u8; FILE_MAX + 1];
+    let mut len = 0usize;
+    let r = loop {
+        let Some(room) = buf.get_mut(len..) else {
+            break Ok(());
+        };
+        if room.is_empty() {
+            break Ok(());
+        }
+        match p.read(fd, room) {
+            Ok(0) => break Ok(()),
+            Ok(n) => len += n,
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = p.close(fd);
+    r?;
+    if len > FILE_MAX {
+        let mut c = Config::defaults();
+        c.loaded = true;
+        return Ok(c);
+    }
+    Ok(parse(buf.get(..len).unwrap_or(&[])))
+}
+
+/// Writes `c` (temp file + rename).
+#[inline(never)]
+pub fn store<P: Port>(p: &mut P, c: &Config) -> Result<(), Errno> {
+    let mut buf = [0u8; FILE_MAX];
+    let n = serde_json_core::to_slice(&Doc::from_config(c), &mut buf).map_err(|_| Errno::EIO)?;
+    let fd = p.open(CONFIG_TMP_PATH, Mode::Write)?;
+    let w = p.write(fd, buf.get(..n).unwrap_or(&[]));
+    let cl = p.close(fd);
+    let r = w
+        .and(cl)
+        .and_then(|()| p.rename(CONFIG_TMP_PATH, CONFIG_PATH));
+    if r.is_err() {
+        let _ = p.remove(CONFIG_TMP_PATH);
+    }
+    r
+}
+
+impl super::Agent {
+    /// The settings, read from the file at first use after a soft reset.
+    pub fn config<P: Port>(&mut self, p: &mut P) -> Config {
+        if !self.config.loaded {
+            match load(p) {
+                Ok(c) => self.config = c,
+                Err(_) => {
+                    let mut c = Config::defaults();
+                    c.loaded = false;
+                    return c;
+                }
+            }
+        }
+        self.config
+    }
+}
+
+/// Why [`set`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetError {
+    /// Setting `.0` is out of its range (nothing changed).
+    Range(usize),
+    /// The file could not be written (nothing changed).
+    Io(Errno),
+}
+
+/// `config(**kw)`: the settings in `mask` take `values[i]`; every value is
+/// checked before anything changes, and a change is written at once.
+pub fn set<P: Port>(
+    a: &mut super::Agent,
+    p: &mut P,
+    values: &[i32],
+    mask: u32,
+) -> Result<Config, SetError> {
+    let cur = a.config(p);
+    let mut next = cur;
+    for (i, &v) in values.iter().enumerate().take(KEYS.len()) {
+        if mask & (1 << i) != 0 && !next.set(i, v) {
+            return Err(SetError::Range(i));
+        }
+    }
+    if next != cur {
+        store(p, &next).map_err(SetError::Io)?;
+        a.config = next;
+        a.config.loaded = true;
+    }
+    Ok(a.config(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MemPort;
+
+    #[test]
+    fn round_trip_defaults_and_tolerance() {
+        let mut p = MemPort::new();
+        let d = load(&mut p).unwrap();
+        assert_eq!(d.get(0), 80);
+        assert_eq!(d.daily_reset_hour, 4);
+        assert!(d.auto_compact && !d.backend_summary && !d.send_tools);
+        let mut c = d;
+        assert!(c.set(5, -1));
+        assert!(!c.set(2, 8));
+        c.send_tools = true;
+        store(&mut p, &c).unwrap();
+        let text = String::from_utf8(p.get(CONFIG_PATH).unwrap()).unwrap();
+        assert!(text.starts_with("{\"compact_threshold_pct\":80,"), "{text}");
+        assert!(text.len() <= FILE_MAX);
+        assert_eq!(load(&mut p).unwrap(), c);
+        // Unknown keys and out-of-range values; a wrong type spoils it all.
+        let got = parse(
+            br#"{"future":{"x":[1,2]},"compact_keep":99,"auto_compact":false,"idle_timeout_s":60}"#,
+        );
+        assert_eq!(got.compact_keep, 4);
+        assert!(!got.auto_compact);
+        assert_eq!(got.idle_timeout_s, 60);
+        assert_eq!(
+            parse(br#"{"auto_compact":0,"idle_timeout_s":60}"#),
+            Config::defaults_loaded()
+        );
+        // Garbage and torn files: defaults.
+        assert_eq!(parse(b"{\"compact_keep\":2"), Config::defaults_loaded());
+        assert_eq!(parse(&[b'['; 300]), Config::defaults_loaded());
+        // The old format.
+        let old = parse(b"compact_keep=2\ndaily_reset_hour=-1\nbogus=3\nend\n");
+        assert_eq!((old.compact_keep, old.daily_reset_hour), (2, -1));
+        assert_eq!(parse(b"compact_keep=2\n"), Config::defaults_loaded());
+    }
+
+    impl Config {
+        fn defaults_loaded() -> Config {
+            let mut c = Config::defaults();
+            c.loaded = true;
+            c
+        }
+    }
+}

@@ -1,0 +1,429 @@
+//! TACP, the line protocol of the USB host (docs/TACP.md).
+//!
+//! One request line in (with or without its CRLF/LF), one answer line out
+//! (no terminator), always valid UTF-8:
+//!
+//! ```text
+//! STATUS                    {"state":"idle","connected":true,...}
+//! SAFETY                    {"circuit_breaker":"closed","cooldown_ms":0,...}
+//! REMEMBER <key> <value>    ok | full | err <reason>
+//! RECALL <key>              "<value as a JSON string>" | err not found
+//! TOOL <name> [arg]         "<result as a JSON string>" | err <reason>
+//! CLEAR                     ok
+//! ```
+//!
+//! Commands are case-insensitive; an argument with spaces is quoted
+//! (`"a b"`, with `\"` and `\\` inside). A line that is not a valid request
+//! (too long, not UTF-8, a control character, bad quoting, unknown command,
+//! wrong argument count) is answered `err <reason>` and changes nothing.
+//! `TOOL` runs through the one gated tool call at USB trust — the person at
+//! the USB port may run every risk — but never above the trust of the chain
+//! it is called from (from inside a backend's tool request: HTTPS).
+
+use serde::Serialize;
+
+use super::{Account, Arg, Host, Mode, Origin, Status, Value, call_tool, core, wire};
+use crate::core::Core;
+use crate::port::Port;
+use crate::text::floor_char_boundary;
+
+/// Longest request line, without its terminator.
+pub const LINE_MAX: usize = 512;
+/// A TOOL result is its text cut to this many bytes, then JSON-encoded.
+pub const RESULT_MAX: usize = 400;
+/// An `err <reason>` reason is cut to this many bytes.
+const REASON_MAX: usize = 160;
+/// Longest answer: a result of control characters, each escaped to six
+/// bytes, and its quotes.
+pub const ANSWER_MAX: usize = 6 * RESULT_MAX + 2;
+/// The work buffer a TACP call needs: the answer, the tool's result text,
+/// the decoded arguments.
+pub const WORK_SIZE: usize = ANSWER_MAX + RESULT_MAX + LINE_MAX;
+
+/// `status()` as one value (TACP STATUS, the binding's dict).
+#[derive(Serialize, Clone, Copy, Debug)]
+pub struct StatusDoc<'a> {
+    /// "offline", "connecting", "idle", "busy", "error".
+    pub state: &'a str,
+    /// The transport is connected.
+    pub connected: bool,
+    /// Messages in the ring.
+    pub session_msgs: u16,
+    /// Errors counted since the soft reset.
+    pub errors: u32,
+    /// How the last call ended ("ok (42 bytes)", "tool ok", "error", ...).
+    pub last_result: &'a str,
+    /// The ring holds turns not on flash yet.
+    pub dirty: bool,
+    /// Request bytes sent this session.
+    pub bytes_in: u32,
+    /// Reply bytes received this session.
+    pub bytes_out: u32,
+    /// Input tokens the backend reported.
+    pub tokens_in: u32,
+    /// Output tokens the backend reported.
+    pub tokens_out: u32,
+    /// Context bytes of the last request.
+    pub context_bytes: u32,
+    /// Answered requests.
+    pub exchanges: u32,
+    /// RTC seconds of the last exchange (0: unknown).
+    pub last_active: u32,
+}
+
+/// `safety()` as one value.
+#[derive(Serialize, Clone, Copy, Debug)]
+pub struct SafetyDoc {
+    /// "closed", "open", "half-open".
+    pub circuit_breaker: &'static str,
+    /// Cooldown left while open.
+    pub cooldown_ms: u32,
+    /// "none", "https", "usb".
+    pub trust: &'static str,
+    /// Errors counted since the soft reset.
+    pub errors: u32,
+}
+
+/// The state `status()` reports; `last_result` is copied to `buf`.
+pub fn status_doc<'a, P: Port>(
+    c: &mut Core,
+    p: &mut P,
+    connected: bool,
+    buf: &'a mut [u8; super::LAST_RESULT_MAX],
+) -> StatusDoc<'a> {
+    let st = c.session.stats(p);
+    let n = c.agent.last_result().len();
+    crate::text::copy_prefix(buf, c.agent.last_result());
+    StatusDoc {
+        state: c.agent.state().name(),
+        connected,
+        session_msgs: c.session.count(p),
+        errors: c.agent.errors(),
+        last_result: wire::as_str(buf.get(..n).unwrap_or(&[])),
+        dirty: c.session.is_dirty(),
+        bytes_in: st.in_bytes,
+        bytes_out: st.out_bytes,
+        tokens_in: st.in_tokens,
+        tokens_out: st.out_tokens,
+        context_bytes: st.context_bytes,
+        exchanges: st.exchanges,
+        last_active: st.last_active,
+    }
+}
+
+/// The state `safety()` reports.
+pub fn safety_doc<P: Port>(c: &mut Core, p: &mut P) -> SafetyDoc {
+    use crate::safety::breaker::State as Cb;
+    use crate::safety::trust::Level;
+    let now = p.ticks_ms();
+    SafetyDoc {
+        circuit_breaker: match c.breaker.state(now) {
+            Cb::Closed => "closed",
+            Cb::Open => "open",
+            Cb::HalfOpen => "half-open",
+        },
+        cooldown_ms: c.breaker.cooldown_remaining(now),
+        trust: match c.trust.get() {
+            Level::None => "none",
+            Level::Https => "https",
+            Level::Usb => "usb",
+        },
+        errors: c.agent.errors(),
+    }
+}
+
+/// A bounded answer being written.
+struct Answer<'a> {
+    out: wire::Buf<'a>,
+}
+
+impl Answer<'_> {
+    fn text(&mut self, s: &[u8]) -> usize {
+        let _ = wire::Sink::put(&mut self.out, s);
+        self.out.len
+    }
+
+    /// `err <reason>`: control characters as spaces, anything that is not
+    /// UTF-8 as `?`, cut to [`REASON_MAX`] on a character boundary.
+    fn err(&mut self, reason: &[u8]) -> usize {
+        let mut clean = [0u8; REASON_MAX];
+        let n = crate::text::sanitize_into(reason, &mut clean, true);
+        let _ = wire::Sink::put(&mut self.out, b"err ");
+        let _ = wire::Sink::put(&mut self.out, clean.get(..n).unwrap_or(&[]));
+        self.out.len
+    }
+
+    fn json<T: Serialize>(&mut self, v: &T) -> usize {
+        let start = self.out.len;
+        match self
+            .out
+            .buf
+            .get_mut(start..)
+            .and_then(|rest| wire::write(v, rest))
+        {
+            Some(n) => {
+                self.out.len += n;
+                self.out.len
+            }
+            None => self.err(b"answer too long"),
+        }
+    }
+}
+
+struct Token {
+    start: usize,
+    len: usize,
+}
+
+/// Splits `line` into at most three tokens, decoded into `dec`.
+fn split(line: &[u8], dec: &mut [u8], tok: &mut [Token; 3]) -> Result<usize, &'static [u8]> {
+    let mut i = 0usize;
+    let mut d = 0usize;
+    let mut n = 0usize;
+    let mut push = |d: &mut usize, c: u8| {
+        if let Some(slot) = dec.get_mut(*d) {
+            *slot = c;
+        }
+        *d += 1;
+    };
+    loop {
+        while line.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        if i >= line.len() {
+            return Ok(n);
+        }
+        let Some(t) = tok.get_mut(n) else {
+            return Err(b"too many arguments");
+        };
+        t.start = d;
+        if line.get(i) == Some(&b'"') {
+            i += 1;
+            loop {
+                let Some(&c) = line.get(i) else {
+                    return Err(b"unterminated quote");
+                };
+                i += 1;
+                if c == b'"' {
+                    break;
+                }
+                let c = if c == b'\\' {
+                    match line.get(i) {
+                        Some(&e @ (b'"' | b'\\')) => {
+                            i += 1;
+                            e
+                        }
+                        _ => return Err(b"bad escape (only \\\" and \\\\)"),
+                    }
+                } else {
+                    c
+                };
+                push(&mut d, c);
+            }
+            if line.get(i).is_some_and(|&c| c != b' ') {
+                return Err(b"bad quoting");
+            }
+        } else {
+            while let Some(&c) = line.get(i) {
+                if c == b' ' {
+                    break;
+                }
+                if c == b'"' {
+                    return Err(b"bad quoting");
+                }
+                push(&mut d, c);
+                i += 1;
+            }
+        }
+        t.len = d - t.start;
+        n += 1;
+    }
+}
+
+fn is_cmd(t: &[u8], cmd: &[u8]) -> bool {
+    t.eq_ignore_ascii_case(cmd)
+}
+
+/// Answers one request line; the answer is `work[..n]`. Only an abort (a
+/// KeyboardInterrupt/SystemExit in a tool) or a refused nesting is an
+/// error; everything else is an answer line.
+pub fn tacp<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, Status> {
+    if work.len() < WORK_SIZE {
+        return Err(Status::WorkTooSmall);
+    }
+    let (answer, rest) = work.split_at_mut(ANSWER_MAX);
+    let (result, dec) = rest.split_at_mut(RESULT_MAX);
+    let mut a = Answer {
+        out: wire::Buf::new(answer),
+    };
+    // One terminator may end the line: CRLF, LF or CR.
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.len() > LINE_MAX {
+        return Ok(a.err(b"line too long"));
+    }
+    if line.iter().any(|&c| c < 0x20 || c == 0x7F) {
+        return Ok(a.err(b"control character"));
+    }
+    if !crate::text::is_utf8(line) {
+        return Ok(a.err(b"invalid UTF-8"));
+    }
+    let mut tok = [
+        Token { start: 0, len: 0 },
+        Token { start: 0, len: 0 },
+        Token { start: 0, len: 0 },
+    ];
+    let n = match split(line, dec, &mut tok) {
+        Ok(0) => return Ok(a.err(b"empty line")),
+        Ok(n) => n,
+        Err(why) => return Ok(a.err(why)),
+    };
+    let t = |i: usize| -> &[u8] {
+        tok.get(i)
+            .and_then(|t| dec.get(t.start..t.start + t.len))
+            .unwrap_or(&[])
+    };
+    let cmd = t(0);
+    let argc = n - 1;
+    let usage = |a: &mut Answer<'_>, u: &[u8]| {
+        let _ = a.text(b"err usage: ");
+        a.text(u)
+    };
+    if is_cmd(cmd, b"STATUS") {
+        if argc != 0 {
+            return Ok(usage(&mut a, b"STATUS"));
+        }
+        let connected = h.connected();
+        let mut buf = [0u8; super::LAST_RESULT_MAX];
+        let len = core(h, |c, p| {
+            let doc = status_doc(c, p, connected, &mut buf);
+            a.json(&doc)
+        })?;
+        return Ok(len);
+    }
+    if is_cmd(cmd, b"SAFETY") {
+        if argc != 0 {
+            return Ok(usage(&mut a, b"SAFETY"));
+        }
+        let doc = core(h, safety_doc)?;
+        return Ok(a.json(&doc));
+    }
+    if is_cmd(cmd, b"REMEMBER") {
+        if argc != 2 {
+            return Ok(usage(&mut a, b"REMEMBER <key> <value>"));
+        }
+        let (k, v) = (t(1), t(2));
+        if k.is_empty() || k.len() > crate::memory::KEY_MAX_BYTES {
+            return Ok(a.err(b"key must be 1..31 bytes"));
+        }
+        if v.len() > crate::memory::VAL_MAX_BYTES {
+            return Ok(a.err(b"value must be 0..127 bytes"));
+        }
+        let ok = core(h, |_, p| crate::memory::set(p, k, v).is_ok())?;
+        return Ok(a.text(if ok { b"ok" } else { b"full" }));
+    }
+    if is_cmd(cmd, b"RECALL") {
+        if argc != 1 {
+            return Ok(usage(&mut a, b"RECALL <key>"));
+        }
+        let k = t(1);
+        if k.is_empty() || k.len() > crate::memory::KEY_MAX_BYTES {
+            return Ok(a.err(b"key must be 1..31 bytes"));
+        }
+        let mut value = [0u8; crate::memory::VAL_MAX_BYTES];
+        let got = core(h, |_, p| crate::memory::get(p, k, &mut value).ok())?;
+        return Ok(match got {
+            Some(n) => a.json(&wire::as_str(value.get(..n).unwrap_or(&[]))),
+            None => a.err(b"not found"),
+        });
+    }
+    if is_cmd(cmd, b"TOOL") {
+        if argc < 1 {
+            return Ok(usage(&mut a, b"TOOL <name> [arg]"));
+        }
+        let arg = if argc == 2 {
+            Arg::Text(t(2))
+        } else {
+            Arg::None
+        };
+        let mut acct = Account::new();
+        let res = call_tool(
+            h,
+            t(1),
+            Origin::Usb,
+            arg,
+            result,
+            &mut acct,
+            Mode::IdlePoint,
+        );
+        return match res {
+            Ok(v) => {
+                let mut num = [0u8; 10];
+                let text: &[u8] = match v {
+                    Value::Text(n) | Value::Host(n) => result.get(..n).unwrap_or(&[]),
+                    Value::Int(i) => super::builtin::decimal(i, &mut num),
+                    Value::Bool(true) => b"True",
+                    Value::Bool(false) => b"False",
+                };
+                let cut = floor_char_boundary(text, RESULT_MAX);
+                Ok(a.json(&wire::as_str(text.get(..cut).unwrap_or(&[]))))
+            }
+            Err(Status::Aborted) => Err(Status::Aborted),
+            Err(Status::ToolRaised) => Ok(a.err(result.get(..acct.raised).unwrap_or(&[]))),
+            Err(Status::UnknownTool) => Ok(a.err(b"unknown tool")),
+            Err(s) => Ok(a.err(s.text().as_bytes())),
+        };
+    }
+    if is_cmd(cmd, b"CLEAR") {
+        if argc != 0 {
+            return Ok(usage(&mut a, b"CLEAR"));
+        }
+        super::session_clear(h)?;
+        return Ok(a.text(b"ok"));
+    }
+    Ok(a.err(b"unknown command"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(line: &str) -> Result<Vec<String>, String> {
+        let mut dec = [0u8; 64];
+        let mut tok = [
+            Token { start: 0, len: 0 },
+            Token { start: 0, len: 0 },
+            Token { start: 0, len: 0 },
+        ];
+        match split(line.as_bytes(), &mut dec, &mut tok) {
+            Ok(n) => Ok((0..n)
+                .map(|i| {
+                    String::from_utf8(dec[tok[i].start..tok[i].start + tok[i].len].to_vec())
+                        .unwrap()
+                })
+                .collect()),
+            Err(e) => Err(String::from_utf8(e.to_vec()).unwrap()),
+        }
+    }
+
+    #[test]
+    fn tokens() {
+        assert_eq!(
+            toks("TOOL  echo \"a b\""),
+            Ok(vec!["TOOL".into(), "echo".into(), "a b".into()])
+        );
+        assert_eq!(
+            toks("x \"q\\\"\\\\\""),
+            Ok(vec!["x".into(), "q\"\\".into()])
+        );
+        assert_eq!(toks("a b c d").unwrap_err(), "too many arguments");
+        assert_eq!(toks("a \"b").unwrap_err(), "unterminated quote");
+        assert_eq!(toks("a \"b\"c").unwrap_err(), "bad quoting");
+        assert_eq!(toks("a b\"c").unwrap_err(), "bad quoting");
+        assert_eq!(
+            toks("a \"\\n\"").unwrap_err(),
+            "bad escape (only \\\" and \\\\)"
+        );
+        assert_eq!(toks("   "), Ok(vec![]));
+    }
+}

@@ -1,0 +1,45 @@
+//! Everything the library remembers between calls, in one value: the
+//! session, the three safety gates and (feature `agent`) the agent's state.
+//!
+//! The FFI layer keeps one `Core` in a static; the tests build their own.
+//! Safe code reaches it only through [`crate::agent::Host::with_core`] or
+//! the FFI layer's `with_state`, both of which hand out a `&mut Core` for the
+//! length of one closure, never across a callback into the host.
+
+use crate::safety::{breaker::CircuitBreaker, rate::RateTable, trust::Trust};
+use crate::session::Session;
+
+/// The library's state.
+pub struct Core {
+    /// The conversation ring and its file.
+    pub session: Session,
+    /// Gate 1.
+    pub breaker: CircuitBreaker,
+    /// Gate 3, and (feature `agent`) the tool registry.
+    pub rate: RateTable,
+    /// Gate 2: the transport's trust level.
+    pub trust: Trust,
+    /// The agent loop's state (feature `agent`).
+    #[cfg(feature = "agent")]
+    pub agent: crate::agent::Agent,
+}
+
+impl Core {
+    /// All zeros: the static lives in `.bss`.
+    pub const fn new() -> Self {
+        Self {
+            session: Session::new(),
+            breaker: CircuitBreaker::new(),
+            rate: RateTable::new(),
+            trust: Trust::new(),
+            #[cfg(feature = "agent")]
+            agent: crate::agent::Agent::new(),
+        }
+    }
+}
+
+impl Default for Core {
+    fn default() -> Self {
+        Self::new()
+    }
+}

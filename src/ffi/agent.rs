@@ -1,0 +1,763 @@
+//! `claw_ext.h`, part 3: the agent (feature `agent`) — `ask()`, tool
+//! calls, TACP, connect/disconnect, the tool registry, `status()`,
+//! `safety()` and `config()` for the binding. The agent's host is
+//! [`CHost`], over the `claw_port_*` callbacks of `include/claw_port.h`.
+//!
+//! Every call that may run a tool takes the binding's `ctx` pointer and
+//! hands it, untouched, to `claw_port_tool()`: it is how the binding finds
+//! the caller's own Python argument and keeps a tool's result and exception
+//! (Rust never looks behind it, and never keeps it past the call).
+
+use cty::{c_char, c_void};
+
+use super::{c_bytes, out_slice, sys, with_state};
+use crate::agent::{
+    self, Arg, Host, Origin, Status, ToolOutcome, Ui, Value, config, tacp as tacp_mod,
+};
+use crate::core::Core;
+
+/// `claw_status_t`: how an agent call ended (0 = done). A fixed-size
+/// integer, not a C enum. `claw_status_text()` and `claw_status_kind()`
+/// say what to raise.
+pub type claw_status_t = u8;
+/// Done.
+pub const CLAW_OK: claw_status_t = 0;
+
+/// `claw_status_kind()`: not an error.
+pub const CLAW_KIND_NONE: u8 = 0;
+/// `claw_status_kind()`: raise `RuntimeError(claw_status_text(s))`.
+pub const CLAW_KIND_RUNTIME: u8 = 1;
+/// `claw_status_kind()`: raise `ValueError`.
+pub const CLAW_KIND_VALUE: u8 = 2;
+/// `claw_status_kind()`: raise `TypeError`.
+pub const CLAW_KIND_TYPE: u8 = 3;
+/// `claw_status_kind()`: raise `OSError`.
+pub const CLAW_KIND_OS: u8 = 4;
+/// `claw_status_kind()`: raise the exception the host keeps for this call
+/// (a tool's, or a KeyboardInterrupt/SystemExit).
+pub const CLAW_KIND_PENDING: u8 = 5;
+
+/// `claw_arg_kind`: no argument.
+pub const CLAW_ARG_NONE: u8 = 0;
+/// `claw_arg_kind`: UTF-8 text (`arg`, `arg_len`).
+pub const CLAW_ARG_TEXT: u8 = 1;
+/// `claw_arg_kind`: a bool (`arg_int` 0 or 1).
+pub const CLAW_ARG_BOOL: u8 = 2;
+/// `claw_arg_kind`: an int (`arg_int`).
+pub const CLAW_ARG_INT: u8 = 3;
+/// `claw_arg_kind`: another object, kept by the host in `ctx`.
+pub const CLAW_ARG_OTHER: u8 = 4;
+
+/// `claw_value_t.kind`: text, `out[0..len)`.
+pub const CLAW_VALUE_TEXT: u8 = 0;
+/// `claw_value_t.kind`: an int, `ival`.
+pub const CLAW_VALUE_INT: u8 = 1;
+/// `claw_value_t.kind`: a bool, `ival` 0 or 1.
+pub const CLAW_VALUE_BOOL: u8 = 2;
+/// `claw_value_t.kind`: the host's own result object (kept in `ctx`);
+/// its text is `out[0..len)`.
+pub const CLAW_VALUE_HOST: u8 = 3;
+
+/// Work buffer a `claw_tacp()` call needs, in bytes.
+pub const CLAW_TACP_WORK: usize = 3314;
+/// Longest prompt, in bytes.
+pub const CLAW_PROMPT_MAX: usize = 4096;
+/// Most context bytes a request carries.
+pub const CLAW_CONTEXT_MAX: usize = 4096;
+/// Longest reply accepted, in bytes.
+pub const CLAW_REPLY_MAX: usize = 4096;
+/// Tool rounds per `ask()`.
+pub const CLAW_TOOL_ROUNDS_MAX: u8 = 3;
+/// Backend requests per top-level call.
+pub const CLAW_CALL_REQUESTS_MAX: u8 = 16;
+/// Calls nested through tools, at most.
+pub const CLAW_CALL_DEPTH_MAX: u8 = 8;
+/// Settings of `config()`.
+pub const CLAW_CONFIG_KEYS: usize = 9;
+/// Size of `claw_agent_status_t.last_result` (47 bytes + NUL).
+pub const CLAW_LAST_RESULT_MAX: usize = 48;
+
+const _: () = assert!(CLAW_TACP_WORK == tacp_mod::WORK_SIZE);
+const _: () = assert!(CLAW_PROMPT_MAX == agent::PROMPT_MAX);
+const _: () = assert!(CLAW_CONTEXT_MAX == agent::CONTEXT_MAX);
+const _: () = assert!(CLAW_REPLY_MAX == agent::REPLY_MAX);
+const _: () = assert!(CLAW_TOOL_ROUNDS_MAX == agent::TOOL_ROUNDS_MAX);
+const _: () = assert!(CLAW_CALL_REQUESTS_MAX == agent::CALL_REQUESTS_MAX);
+const _: () = assert!(CLAW_CALL_DEPTH_MAX == agent::CALL_DEPTH_MAX);
+const _: () = assert!(CLAW_CONFIG_KEYS == config::KEYS.len());
+const _: () = assert!(CLAW_LAST_RESULT_MAX == agent::LAST_RESULT_MAX + 1);
+
+/// What a tool call returned.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct claw_value_t {
+    /// `CLAW_VALUE_*`.
+    pub kind: u8,
+    /// The int or bool.
+    pub ival: u32,
+    /// Bytes of text in the caller's `out`.
+    pub len: usize,
+}
+
+/// A registry entry (`claw_tool_info`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct claw_tool_info_t {
+    /// The name, NUL-terminated.
+    pub name: [c_char; 32],
+    /// 0 low, 1 medium, 2 high.
+    pub risk: u8,
+    /// Calls per minute.
+    pub rate_per_min: u16,
+    /// A built-in (run by the library), not a host tool.
+    pub builtin: bool,
+}
+
+/// `status()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct claw_agent_status_t {
+    /// "offline", "connecting", "idle", "busy" or "error", NUL-terminated.
+    pub state: [c_char; 12],
+    /// The transport is connected.
+    pub connected: bool,
+    /// The ring holds turns not yet on flash.
+    pub dirty: bool,
+    /// Messages in the ring.
+    pub session_msgs: u16,
+    /// Errors counted since the soft reset.
+    pub errors: u32,
+    /// How the last call ended, NUL-terminated.
+    pub last_result: [c_char; 48],
+}
+
+/// `safety()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct claw_agent_safety_t {
+    /// "closed", "open" or "half-open", NUL-terminated.
+    pub circuit_breaker: [c_char; 12],
+    /// ms of cooldown left.
+    pub cooldown_ms: u32,
+    /// "none", "https" or "usb", NUL-terminated.
+    pub trust: [c_char; 8],
+    /// Errors counted since the soft reset.
+    pub errors: u32,
+}
+
+/// A setting of `config()` (`claw_config_key`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct claw_config_key_t {
+    /// Its keyword, NUL-terminated.
+    pub name: [c_char; 24],
+    /// Smallest value.
+    pub lo: i32,
+    /// Largest value.
+    pub hi: i32,
+    /// True/False rather than a number.
+    pub is_bool: bool,
+}
+
+fn put_cstr(dst: &mut [c_char], s: &[u8]) {
+    let n = s.len().min(dst.len().saturating_sub(1));
+    for (d, s) in dst
+        .iter_mut()
+        .zip(s.iter().take(n).chain(core::iter::repeat(&0)))
+    {
+        *d = *s as c_char;
+    }
+}
+
+/// The agent's host: the `claw_port_*` callbacks, with the binding's
+/// context pointer of the running call.
+pub struct CHost {
+    ctx: *mut c_void,
+}
+
+impl Host for CHost {
+    type Files = super::CPort;
+
+    fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut super::CPort) -> R) -> Option<R> {
+        let mut f = Some(f);
+        with_state(None, |s, p| f.take().map(|f| f(s, p)))
+    }
+
+    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Option<usize> {
+        // SAFETY: both slices are valid for their lengths; the port copies
+        // at most `reply.len()` bytes.
+        let n = unsafe {
+            sys::claw_port_post(body.as_ptr(), body.len(), reply.as_mut_ptr(), reply.len())
+        };
+        usize::try_from(n).ok().filter(|&n| n <= reply.len())
+    }
+
+    fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {
+        let (kind, text): (u8, &[u8]) = match arg {
+            Arg::None => (sys::CLAW_PORT_ARG_NONE as u8, &[]),
+            Arg::Text(t) => (sys::CLAW_PORT_ARG_TEXT as u8, t),
+            _ => (sys::CLAW_PORT_ARG_CALLER as u8, &[]),
+        };
+        let mut len = 0usize;
+        // SAFETY: `text` and `out` are valid for their lengths; `len` is a
+        // valid out-pointer; `ctx` is the binding's, passed back untouched.
+        // No borrow of the state is held (the agent calls this between
+        // `with_core` closures), so the tool may call back in.
+        let r = unsafe {
+            sys::claw_port_tool(
+                self.ctx,
+                slot,
+                kind,
+                text.as_ptr(),
+                text.len(),
+                out.as_mut_ptr(),
+                out.len(),
+                &mut len,
+            )
+        };
+        // Whatever the host wrote: at most `out`, valid UTF-8, no NUL.
+        let len = crate::text::sanitize_in_place(out, len.min(out.len()));
+        match u32::from(r) {
+            sys::CLAW_PORT_TOOL_RETURNED => ToolOutcome::Returned(len),
+            sys::CLAW_PORT_TOOL_RAISED => ToolOutcome::Raised(len),
+            _ => ToolOutcome::Abort,
+        }
+    }
+
+    fn ui(&mut self, ev: Ui, text: &[u8]) {
+        // SAFETY: `text` is valid for its length.
+        unsafe { sys::claw_port_ui(ev as u8, text.as_ptr(), text.len()) }
+    }
+
+    fn ui_init(&mut self) {
+        // SAFETY: no arguments.
+        unsafe { sys::claw_port_ui_init() }
+    }
+
+    fn connect(&mut self, host: &[u8], port: u16, api_key: &[u8]) -> bool {
+        // The binding passes NUL-terminated strings, and the agent hands the
+        // same slices back; copy into NUL-terminated buffers all the same.
+        let mut h = [0u8; 64];
+        let mut k = [0u8; 128];
+        if host.len() >= h.len() || api_key.len() >= k.len() {
+            return false;
+        }
+        crate::text::copy_prefix(&mut h, host);
+        crate::text::copy_prefix(&mut k, api_key);
+        // SAFETY: both buffers are NUL-terminated (zeroed past the copies).
+        unsafe { sys::claw_port_connect(h.as_ptr().cast(), port, k.as_ptr().cast()) }
+    }
+
+    fn disconnect(&mut self) {
+        // SAFETY: no arguments.
+        unsafe { sys::claw_port_disconnect() }
+    }
+
+    fn connected(&mut self) -> bool {
+        // SAFETY: no arguments.
+        unsafe { sys::claw_port_connected() }
+    }
+
+    fn tokens(&mut self) -> (u32, u32) {
+        let (mut i, mut o) = (0u32, 0u32);
+        // SAFETY: two valid out-pointers.
+        unsafe { sys::claw_port_tokens(&mut i, &mut o) };
+        (i, o)
+    }
+
+    fn time_s(&mut self) -> u32 {
+        // SAFETY: no arguments.
+        unsafe { sys::claw_port_time_s() }
+    }
+
+    fn aborted(&mut self) -> bool {
+        // SAFETY: no arguments.
+        unsafe { sys::claw_port_aborted() }
+    }
+}
+
+fn done(r: Result<(), Status>) -> claw_status_t {
+    match r {
+        Ok(()) => CLAW_OK,
+        Err(s) => s as claw_status_t,
+    }
+}
+
+/// The bytes of `p[0..len)`, `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of `len` bytes for `'a`.
+unsafe fn bytes<'a>(p: *const u8, len: usize) -> Option<&'a [u8]> {
+    if p.is_null() {
+        return (len == 0).then_some(&[]);
+    }
+    if len > isize::MAX as usize {
+        return None;
+    }
+    // SAFETY: per this function's contract.
+    Some(unsafe { core::slice::from_raw_parts(p, len) })
+}
+
+/// The exact message of a status (UTF-8, NUL-terminated, static).
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_status_text(status: claw_status_t) -> *const c_char {
+    STATUS_TEXTS
+        .get(usize::from(status))
+        .map_or(c"".as_ptr(), |t| t.as_ptr())
+}
+
+/// Which exception a status is (`CLAW_KIND_*`).
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_status_kind(status: claw_status_t) -> u8 {
+    Status::from_c(status).kind() as u8
+}
+
+/// The texts as C strings (the same as `Status::text`, checked by a test).
+static STATUS_TEXTS: [&core::ffi::CStr; 26] = [
+    c"",
+    c"circuit breaker open \xe2\x80\x94 cooldown active",
+    c"tool risk exceeds transport trust level",
+    c"rate limit exceeded for this tool",
+    c"HTTPS request failed",
+    c"not connected: call connect() first",
+    c"tool round limit reached (3 per ask, TOOL_ROUNDS_MAX)",
+    c"backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)",
+    c"calls nested too deep through tools (8, CALL_DEPTH_MAX)",
+    c"unknown tool",
+    c"tool error",
+    c"aborted",
+    c"bentoclaw called from inside a file operation",
+    c"prompt must be 1..4096 bytes (PROMPT_MAX)",
+    c"text must be valid UTF-8",
+    c"text must not contain NUL",
+    c"echo takes a str",
+    c"led takes None, a bool or 'toggle'",
+    c"this tool takes no argument",
+    c"work buffer too small (claw_ask_work_size)",
+    c"archive write failed: session kept (session_clear() drops it)",
+    c"archive write failed: nothing compacted",
+    c"cannot replace a built-in tool",
+    c"tool registry full (CLAW_RATE_MAX_TOOLS)",
+    c"tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)",
+    c"risk must be 0..2",
+];
+
+/// Once per soft reset, after the three seed `_init` calls: the agent's
+/// state afresh (the transport's connection state kept) and the built-in
+/// tools in the registry. Fails (false) only when called from inside a file
+/// operation.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_agent_init() -> bool {
+    // SAFETY: no arguments.
+    let connected = unsafe { sys::claw_port_connected() };
+    with_state(false, |s, p| {
+        s.agent.reset(connected);
+        crate::agent::builtin::register(s, crate::port::Port::ticks_ms(p));
+        true
+    })
+}
+
+/// Registers a host tool (`register_tool()`): `name[0..len)`, risk 0..=2,
+/// `rate_per_min` 0 for the default. Returns its slot (0..15) or
+/// `-claw_status_t`. Re-registering a name keeps its rate window.
+///
+/// # Safety
+/// `name` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_tool_register(
+    name: *const u8,
+    len: usize,
+    risk: u8,
+    rate_per_min: u16,
+) -> i32 {
+    // SAFETY: per this function's contract.
+    let Some(name) = (unsafe { bytes(name, len) }) else {
+        return -(Status::ToolName as i32);
+    };
+    let r = with_state(Err(Status::Busy), |s, p| {
+        agent::register_tool(s, p, name, risk, rate_per_min)
+    });
+    match r {
+        Ok(slot) => slot as i32,
+        Err(e) => -(e as i32),
+    }
+}
+
+/// The registry entry in `slot` (0..15). False when the slot is free.
+///
+/// # Safety
+/// `out` is NULL or valid for writes of one element.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_tool_info(slot: u8, out: *mut claw_tool_info_t) -> bool {
+    if out.is_null() {
+        return false;
+    }
+    let info = with_state(None, |s, _| {
+        let t = s.rate.tool(usize::from(slot))?;
+        let mut v = claw_tool_info_t {
+            name: [0; 32],
+            risk: t.risk,
+            rate_per_min: t.limit,
+            builtin: crate::agent::builtin::is_builtin(t.kind),
+        };
+        put_cstr(&mut v.name, t.name);
+        Some(v)
+    });
+    match info {
+        Some(v) => {
+            // SAFETY: non-NULL and valid for one element per the contract.
+            unsafe { out.write(v) };
+            true
+        }
+        None => false,
+    }
+}
+
+/// `tool(name, arg)` from the REPL: the tool runs at the current trust
+/// level (never above the chain's). `arg_kind` is a `CLAW_ARG_*`; a text
+/// argument is `arg[0..arg_len)`, a bool or int `arg_int`. The result's
+/// text goes to `out[0..out_max)`, its kind to `*value`.
+///
+/// # Safety
+/// `name` valid for `name_len` bytes, `arg` NULL or valid for `arg_len`
+/// bytes, `out` valid for writes of `out_max` bytes, `value` NULL or valid
+/// for one element; `ctx` is passed to `claw_port_tool` untouched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_tool(
+    name: *const u8,
+    name_len: usize,
+    arg_kind: u8,
+    arg: *const u8,
+    arg_len: usize,
+    arg_int: i32,
+    ctx: *mut c_void,
+    out: *mut u8,
+    out_max: usize,
+    value: *mut claw_value_t,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let (Some(name), Some(text), Some(out)) = (
+        unsafe { bytes(name, name_len) },
+        unsafe { bytes(arg, arg_len) },
+        unsafe { out_slice(out.cast(), out_max) },
+    ) else {
+        return Status::ToolName as claw_status_t;
+    };
+    let arg = match arg_kind {
+        CLAW_ARG_TEXT => Arg::Text(text),
+        CLAW_ARG_BOOL => Arg::Bool(arg_int != 0),
+        CLAW_ARG_INT => Arg::Int(arg_int),
+        CLAW_ARG_OTHER => Arg::Other,
+        _ => Arg::None,
+    };
+    if let Arg::Text(t) = arg {
+        if let Err(s) = agent::check_text(t) {
+            return s as claw_status_t;
+        }
+    }
+    let mut host = CHost { ctx };
+    let mut acct = agent::Account::new();
+    let r = agent::call_tool(
+        &mut host,
+        name,
+        Origin::Repl,
+        arg,
+        out,
+        &mut acct,
+        agent::Mode::IdlePoint,
+    );
+    let v = match r {
+        Ok(Value::Text(n)) => claw_value_t {
+            kind: CLAW_VALUE_TEXT,
+            ival: 0,
+            len: n,
+        },
+        Ok(Value::Int(i)) => claw_value_t {
+            kind: CLAW_VALUE_INT,
+            ival: i,
+            len: 0,
+        },
+        Ok(Value::Bool(b)) => claw_value_t {
+            kind: CLAW_VALUE_BOOL,
+            ival: u32::from(b),
+            len: 0,
+        },
+        Ok(Value::Host(n)) => claw_value_t {
+            kind: CLAW_VALUE_HOST,
+            ival: 0,
+            len: n,
+        },
+        Err(_) => claw_value_t {
+            kind: CLAW_VALUE_TEXT,
+            ival: 0,
+            len: acct.raised,
+        },
+    };
+    if !value.is_null() {
+        // SAFETY: non-NULL and valid for one element per the contract.
+        unsafe { value.write(v) };
+    }
+    done(r.map(|_| ()))
+}
+
+/// Bytes of work buffer `claw_ask` needs for this prompt.
+///
+/// # Safety
+/// `prompt` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_ask_work_size(prompt: *const u8, len: usize) -> usize {
+    // SAFETY: per this function's contract.
+    unsafe { bytes(prompt, len) }.map_or(0, agent::ask_work_size)
+}
+
+/// `ask(prompt)`: the whole exchange (see `docs/DESIGN.md`). On success
+/// the reply is `work[0..*reply_len)` (UTF-8, no NUL).
+///
+/// # Safety
+/// `prompt` valid for `len` bytes; `work` valid for writes of `work_len`
+/// bytes and not overlapping `prompt`; `reply_len` NULL or valid; `ctx` is
+/// passed to `claw_port_tool` untouched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_ask(
+    prompt: *const u8,
+    len: usize,
+    work: *mut u8,
+    work_len: usize,
+    ctx: *mut c_void,
+    reply_len: *mut usize,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let Some(prompt) = (unsafe { bytes(prompt, len) }) else {
+        return Status::PromptLength as claw_status_t;
+    };
+    if work.is_null() || work_len > isize::MAX as usize {
+        return Status::WorkTooSmall as claw_status_t;
+    }
+    // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
+    let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
+    let mut host = CHost { ctx };
+    let r = agent::ask(&mut host, prompt, work);
+    if let (Ok(reply), false) = (&r, reply_len.is_null()) {
+        // SAFETY: non-NULL and valid per the contract.
+        unsafe { reply_len.write(reply.len) };
+    }
+    done(r.map(|_| ()))
+}
+
+/// One TACP line (`tacp(line)`): the answer is `work[0..*answer_len)`.
+/// `work` holds at least `CLAW_TACP_WORK` bytes.
+///
+/// # Safety
+/// As `claw_ask`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_tacp(
+    line: *const u8,
+    len: usize,
+    work: *mut u8,
+    work_len: usize,
+    ctx: *mut c_void,
+    answer_len: *mut usize,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let Some(line) = (unsafe { bytes(line, len) }) else {
+        return Status::WorkTooSmall as claw_status_t;
+    };
+    if work.is_null() || work_len > isize::MAX as usize {
+        return Status::WorkTooSmall as claw_status_t;
+    }
+    // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
+    let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
+    let mut host = CHost { ctx };
+    let r = agent::tacp::tacp(&mut host, line, work);
+    if let (Ok(n), false) = (&r, answer_len.is_null()) {
+        // SAFETY: non-NULL and valid per the contract.
+        unsafe { answer_len.write(*n) };
+    }
+    done(r.map(|_| ()))
+}
+
+/// `connect(host, port, api_key)`: `*ok` tells whether it connected.
+///
+/// # Safety
+/// `host` and `api_key` NUL-terminated; `ok` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_connect(
+    host: *const c_char,
+    port: u16,
+    api_key: *const c_char,
+    ok: *mut bool,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let (Some(h), Some(k)) = (unsafe { c_bytes(host) }, unsafe { c_bytes(api_key) }) else {
+        return Status::NotUtf8 as claw_status_t;
+    };
+    let mut host = CHost {
+        ctx: core::ptr::null_mut(),
+    };
+    let r = agent::connect(&mut host, h, port, k);
+    if let (Ok(v), false) = (&r, ok.is_null()) {
+        // SAFETY: non-NULL and valid per the contract.
+        unsafe { ok.write(*v) };
+    }
+    done(r.map(|_| ()))
+}
+
+/// `disconnect()`.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_disconnect() -> claw_status_t {
+    let mut host = CHost {
+        ctx: core::ptr::null_mut(),
+    };
+    done(agent::disconnect(&mut host))
+}
+
+/// `session_clear()`: the ring, its file, and the chat panel.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_clear() -> claw_status_t {
+    let mut host = CHost {
+        ctx: core::ptr::null_mut(),
+    };
+    done(agent::session_clear(&mut host))
+}
+
+/// `status()`. False when called from inside a file operation.
+///
+/// # Safety
+/// `out` NULL or valid for writes of one element.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_agent_status(out: *mut claw_agent_status_t) -> bool {
+    if out.is_null() {
+        return false;
+    }
+    // SAFETY: no arguments.
+    let connected = unsafe { sys::claw_port_connected() };
+    let v = with_state(None, |s, p| {
+        let mut buf = [0u8; agent::LAST_RESULT_MAX];
+        let d = tacp_mod::status_doc(s, p, connected, &mut buf);
+        let mut v = claw_agent_status_t {
+            state: [0; 12],
+            connected: d.connected,
+            dirty: d.dirty,
+            session_msgs: d.session_msgs,
+            errors: d.errors,
+            last_result: [0; 48],
+        };
+        put_cstr(&mut v.state, d.state.as_bytes());
+        put_cstr(&mut v.last_result, d.last_result.as_bytes());
+        Some(v)
+    });
+    match v {
+        Some(v) => {
+            // SAFETY: non-NULL, valid for one element per the contract.
+            unsafe { out.write(v) };
+            true
+        }
+        None => false,
+    }
+}
+
+/// `safety()`. False when called from inside a file operation.
+///
+/// # Safety
+/// `out` NULL or valid for writes of one element.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_agent_safety(out: *mut claw_agent_safety_t) -> bool {
+    if out.is_null() {
+        return false;
+    }
+    let v = with_state(None, |s, p| {
+        let d = tacp_mod::safety_doc(s, p);
+        let mut v = claw_agent_safety_t {
+            circuit_breaker: [0; 12],
+            cooldown_ms: d.cooldown_ms,
+            trust: [0; 8],
+            errors: d.errors,
+        };
+        put_cstr(&mut v.circuit_breaker, d.circuit_breaker.as_bytes());
+        put_cstr(&mut v.trust, d.trust.as_bytes());
+        Some(v)
+    });
+    match v {
+        Some(v) => {
+            // SAFETY: non-NULL, valid for one element per the contract.
+            unsafe { out.write(v) };
+            true
+        }
+        None => false,
+    }
+}
+
+/// The index of the setting called `name[0..len)`, or -1.
+///
+/// # Safety
+/// `name` NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_config_index(name: *const u8, len: usize) -> i32 {
+    // SAFETY: per this function's contract.
+    unsafe { bytes(name, len) }
+        .and_then(config::index)
+        .map_or(-1, |i| i as i32)
+}
+
+/// Setting `i` (0..CLAW_CONFIG_KEYS): its name and range.
+///
+/// # Safety
+/// `out` NULL or valid for writes of one element.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_config_key(i: usize, out: *mut claw_config_key_t) -> bool {
+    let (Some(k), false) = (config::KEYS.get(i), out.is_null()) else {
+        return false;
+    };
+    let mut v = claw_config_key_t {
+        name: [0; 24],
+        lo: k.lo,
+        hi: k.hi,
+        is_bool: k.is_bool,
+    };
+    put_cstr(&mut v.name, k.name.as_bytes());
+    // SAFETY: non-NULL, valid for one element per the contract.
+    unsafe { out.write(v) };
+    true
+}
+
+/// The settings, `values[0..CLAW_CONFIG_KEYS)`. False when called from
+/// inside a file operation.
+///
+/// # Safety
+/// `values` NULL or valid for writes of `CLAW_CONFIG_KEYS` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_config_get(values: *mut i32) -> bool {
+    if values.is_null() {
+        return false;
+    }
+    let Some(c) = with_state(None, |s, p| Some(s.agent.config(p))) else {
+        return false;
+    };
+    for i in 0..CLAW_CONFIG_KEYS {
+        // SAFETY: `values` is valid for CLAW_CONFIG_KEYS elements.
+        unsafe { values.add(i).write(c.get(i)) };
+    }
+    true
+}
+
+/// `config(**kw)`: the settings whose bit is set in `mask` take
+/// `values[i]`. All are checked first; a change is written at once (temp
+/// file + rename). Returns 0; `-1 - i` when setting `i` is out of its range;
+/// a positive errno when the file could not be written; -100 when called
+/// from inside a file operation. Nothing changes on an error.
+///
+/// # Safety
+/// `values` valid for reads of `CLAW_CONFIG_KEYS` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_config_set(values: *const i32, mask: u32) -> i32 {
+    if values.is_null() {
+        return -100;
+    }
+    // SAFETY: valid for CLAW_CONFIG_KEYS elements per the contract.
+    let v = unsafe { core::slice::from_raw_parts(values, CLAW_CONFIG_KEYS) };
+    with_state(-100, |s, p| match config::set(&mut s.agent, p, v, mask) {
+        Ok(_) => 0,
+        Err(config::SetError::Range(i)) => -1 - i as i32,
+        Err(config::SetError::Io(e)) => e.0.max(1),
+    })
+}
