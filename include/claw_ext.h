@@ -8,84 +8,126 @@
 #include <stdint.h>
 
 /**
- * Longest prompt `ask()` takes, in bytes (`PROMPT_MAX`, at least
- * `CONTEXT_MAX`).
+ * `claw_status_kind()`: not an error.
  */
-#define PROMPT_MAX 4096
+#define CLAW_KIND_NONE 0
 
 /**
- * Most context bytes a request carries (`CONTEXT_MAX`).
+ * `claw_status_kind()`: raise `RuntimeError(claw_status_text(s))`.
  */
-#define CONTEXT_MAX 4096
+#define CLAW_KIND_RUNTIME 1
 
 /**
- * Longest reply accepted; a longer one is a failed request (`REPLY_MAX`).
+ * `claw_status_kind()`: raise `ValueError`.
  */
-#define REPLY_MAX 4096
+#define CLAW_KIND_VALUE 2
 
 /**
- * Tool rounds one `ask()` runs at most (`TOOL_ROUNDS_MAX`).
+ * `claw_status_kind()`: raise `TypeError`.
  */
-#define TOOL_ROUNDS_MAX 3
+#define CLAW_KIND_TYPE 3
 
 /**
- * Bytes of a tool's result sent back to the backend (`TOOL_RESULT_MAX`).
+ * `claw_status_kind()`: raise `OSError`.
  */
-#define TOOL_RESULT_MAX 1024
+#define CLAW_KIND_OS 4
 
 /**
- * Backend requests one top-level call may make, whatever its tools call.
+ * `claw_status_kind()`: raise the exception the host keeps for this call
+ * (a tool's, or a KeyboardInterrupt/SystemExit).
  */
-#define CALL_REQUESTS_MAX 16
+#define CLAW_KIND_PENDING 5
 
 /**
- * Calls that may be nested through tools (a tool calling `ask()`, `tool()`,
- * `tacp()`, ...), the top-level call included.
+ * `claw_arg_kind`: no argument.
  */
-#define CALL_DEPTH_MAX 8
+#define CLAW_ARG_NONE 0
 
 /**
- * `status()["last_result"]` at most.
+ * `claw_arg_kind`: UTF-8 text (`arg`, `arg_len`).
  */
-#define LAST_RESULT_MAX 47
+#define CLAW_ARG_TEXT 1
 
 /**
- * A Python tool (the host runs it).
+ * `claw_arg_kind`: a bool (`arg_int` 0 or 1).
  */
-#define PYTHON 1
+#define CLAW_ARG_BOOL 2
 
 /**
- * A larger file is not ours.
+ * `claw_arg_kind`: an int (`arg_int`).
  */
-#define FILE_MAX 384
+#define CLAW_ARG_INT 3
 
 /**
- * An RTC reading before 2024-01-01T00:00:00Z means "not set" (a board
- * whose RTC starts at 2000 after a power-on).
+ * `claw_arg_kind`: another object, kept by the host in `ctx`.
  */
-#define RTC_SET_AFTER 1704067200
+#define CLAW_ARG_OTHER 4
 
 /**
- * Longest request line, without its terminator.
+ * `claw_value_t.kind`: text, `out[0..len)`.
  */
-#define LINE_MAX 512
+#define CLAW_VALUE_TEXT 0
 
 /**
- * A TOOL result is its text cut to this many bytes, then JSON-encoded.
+ * `claw_value_t.kind`: an int, `ival`.
  */
-#define RESULT_MAX 400
+#define CLAW_VALUE_INT 1
 
 /**
- * Longest answer: a result of control characters, each escaped to six
- * bytes, and its quotes.
+ * `claw_value_t.kind`: a bool, `ival` 0 or 1.
  */
-#define ANSWER_MAX ((6 * RESULT_MAX) + 2)
+#define CLAW_VALUE_BOOL 2
 
 /**
- * The work buffer a TACP call needs: the answer, the tool's result text,
- * the decoded arguments.
+ * `claw_value_t.kind`: the host's own result object (kept in `ctx`);
+ * its text is `out[0..len)`.
  */
-#define WORK_SIZE ((ANSWER_MAX + RESULT_MAX) + LINE_MAX)
+#define CLAW_VALUE_HOST 3
+
+/**
+ * Work buffer a `claw_tacp()` call needs, in bytes.
+ */
+#define CLAW_TACP_WORK 3314
+
+/**
+ * Longest prompt, in bytes.
+ */
+#define CLAW_PROMPT_MAX 4096
+
+/**
+ * Most context bytes a request carries.
+ */
+#define CLAW_CONTEXT_MAX 4096
+
+/**
+ * Longest reply accepted, in bytes.
+ */
+#define CLAW_REPLY_MAX 4096
+
+/**
+ * Tool rounds per `ask()`.
+ */
+#define CLAW_TOOL_ROUNDS_MAX 3
+
+/**
+ * Backend requests per top-level call.
+ */
+#define CLAW_CALL_REQUESTS_MAX 16
+
+/**
+ * Calls nested through tools, at most.
+ */
+#define CLAW_CALL_DEPTH_MAX 8
+
+/**
+ * Settings of `config()`.
+ */
+#define CLAW_CONFIG_KEYS 9
+
+/**
+ * Size of `claw_agent_status_t.last_result` (47 bytes + NUL).
+ */
+#define CLAW_LAST_RESULT_MAX 48
 
 /**
  * `claw_role_t` of a compaction summary: only ever the first entry of the
@@ -103,6 +145,127 @@
  * Most hits one search fills (larger `max_hits` are clamped).
  */
 #define CLAW_MEMORY_SEARCH_MAX 32
+
+/**
+ * `claw_status_t`: how an agent call ended (0 = done). A fixed-size
+ * integer, not a C enum. `claw_status_text()` and `claw_status_kind()`
+ * say what to raise.
+ */
+typedef uint8_t claw_status_t;
+
+/**
+ * A registry entry (`claw_tool_info`).
+ */
+typedef struct {
+  /**
+   * The name, NUL-terminated.
+   */
+  char name[32];
+  /**
+   * 0 low, 1 medium, 2 high.
+   */
+  uint8_t risk;
+  /**
+   * Calls per minute.
+   */
+  uint16_t rate_per_min;
+  /**
+   * A built-in (run by the library), not a host tool.
+   */
+  bool builtin;
+} claw_tool_info_t;
+
+/**
+ * What a tool call returned.
+ */
+typedef struct {
+  /**
+   * `CLAW_VALUE_*`.
+   */
+  uint8_t kind;
+  /**
+   * The int or bool.
+   */
+  uint32_t ival;
+  /**
+   * Bytes of text in the caller's `out`.
+   */
+  size_t len;
+} claw_value_t;
+
+/**
+ * `status()`.
+ */
+typedef struct {
+  /**
+   * "offline", "connecting", "idle", "busy" or "error", NUL-terminated.
+   */
+  char state[12];
+  /**
+   * The transport is connected.
+   */
+  bool connected;
+  /**
+   * The ring holds turns not yet on flash.
+   */
+  bool dirty;
+  /**
+   * Messages in the ring.
+   */
+  uint16_t session_msgs;
+  /**
+   * Errors counted since the soft reset.
+   */
+  uint32_t errors;
+  /**
+   * How the last call ended, NUL-terminated.
+   */
+  char last_result[48];
+} claw_agent_status_t;
+
+/**
+ * `safety()`.
+ */
+typedef struct {
+  /**
+   * "closed", "open" or "half-open", NUL-terminated.
+   */
+  char circuit_breaker[12];
+  /**
+   * ms of cooldown left.
+   */
+  uint32_t cooldown_ms;
+  /**
+   * "none", "https" or "usb", NUL-terminated.
+   */
+  char trust[8];
+  /**
+   * Errors counted since the soft reset.
+   */
+  uint32_t errors;
+} claw_agent_safety_t;
+
+/**
+ * A setting of `config()` (`claw_config_key`).
+ */
+typedef struct {
+  /**
+   * Its keyword, NUL-terminated.
+   */
+  char name[24];
+  /**
+   * Smallest value.
+   */
+  int32_t lo;
+  /**
+   * Largest value.
+   */
+  int32_t hi;
+  /**
+   * True/False rather than a number.
+   */
+  bool is_bool;
+} claw_config_key_t;
 
 /**
  * Byte and token accounting of the session (`claw_session_stats`).
@@ -160,17 +323,181 @@ typedef struct {
   bool pinned;
 } claw_memory_hit_t;
 
-
-
-
-
-
-
-
+/**
+ * Done.
+ */
+#define CLAW_OK 0
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * The exact message of a status (UTF-8, NUL-terminated, static).
+ */
+const char *claw_status_text(claw_status_t status);
+
+/**
+ * Which exception a status is (`CLAW_KIND_*`).
+ */
+uint8_t claw_status_kind(claw_status_t status);
+
+/**
+ * Once per soft reset, after the three seed `_init` calls: the agent's
+ * state afresh (the transport's connection state kept) and the built-in
+ * tools in the registry. Fails (false) only when called from inside a file
+ * operation.
+ */
+bool claw_agent_init(void);
+
+/**
+ * Registers a host tool (`register_tool()`): `name[0..len)`, risk 0..=2,
+ * `rate_per_min` 0 for the default. Returns its slot (0..15) or
+ * `-claw_status_t`. Re-registering a name keeps its rate window.
+ *
+ * # Safety
+ * `name` is NULL or valid for reads of `len` bytes.
+ */
+int32_t claw_tool_register(const uint8_t *name, size_t len, uint8_t risk, uint16_t rate_per_min);
+
+/**
+ * The registry entry in `slot` (0..15). False when the slot is free.
+ *
+ * # Safety
+ * `out` is NULL or valid for writes of one element.
+ */
+bool claw_tool_info(uint8_t slot, claw_tool_info_t *out);
+
+/**
+ * `tool(name, arg)` from the REPL: the tool runs at the current trust
+ * level (never above the chain's). `arg_kind` is a `CLAW_ARG_*`; a text
+ * argument is `arg[0..arg_len)`, a bool or int `arg_int`. The result's
+ * text goes to `out[0..out_max)`, its kind to `*value`.
+ *
+ * # Safety
+ * `name` valid for `name_len` bytes, `arg` NULL or valid for `arg_len`
+ * bytes, `out` valid for writes of `out_max` bytes, `value` NULL or valid
+ * for one element; `ctx` is passed to `claw_port_tool` untouched.
+ */
+claw_status_t claw_tool(const uint8_t *name,
+                        size_t name_len,
+                        uint8_t arg_kind,
+                        const uint8_t *arg,
+                        size_t arg_len,
+                        int32_t arg_int,
+                        void *ctx,
+                        uint8_t *out,
+                        size_t out_max,
+                        claw_value_t *value);
+
+/**
+ * Bytes of work buffer `claw_ask` needs for this prompt.
+ *
+ * # Safety
+ * `prompt` is NULL or valid for reads of `len` bytes.
+ */
+size_t claw_ask_work_size(const uint8_t *prompt, size_t len);
+
+/**
+ * `ask(prompt)`: the whole exchange (see `docs/DESIGN.md`). On success
+ * the reply is `work[0..*reply_len)` (UTF-8, no NUL).
+ *
+ * # Safety
+ * `prompt` valid for `len` bytes; `work` valid for writes of `work_len`
+ * bytes and not overlapping `prompt`; `reply_len` NULL or valid; `ctx` is
+ * passed to `claw_port_tool` untouched.
+ */
+claw_status_t claw_ask(const uint8_t *prompt,
+                       size_t len,
+                       uint8_t *work,
+                       size_t work_len,
+                       void *ctx,
+                       size_t *reply_len);
+
+/**
+ * One TACP line (`tacp(line)`): the answer is `work[0..*answer_len)`.
+ * `work` holds at least `CLAW_TACP_WORK` bytes.
+ *
+ * # Safety
+ * As `claw_ask`.
+ */
+claw_status_t claw_tacp(const uint8_t *line,
+                        size_t len,
+                        uint8_t *work,
+                        size_t work_len,
+                        void *ctx,
+                        size_t *answer_len);
+
+/**
+ * `connect(host, port, api_key)`: `*ok` tells whether it connected.
+ *
+ * # Safety
+ * `host` and `api_key` NUL-terminated; `ok` NULL or valid.
+ */
+claw_status_t claw_connect(const char *host, uint16_t port, const char *api_key, bool *ok);
+
+/**
+ * `disconnect()`.
+ */
+claw_status_t claw_disconnect(void);
+
+/**
+ * `session_clear()`: the ring, its file, and the chat panel.
+ */
+claw_status_t claw_clear(void);
+
+/**
+ * `status()`. False when called from inside a file operation.
+ *
+ * # Safety
+ * `out` NULL or valid for writes of one element.
+ */
+bool claw_agent_status(claw_agent_status_t *out);
+
+/**
+ * `safety()`. False when called from inside a file operation.
+ *
+ * # Safety
+ * `out` NULL or valid for writes of one element.
+ */
+bool claw_agent_safety(claw_agent_safety_t *out);
+
+/**
+ * The index of the setting called `name[0..len)`, or -1.
+ *
+ * # Safety
+ * `name` NULL or valid for reads of `len` bytes.
+ */
+int32_t claw_config_index(const uint8_t *name, size_t len);
+
+/**
+ * Setting `i` (0..CLAW_CONFIG_KEYS): its name and range.
+ *
+ * # Safety
+ * `out` NULL or valid for writes of one element.
+ */
+bool claw_config_key(size_t i, claw_config_key_t *out);
+
+/**
+ * The settings, `values[0..CLAW_CONFIG_KEYS)`. False when called from
+ * inside a file operation.
+ *
+ * # Safety
+ * `values` NULL or valid for writes of `CLAW_CONFIG_KEYS` elements.
+ */
+bool claw_config_get(int32_t *values);
+
+/**
+ * `config(**kw)`: the settings whose bit is set in `mask` take
+ * `values[i]`. All are checked first; a change is written at once (temp
+ * file + rename). Returns 0; `-1 - i` when setting `i` is out of its range;
+ * a positive errno when the file could not be written; -100 when called
+ * from inside a file operation. Nothing changes on an error.
+ *
+ * # Safety
+ * `values` valid for reads of `CLAW_CONFIG_KEYS` elements.
+ */
+int32_t claw_config_set(const int32_t *values, uint32_t mask);
 
 /**
  * Counts one exchange into the session's statistics (persisted with the

@@ -8,86 +8,6 @@
 #include <stdint.h>
 
 /**
- * Longest prompt `ask()` takes, in bytes (`PROMPT_MAX`, at least
- * `CONTEXT_MAX`).
- */
-#define PROMPT_MAX 4096
-
-/**
- * Most context bytes a request carries (`CONTEXT_MAX`).
- */
-#define CONTEXT_MAX 4096
-
-/**
- * Longest reply accepted; a longer one is a failed request (`REPLY_MAX`).
- */
-#define REPLY_MAX 4096
-
-/**
- * Tool rounds one `ask()` runs at most (`TOOL_ROUNDS_MAX`).
- */
-#define TOOL_ROUNDS_MAX 3
-
-/**
- * Bytes of a tool's result sent back to the backend (`TOOL_RESULT_MAX`).
- */
-#define TOOL_RESULT_MAX 1024
-
-/**
- * Backend requests one top-level call may make, whatever its tools call.
- */
-#define CALL_REQUESTS_MAX 16
-
-/**
- * Calls that may be nested through tools (a tool calling `ask()`, `tool()`,
- * `tacp()`, ...), the top-level call included.
- */
-#define CALL_DEPTH_MAX 8
-
-/**
- * `status()["last_result"]` at most.
- */
-#define LAST_RESULT_MAX 47
-
-/**
- * A Python tool (the host runs it).
- */
-#define PYTHON 1
-
-/**
- * A larger file is not ours.
- */
-#define FILE_MAX 384
-
-/**
- * An RTC reading before 2024-01-01T00:00:00Z means "not set" (a board
- * whose RTC starts at 2000 after a power-on).
- */
-#define RTC_SET_AFTER 1704067200
-
-/**
- * Longest request line, without its terminator.
- */
-#define LINE_MAX 512
-
-/**
- * A TOOL result is its text cut to this many bytes, then JSON-encoded.
- */
-#define RESULT_MAX 400
-
-/**
- * Longest answer: a result of control characters, each escaped to six
- * bytes, and its quotes.
- */
-#define ANSWER_MAX ((6 * RESULT_MAX) + 2)
-
-/**
- * The work buffer a TACP call needs: the answer, the tool's result text,
- * the decoded arguments.
- */
-#define WORK_SIZE ((ANSWER_MAX + RESULT_MAX) + LINE_MAX)
-
-/**
  * Messages kept in the ring.
  */
 #define CLAW_SESSION_MAX_MSGS 10
@@ -118,8 +38,6 @@
  */
 typedef uint8_t claw_role_t;
 
-
-
 /**
  * A message from the user.
  */
@@ -139,12 +57,6 @@ typedef uint8_t claw_role_t;
  * The result of a tool.
  */
 #define CLAW_ROLE_TOOL 3
-
-
-
-
-
-
 
 #ifdef __cplusplus
 extern "C" {

@@ -17,20 +17,34 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+// The C headers describe `ffi` alone (scripts/gen_headers.sh): cbindgen
+// skips the core's modules.
+
+/// cbindgen:ignore
 #[cfg(feature = "agent")]
 pub mod agent;
+/// cbindgen:ignore
 pub mod context;
+/// cbindgen:ignore
 pub mod core;
 pub mod ffi;
+/// cbindgen:ignore
 pub mod jsonl;
+/// cbindgen:ignore
 #[cfg(feature = "agent")]
 pub mod markdown;
+/// cbindgen:ignore
 pub mod memory;
+/// cbindgen:ignore
 pub mod port;
+/// cbindgen:ignore
 #[cfg(feature = "recall")]
 pub mod recall;
+/// cbindgen:ignore
 pub mod safety;
+/// cbindgen:ignore
 pub mod session;
+/// cbindgen:ignore
 pub mod text;
 
 #[cfg(any(test, feature = "std"))]

@@ -527,7 +527,7 @@ pub enum ImportError {
 }
 
 /// Bytes of work buffer [`import`] needs.
-pub const IMPORT_WORK: usize = MAX_ENTRIES * (KEY_MAX_BYTES + 1);
+pub(crate) const IMPORT_WORK: usize = MAX_ENTRIES * (KEY_MAX_BYTES + 1);
 
 fn next_line<'a>(text: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
     let rest = text.get(*pos..).filter(|r| !r.is_empty())?;
