@@ -8,6 +8,11 @@
 #include <stdint.h>
 
 /**
+ * An RTC reading before this (2024-01-01) means "not set".
+ */
+#define CLAW_RTC_SET_AFTER 1704067200
+
+/**
  * `claw_status_kind()`: not an error.
  */
 #define CLAW_KIND_NONE 0
@@ -128,6 +133,11 @@
  * Size of `claw_agent_status_t.last_result` (47 bytes + NUL).
  */
 #define CLAW_LAST_RESULT_MAX 48
+
+/**
+ * Work buffer `claw_memory_import` needs, in bytes.
+ */
+#define CLAW_IMPORT_WORK 1024
 
 /**
  * `claw_role_t` of a compaction summary: only ever the first entry of the
@@ -268,6 +278,43 @@ typedef struct {
 } claw_config_key_t;
 
 /**
+ * A line `claw_memory_import` skipped.
+ */
+typedef struct {
+  /**
+   * Its number (1-based).
+   */
+  uint32_t line;
+  /**
+   * Why (`claw_import_why_text`).
+   */
+  uint8_t why;
+} claw_import_bad_t;
+
+/**
+ * What `claw_memory_import` did.
+ */
+typedef struct {
+  /**
+   * Distinct keys the text held (on success); pairs stored before the
+   * failing line (`CLAW_STATUS_IMPORT_WRITE`).
+   */
+  uint32_t keys;
+  /**
+   * Lines skipped (non-strict); the first `bad_max` are in `bad`.
+   */
+  uint32_t bad;
+  /**
+   * The bad or failing line (strict mode, write failure).
+   */
+  uint32_t line;
+  /**
+   * Why that line is bad.
+   */
+  uint8_t why;
+} claw_import_result_t;
+
+/**
  * Byte and token accounting of the session (`claw_session_stats`).
  */
 typedef struct {
@@ -328,6 +375,27 @@ typedef struct {
  */
 #define CLAW_OK 0
 
+/**
+ * No tool of that name (the binding names it in the ValueError).
+ */
+#define CLAW_STATUS_UNKNOWN_TOOL 9
+
+/**
+ * Called from inside a file operation of the core.
+ */
+#define CLAW_STATUS_BUSY 12
+
+/**
+ * `claw_memory_import`: a bad line in strict mode (`claw_import_result_t`
+ * says which and why).
+ */
+#define CLAW_STATUS_IMPORT_LINE 30
+
+/**
+ * `claw_memory_import`: a write failed part way.
+ */
+#define CLAW_STATUS_IMPORT_WRITE 32
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -336,6 +404,12 @@ extern "C" {
  * The exact message of a status (UTF-8, NUL-terminated, static).
  */
 const char *claw_status_text(claw_status_t status);
+
+/**
+ * Whether the binding puts the argument's name before the text
+ * ("key must not contain NUL").
+ */
+bool claw_status_named(claw_status_t status);
 
 /**
  * Which exception a status is (`CLAW_KIND_*`).
@@ -498,6 +572,113 @@ bool claw_config_get(int32_t *values);
  * `values` valid for reads of `CLAW_CONFIG_KEYS` elements.
  */
 int32_t claw_config_set(const int32_t *values, uint32_t mask);
+
+/**
+ * Text the core takes: UTF-8 without NUL (one rule everywhere).
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+claw_status_t claw_check_text(const uint8_t *s, size_t len);
+
+/**
+ * A memory key: text of 1..31 bytes.
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+claw_status_t claw_check_key(const uint8_t *s, size_t len);
+
+/**
+ * A memory value: text of 0..127 bytes.
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+claw_status_t claw_check_value(const uint8_t *s, size_t len);
+
+/**
+ * A tool name: text of 1..31 bytes.
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+claw_status_t claw_check_tool_name(const uint8_t *s, size_t len);
+
+/**
+ * A prompt: text of 1..4096 bytes.
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+claw_status_t claw_check_prompt(const uint8_t *s, size_t len);
+
+/**
+ * A backend host: 1..63 bytes of printable ASCII.
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+claw_status_t claw_check_host(const uint8_t *s, size_t len);
+
+/**
+ * An API key: 1..127 bytes of printable ASCII.
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+claw_status_t claw_check_api_key(const uint8_t *s, size_t len);
+
+/**
+ * The longest prefix of `s[0..len)` that is whole UTF-8 characters (for
+ * a text the host cut to a size).
+ *
+ * # Safety
+ * `s` is NULL or valid for reads of `len` bytes.
+ */
+size_t claw_text_prefix(const uint8_t *s, size_t len);
+
+/**
+ * The keywords of `config()`, for an error message.
+ */
+const char *claw_config_names(void);
+
+/**
+ * Bytes of work buffer `claw_memory_export` needs now (0 when the store
+ * cannot be read; `claw_memory_export` then says so).
+ */
+size_t claw_memory_export_size(void);
+
+/**
+ * `export_memory()`: MEMORY.md of the store, exactly what recall() says
+ * key by key, at `work[*off..*off + *len)`.
+ *
+ * # Safety
+ * `work` valid for writes of `work_len` bytes; `off`, `len` valid.
+ */
+claw_status_t claw_memory_export(uint8_t *work, size_t work_len, size_t *off, size_t *len);
+
+/**
+ * The text of a skipped line's reason.
+ */
+const char *claw_import_why_text(uint8_t why);
+
+/**
+ * `import_memory(text, strict)`: see `docs/SESSIONS.md`. Skipped lines go
+ * to `bad[0..bad_max)`.
+ *
+ * # Safety
+ * `text` valid for `len` bytes; `work` valid for writes of
+ * `CLAW_IMPORT_WORK` bytes; `bad` NULL or valid for writes of `bad_max`
+ * elements; `result` valid.
+ */
+claw_status_t claw_memory_import(const uint8_t *text,
+                                 size_t len,
+                                 bool strict,
+                                 uint8_t *work,
+                                 claw_import_bad_t *bad,
+                                 size_t bad_max,
+                                 claw_import_result_t *result);
 
 /**
  * Counts one exchange into the session's statistics (persisted with the

@@ -301,15 +301,15 @@ pub enum Why {
 
 impl Why {
     /// The text `import_memory()` reports.
-    pub fn text(self) -> &'static str {
+    pub fn c_text(self) -> &'static core::ffi::CStr {
         match self {
-            Why::NotItem => "not a list item",
-            Why::NoClose => "no closing ** after the key",
-            Why::NoColon => "no ':' after the key",
-            Why::BadEscape => "\\x00 and \\x80..\\xff are not allowed",
-            Why::KeyLength => "key must be 1..31 bytes (CLAW_MEM_KEY_MAX)",
-            Why::ValueLength => "value must be 0..127 bytes (CLAW_MEM_VAL_MAX)",
-            Why::NotUtf8 => "text must be valid UTF-8",
+            Why::NotItem => c"not a list item",
+            Why::NoClose => c"no closing ** after the key",
+            Why::NoColon => c"no ':' after the key",
+            Why::BadEscape => c"\\x00 and \\x80..\\xff are not allowed",
+            Why::KeyLength => c"key must be 1..31 bytes (CLAW_MEM_KEY_MAX)",
+            Why::ValueLength => c"value must be 0..127 bytes (CLAW_MEM_VAL_MAX)",
+            Why::NotUtf8 => c"text must be valid UTF-8",
         }
     }
 }

@@ -119,6 +119,25 @@ pub enum Status {
     ToolName = 24,
     /// A risk outside 0..=2 (ValueError).
     Risk = 25,
+    /// A host that is not 1..63 bytes of printable ASCII (ValueError).
+    Host = 26,
+    /// An API key that is not 1..127 bytes of printable ASCII (ValueError).
+    ApiKey = 27,
+    /// A key of 0 or more than 31 bytes (ValueError).
+    KeyLength = 28,
+    /// A value of more than 127 bytes (ValueError).
+    ValueLength = 29,
+    /// `import_memory()`: a bad line in strict mode (ValueError; the
+    /// binding says which line and why).
+    ImportLine = 30,
+    /// `import_memory()`: the store and the text hold too many keys
+    /// (ValueError).
+    ImportFull = 31,
+    /// `import_memory()`: a write failed part way (OSError; the binding
+    /// says where).
+    ImportWrite = 32,
+    /// The memory store could not be read (OSError).
+    StoreUnreadable = 33,
 }
 
 /// Which Python exception a [`Status`] is.
@@ -142,38 +161,61 @@ pub enum Kind {
 impl Status {
     /// The exact message.
     pub fn text(self) -> &'static str {
+        core::str::from_utf8(self.c_text().to_bytes()).unwrap_or("")
+    }
+
+    /// The exact message, NUL-terminated (`claw_status_text`). Statuses
+    /// that [`Status::named`] says so are prefixed with the argument's name
+    /// by the binding ("key must not contain NUL").
+    pub fn c_text(self) -> &'static core::ffi::CStr {
         match self {
-            Status::Ok => "",
-            Status::BreakerOpen => "circuit breaker open \u{2014} cooldown active",
-            Status::TrustRefused => "tool risk exceeds transport trust level",
-            Status::RateLimited => "rate limit exceeded for this tool",
-            Status::RequestFailed => "HTTPS request failed",
-            Status::NotConnected => "not connected: call connect() first",
-            Status::RoundLimit => "tool round limit reached (3 per ask, TOOL_ROUNDS_MAX)",
+            Status::Ok => c"",
+            Status::BreakerOpen => c"circuit breaker open \xe2\x80\x94 cooldown active",
+            Status::TrustRefused => c"tool risk exceeds transport trust level",
+            Status::RateLimited => c"rate limit exceeded for this tool",
+            Status::RequestFailed => c"HTTPS request failed",
+            Status::NotConnected => c"not connected: call connect() first",
+            Status::RoundLimit => c"tool round limit reached (3 per ask, TOOL_ROUNDS_MAX)",
             Status::RequestLimit => {
-                "backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)"
+                c"backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)"
             }
-            Status::NestingLimit => "calls nested too deep through tools (8, CALL_DEPTH_MAX)",
-            Status::UnknownTool => "unknown tool",
-            Status::ToolRaised => "tool error",
-            Status::Aborted => "aborted",
-            Status::Busy => "bentoclaw called from inside a file operation",
-            Status::PromptLength => "prompt must be 1..4096 bytes (PROMPT_MAX)",
-            Status::NotUtf8 => "text must be valid UTF-8",
-            Status::HasNul => "text must not contain NUL",
-            Status::EchoArg => "echo takes a str",
-            Status::LedArg => "led takes None, a bool or 'toggle'",
-            Status::NoArg => "this tool takes no argument",
-            Status::WorkTooSmall => "work buffer too small (claw_ask_work_size)",
-            Status::ArchiveFailed => {
-                "archive write failed: session kept (session_clear() drops it)"
+            Status::NestingLimit => c"calls nested too deep through tools (8, CALL_DEPTH_MAX)",
+            Status::UnknownTool => c"unknown tool",
+            Status::ToolRaised => c"tool error",
+            Status::Aborted => c"aborted",
+            Status::Busy => c"bentoclaw called from inside a file operation",
+            Status::PromptLength => c"prompt must be 1..4096 bytes (PROMPT_MAX)",
+            Status::NotUtf8 => c"must be valid UTF-8",
+            Status::HasNul => c"must not contain NUL",
+            Status::EchoArg => c"echo takes a str",
+            Status::LedArg => c"led takes None, a bool or 'toggle'",
+            Status::NoArg => c"this tool takes no argument",
+            Status::WorkTooSmall => c"work buffer too small (claw_ask_work_size)",
+            Status::ArchiveFailed => c"archive write failed: session kept (session_clear() drops it)",
+            Status::CompactFailed => c"archive write failed: nothing compacted",
+            Status::BuiltinTool => c"cannot replace a built-in tool",
+            Status::RegistryFull => c"tool registry full (CLAW_RATE_MAX_TOOLS)",
+            Status::ToolName => c"tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)",
+            Status::Risk => c"risk must be 0..2",
+            Status::Host => c"must be 1..63 bytes of printable ASCII",
+            Status::ApiKey => c"must be 1..127 bytes of printable ASCII",
+            Status::KeyLength => c"key must be 1..31 bytes (CLAW_MEM_KEY_MAX)",
+            Status::ValueLength => c"value must be 0..127 bytes (CLAW_MEM_VAL_MAX)",
+            Status::ImportLine => c"bad line",
+            Status::ImportFull => {
+                c"memory full: the store and the text hold more than 32 keys (CLAW_MEM_MAX_ENTRIES)"
             }
-            Status::CompactFailed => "archive write failed: nothing compacted",
-            Status::BuiltinTool => "cannot replace a built-in tool",
-            Status::RegistryFull => "tool registry full (CLAW_RATE_MAX_TOOLS)",
-            Status::ToolName => "tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)",
-            Status::Risk => "risk must be 0..2",
+            Status::ImportWrite => c"memory write failed",
+            Status::StoreUnreadable => c"memory store unreadable",
         }
+    }
+
+    /// Whether the binding prefixes the text with the argument's name.
+    pub fn named(self) -> bool {
+        matches!(
+            self,
+            Status::NotUtf8 | Status::HasNul | Status::Host | Status::ApiKey
+        )
     }
 
     /// The exception type.
@@ -188,16 +230,25 @@ impl Status {
             | Status::WorkTooSmall
             | Status::BuiltinTool
             | Status::ToolName
-            | Status::Risk => Kind::Value,
+            | Status::Risk
+            | Status::Host
+            | Status::ApiKey
+            | Status::KeyLength
+            | Status::ValueLength
+            | Status::ImportLine
+            | Status::ImportFull => Kind::Value,
             Status::EchoArg | Status::LedArg | Status::NoArg => Kind::Type,
-            Status::ArchiveFailed | Status::CompactFailed => Kind::Os,
+            Status::ArchiveFailed
+            | Status::CompactFailed
+            | Status::ImportWrite
+            | Status::StoreUnreadable => Kind::Os,
             _ => Kind::Runtime,
         }
     }
 
     /// From the C value (unknown values read as `Busy`, never `Ok`).
     pub fn from_c(v: u8) -> Status {
-        const ALL: [Status; 26] = [
+        const ALL: [Status; 34] = [
             Status::Ok,
             Status::BreakerOpen,
             Status::TrustRefused,
@@ -224,6 +275,14 @@ impl Status {
             Status::RegistryFull,
             Status::ToolName,
             Status::Risk,
+            Status::Host,
+            Status::ApiKey,
+            Status::KeyLength,
+            Status::ValueLength,
+            Status::ImportLine,
+            Status::ImportFull,
+            Status::ImportWrite,
+            Status::StoreUnreadable,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
     }
@@ -630,6 +689,60 @@ pub fn check_text(s: &[u8]) -> Result<(), Status> {
     Ok(())
 }
 
+/// A key for the memory store.
+pub fn check_key(s: &[u8]) -> Result<(), Status> {
+    check_text(s)?;
+    if s.is_empty() || s.len() > crate::memory::KEY_MAX_BYTES {
+        return Err(Status::KeyLength);
+    }
+    Ok(())
+}
+
+/// A value for the memory store.
+pub fn check_value(s: &[u8]) -> Result<(), Status> {
+    check_text(s)?;
+    if s.len() > crate::memory::VAL_MAX_BYTES {
+        return Err(Status::ValueLength);
+    }
+    Ok(())
+}
+
+/// A tool name.
+pub fn check_tool_name(s: &[u8]) -> Result<(), Status> {
+    check_text(s)?;
+    if s.is_empty() || s.len() > crate::safety::rate::NAME_MAX_BYTES {
+        return Err(Status::ToolName);
+    }
+    Ok(())
+}
+
+/// A prompt for `ask()`.
+pub fn check_prompt(s: &[u8]) -> Result<(), Status> {
+    check_text(s)?;
+    if s.is_empty() || s.len() > PROMPT_MAX {
+        return Err(Status::PromptLength);
+    }
+    Ok(())
+}
+
+/// Printable ASCII only: these strings go into HTTP header lines, where a
+/// CR or LF would let the caller inject headers.
+fn check_header(s: &[u8], max: usize, err: Status) -> Result<(), Status> {
+    check_text(s)?;
+    let ok = !s.is_empty() && s.len() <= max && s.iter().all(|&c| c > 0x20 && c < 0x7F);
+    if ok { Ok(()) } else { Err(err) }
+}
+
+/// A backend host for `connect()`.
+pub fn check_host(s: &[u8]) -> Result<(), Status> {
+    check_header(s, 63, Status::Host)
+}
+
+/// An API key for `connect()`.
+pub fn check_api_key(s: &[u8]) -> Result<(), Status> {
+    check_header(s, 127, Status::ApiKey)
+}
+
 /// The idle point: one flash write for what a call changed. A failed flush
 /// leaves the ring dirty for the next one; nothing is lost from RAM.
 fn flush_if_dirty<P: Port>(c: &mut Core, p: &mut P) {
@@ -783,6 +896,8 @@ fn run_tool_gated<H: Host>(
 /// `connect()`: trust goes to HTTPS before connecting and back to USB on
 /// every way out of a failed connect (seed order).
 pub fn connect<H: Host>(h: &mut H, host: &[u8], port: u16, api_key: &[u8]) -> Result<bool, Status> {
+    check_host(host)?;
+    check_api_key(api_key)?;
     nested(
         h,
         |c| c.trust.get(),
@@ -892,10 +1007,7 @@ pub struct Reply {
 
 /// `ask(prompt)`: see the module docs; the answer is left in `work`.
 pub fn ask<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
-    if prompt.is_empty() || prompt.len() > PROMPT_MAX {
-        return Err(Status::PromptLength);
-    }
-    check_text(prompt)?;
+    check_prompt(prompt)?;
     if work.len() < ask_work_size(prompt) {
         return Err(Status::WorkTooSmall);
     }

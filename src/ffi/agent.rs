@@ -22,6 +22,22 @@ use crate::core::Core;
 pub type claw_status_t = u8;
 /// Done.
 pub const CLAW_OK: claw_status_t = 0;
+/// No tool of that name (the binding names it in the ValueError).
+pub const CLAW_STATUS_UNKNOWN_TOOL: claw_status_t = 9;
+/// Called from inside a file operation of the core.
+pub const CLAW_STATUS_BUSY: claw_status_t = 12;
+/// `claw_memory_import`: a bad line in strict mode (`claw_import_result_t`
+/// says which and why).
+pub const CLAW_STATUS_IMPORT_LINE: claw_status_t = 30;
+/// `claw_memory_import`: a write failed part way.
+pub const CLAW_STATUS_IMPORT_WRITE: claw_status_t = 32;
+/// An RTC reading before this (2024-01-01) means "not set".
+pub const CLAW_RTC_SET_AFTER: u32 = 1_704_067_200;
+const _: () = assert!(CLAW_RTC_SET_AFTER == agent::policy::RTC_SET_AFTER);
+const _: () = assert!(CLAW_STATUS_UNKNOWN_TOOL == Status::UnknownTool as u8);
+const _: () = assert!(CLAW_STATUS_BUSY == Status::Busy as u8);
+const _: () = assert!(CLAW_STATUS_IMPORT_LINE == Status::ImportLine as u8);
+const _: () = assert!(CLAW_STATUS_IMPORT_WRITE == Status::ImportWrite as u8);
 
 /// `claw_status_kind()`: not an error.
 pub const CLAW_KIND_NONE: u8 = 0;
@@ -301,9 +317,14 @@ unsafe fn bytes<'a>(p: *const u8, len: usize) -> Option<&'a [u8]> {
 /// The exact message of a status (UTF-8, NUL-terminated, static).
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_status_text(status: claw_status_t) -> *const c_char {
-    STATUS_TEXTS
-        .get(usize::from(status))
-        .map_or(c"".as_ptr(), |t| t.as_ptr())
+    Status::from_c(status).c_text().as_ptr()
+}
+
+/// Whether the binding puts the argument's name before the text
+/// ("key must not contain NUL").
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_status_named(status: claw_status_t) -> bool {
+    Status::from_c(status).named()
 }
 
 /// Which exception a status is (`CLAW_KIND_*`).
@@ -312,35 +333,6 @@ pub extern "C" fn claw_status_kind(status: claw_status_t) -> u8 {
     Status::from_c(status).kind() as u8
 }
 
-/// The texts as C strings (the same as `Status::text`, checked by a test).
-static STATUS_TEXTS: [&core::ffi::CStr; 26] = [
-    c"",
-    c"circuit breaker open \xe2\x80\x94 cooldown active",
-    c"tool risk exceeds transport trust level",
-    c"rate limit exceeded for this tool",
-    c"HTTPS request failed",
-    c"not connected: call connect() first",
-    c"tool round limit reached (3 per ask, TOOL_ROUNDS_MAX)",
-    c"backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)",
-    c"calls nested too deep through tools (8, CALL_DEPTH_MAX)",
-    c"unknown tool",
-    c"tool error",
-    c"aborted",
-    c"bentoclaw called from inside a file operation",
-    c"prompt must be 1..4096 bytes (PROMPT_MAX)",
-    c"text must be valid UTF-8",
-    c"text must not contain NUL",
-    c"echo takes a str",
-    c"led takes None, a bool or 'toggle'",
-    c"this tool takes no argument",
-    c"work buffer too small (claw_ask_work_size)",
-    c"archive write failed: session kept (session_clear() drops it)",
-    c"archive write failed: nothing compacted",
-    c"cannot replace a built-in tool",
-    c"tool registry full (CLAW_RATE_MAX_TOOLS)",
-    c"tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)",
-    c"risk must be 0..2",
-];
 
 /// Once per soft reset, after the three seed `_init` calls: the agent's
 /// state afresh (the transport's connection state kept) and the built-in
@@ -760,4 +752,274 @@ pub unsafe extern "C" fn claw_config_set(values: *const i32, mask: u32) -> i32 {
         Err(config::SetError::Range(i)) => -1 - i as i32,
         Err(config::SetError::Io(e)) => e.0.max(1),
     })
+}
+
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+unsafe fn check(s: *const u8, len: usize, f: fn(&[u8]) -> Result<(), Status>) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    match unsafe { bytes(s, len) } {
+        Some(s) => done(f(s)),
+        None => Status::NotUtf8 as claw_status_t,
+    }
+}
+
+/// Text the core takes: UTF-8 without NUL (one rule everywhere).
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check_text(s: *const u8, len: usize) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    unsafe { check(s, len, agent::check_text) }
+}
+
+/// A memory key: text of 1..31 bytes.
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check_key(s: *const u8, len: usize) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    unsafe { check(s, len, agent::check_key) }
+}
+
+/// A memory value: text of 0..127 bytes.
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check_value(s: *const u8, len: usize) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    unsafe { check(s, len, agent::check_value) }
+}
+
+/// A tool name: text of 1..31 bytes.
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check_tool_name(s: *const u8, len: usize) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    unsafe { check(s, len, agent::check_tool_name) }
+}
+
+/// A prompt: text of 1..4096 bytes.
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check_prompt(s: *const u8, len: usize) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    unsafe { check(s, len, agent::check_prompt) }
+}
+
+/// A backend host: 1..63 bytes of printable ASCII.
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check_host(s: *const u8, len: usize) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    unsafe { check(s, len, agent::check_host) }
+}
+
+/// An API key: 1..127 bytes of printable ASCII.
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check_api_key(s: *const u8, len: usize) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    unsafe { check(s, len, agent::check_api_key) }
+}
+
+/// The longest prefix of `s[0..len)` that is whole UTF-8 characters (for
+/// a text the host cut to a size).
+///
+/// # Safety
+/// `s` is NULL or valid for reads of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_text_prefix(s: *const u8, len: usize) -> usize {
+    // SAFETY: per this function's contract.
+    let Some(s) = (unsafe { bytes(s, len) }) else {
+        return 0;
+    };
+    let mut v = crate::text::Utf8::new();
+    let mut last = 0usize;
+    for (i, &b) in s.iter().enumerate() {
+        if !v.feed(b) {
+            break;
+        }
+        if v.complete() {
+            last = i + 1;
+        }
+    }
+    last
+}
+
+/// The keywords of `config()`, for an error message.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_config_names() -> *const c_char {
+    c"compact_threshold_pct, compact_min_msgs, compact_keep, context_budget, \
+idle_timeout_s, daily_reset_hour, auto_compact, backend_summary, send_tools"
+        .as_ptr()
+}
+
+/// Bytes of work buffer `claw_memory_export` needs now (0 when the store
+/// cannot be read; `claw_memory_export` then says so).
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_memory_export_size() -> usize {
+    with_state(0, |_, p| crate::markdown::export_work_size(p).unwrap_or(0))
+}
+
+/// `export_memory()`: MEMORY.md of the store, exactly what recall() says
+/// key by key, at `work[*off..*off + *len)`.
+///
+/// # Safety
+/// `work` valid for writes of `work_len` bytes; `off`, `len` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_memory_export(
+    work: *mut u8,
+    work_len: usize,
+    off: *mut usize,
+    len: *mut usize,
+) -> claw_status_t {
+    if off.is_null() || len.is_null() {
+        return Status::WorkTooSmall as claw_status_t;
+    }
+    // SAFETY: per this function's contract (a NULL or empty buffer is an
+    // empty slice).
+    let work: &mut [u8] = unsafe { out_slice(work.cast(), work_len) }.unwrap_or(&mut []);
+    let r = with_state(Err(Status::Busy), |_, p| {
+        crate::markdown::export(p, work).map_err(|e| match e {
+            crate::markdown::ExportError::TooSmall => Status::WorkTooSmall,
+            crate::markdown::ExportError::Io(_) => Status::StoreUnreadable,
+        })
+    });
+    if let Ok((o, n)) = r {
+        // SAFETY: both valid per the contract.
+        unsafe {
+            off.write(o);
+            len.write(n);
+        }
+    }
+    done(r.map(|_| ()))
+}
+
+/// A line `claw_memory_import` skipped.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct claw_import_bad_t {
+    /// Its number (1-based).
+    pub line: u32,
+    /// Why (`claw_import_why_text`).
+    pub why: u8,
+}
+
+/// What `claw_memory_import` did.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct claw_import_result_t {
+    /// Distinct keys the text held (on success); pairs stored before the
+    /// failing line (`CLAW_STATUS_IMPORT_WRITE`).
+    pub keys: u32,
+    /// Lines skipped (non-strict); the first `bad_max` are in `bad`.
+    pub bad: u32,
+    /// The bad or failing line (strict mode, write failure).
+    pub line: u32,
+    /// Why that line is bad.
+    pub why: u8,
+}
+
+/// The text of a skipped line's reason.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_import_why_text(why: u8) -> *const c_char {
+    use crate::markdown::Why;
+    let w = [
+        Why::NotItem,
+        Why::NoClose,
+        Why::NoColon,
+        Why::BadEscape,
+        Why::KeyLength,
+        Why::ValueLength,
+        Why::NotUtf8,
+    ]
+    .into_iter()
+    .find(|w| *w as u8 == why);
+    w.map_or(c"".as_ptr(), |w| w.c_text().as_ptr())
+}
+
+/// Work buffer `claw_memory_import` needs, in bytes.
+pub const CLAW_IMPORT_WORK: usize = 1024;
+const _: () = assert!(CLAW_IMPORT_WORK == crate::markdown::IMPORT_WORK);
+
+/// `import_memory(text, strict)`: see `docs/SESSIONS.md`. Skipped lines go
+/// to `bad[0..bad_max)`.
+///
+/// # Safety
+/// `text` valid for `len` bytes; `work` valid for writes of
+/// `CLAW_IMPORT_WORK` bytes; `bad` NULL or valid for writes of `bad_max`
+/// elements; `result` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_memory_import(
+    text: *const u8,
+    len: usize,
+    strict: bool,
+    work: *mut u8,
+    bad: *mut claw_import_bad_t,
+    bad_max: usize,
+    result: *mut claw_import_result_t,
+) -> claw_status_t {
+    use crate::markdown::ImportError;
+    // SAFETY: per this function's contract.
+    let (Some(text), false) = (unsafe { bytes(text, len) }, result.is_null()) else {
+        return Status::NotUtf8 as claw_status_t;
+    };
+    if let Err(s) = agent::check_text(text) {
+        return s as claw_status_t;
+    }
+    let bad: &mut [claw_import_bad_t] = if bad.is_null() || bad_max > isize::MAX as usize / 8 {
+        &mut []
+    } else {
+        // SAFETY: non-NULL, valid for `bad_max` elements per the contract.
+        unsafe { core::slice::from_raw_parts_mut(bad, bad_max) }
+    };
+    // SAFETY: valid for writes of CLAW_IMPORT_WORK bytes per the contract.
+    let Some(work) = (unsafe { out_slice(work.cast(), CLAW_IMPORT_WORK) }) else {
+        return Status::WorkTooSmall as claw_status_t;
+    };
+    let mut res = claw_import_result_t::default();
+    let r = with_state(Err(ImportError::Io(crate::port::Errno::EIO)), |_, p| {
+        crate::markdown::import(p, text, strict, work, |line, why| {
+            if let Some(b) = bad.get_mut(res.bad as usize) {
+                *b = claw_import_bad_t {
+                    line,
+                    why: why as u8,
+                };
+            }
+            res.bad = res.bad.saturating_add(1);
+        })
+    });
+    let status = match r {
+        Ok(n) => {
+            res.keys = n;
+            Status::Ok
+        }
+        Err(ImportError::Bad(line, why)) => {
+            res.line = line;
+            res.why = why as u8;
+            Status::ImportLine
+        }
+        Err(ImportError::Full) => Status::ImportFull,
+        Err(ImportError::Write(line, n)) => {
+            res.line = line;
+            res.keys = n;
+            Status::ImportWrite
+        }
+        Err(ImportError::Io(_)) => Status::StoreUnreadable,
+    };
+    // SAFETY: non-NULL, valid per the contract.
+    unsafe { result.write(res) };
+    status as claw_status_t
 }
