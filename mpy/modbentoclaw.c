@@ -751,6 +751,7 @@ static mp_obj_t bentoclaw_remember(mp_obj_t key_in, mp_obj_t val_in) {
         mp_raise_ValueError(MP_ERROR_TEXT("value must be 0..127 bytes (CLAW_MEM_VAL_MAX)"));
     }
     bool ok = claw_memory_set(key, val);
+    claw_port_vfs_raise_pending(); // [vfs branch] KeyboardInterrupt/SystemExit from a port callback
     return mp_obj_new_bool(ok);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(bentoclaw_remember_obj, bentoclaw_remember);
@@ -759,7 +760,9 @@ static mp_obj_t bentoclaw_recall(mp_obj_t key_in) {
     bentoclaw_ensure_init();
     const char *key = bentoclaw_get_key(key_in);
     char value[CLAW_MEM_VAL_MAX];
-    if (!claw_memory_get(key, value, sizeof(value))) {
+    bool found = claw_memory_get(key, value, sizeof(value));
+    claw_port_vfs_raise_pending(); // [vfs branch] KeyboardInterrupt/SystemExit from a port callback
+    if (!found) {
         return mp_const_none;
     }
     // Never trust what came off flash to be a valid str.
@@ -783,10 +786,14 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_clear_obj, bentoclaw_session_
 
 static mp_obj_t bentoclaw_flush(void) {
     bentoclaw_ensure_init();
-    if (!claw_session_dirty()) {
+    bool dirty = claw_session_dirty();
+    claw_port_vfs_raise_pending(); // [vfs branch] KeyboardInterrupt/SystemExit from a port callback
+    if (!dirty) {
         return mp_const_true;
     }
-    return mp_obj_new_bool(claw_session_flush());
+    bool ok = claw_session_flush();
+    claw_port_vfs_raise_pending(); // [vfs branch] KeyboardInterrupt/SystemExit from a port callback
+    return mp_obj_new_bool(ok);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_flush_obj, bentoclaw_flush);
 
