@@ -61,7 +61,10 @@
  *    claw_port_vfs_raise_pending() right after the core call returns. A
  *    file closed while an exception is pending is released without calling
  *    its close(): it is left to its finaliser, as Python leaves a file an
- *    exception unwinds past.
+ *    exception unwinds past. (A LittleFS file closed by its finaliser on a
+ *    Python block device is only safe with
+ *    mpy/patches/micropython/0002-littlefs-no-unwinding-from-block-device.patch;
+ *    so is a close() that raised.)
  *
  * 5. Open files are kept in a root-pointer array so the GC sees them (the
  *    Rust side only ever holds the slot number, never an mp_obj_t); the
