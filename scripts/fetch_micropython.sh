@@ -24,9 +24,12 @@ SRC_LIST=/etc/apt/sources.list.d/bentoclaw-${SUITE}-src.sources
 log() { printf 'fetch_micropython: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# Fixes we carry for MicroPython's bundled libraries (mpy/patches/micropython/,
-# each with the upstream report it backports). Applied once; a re-run sees
-# them applied and does nothing.
+# Fixes we carry for MicroPython and its bundled libraries
+# (mpy/patches/micropython/, applied in name order; a patch's header says
+# what it fixes and how to reproduce it). Applied once; a re-run sees them
+# applied and does nothing. 0002 (littlefs never unwound by a block device
+# exception) is what keeps a failing Python block device from crashing the
+# interpreter (tests/mpy/test_bdev_raise_gc.py).
 apply_patches() {
     local p
     for p in "$ROOT"/mpy/patches/micropython/*.patch; do

@@ -228,6 +228,48 @@ def mpy_path():
     return os.getenv("BENTOCLAW_MPY") or sys.executable
 
 
+def wait_status_text(rc):
+    """os.system's status -> "exit N" / "killed by signal N" (the shell
+    reports a child's signal as exit 128+N, system() itself as a signal)."""
+    if rc & 0x7F:
+        return "killed by signal %d" % (rc & 0x7F)
+    code = rc >> 8
+    if code > 128:
+        return "killed by signal %d" % (code - 128)
+    return "exit %d" % code
+
+
+def run_child(t, args, label):
+    """Run `<interpreter> <args>` in a new process (cwd unchanged; the host's
+    file system must be reachable at "/", i.e. call this before remounting
+    it). The child is a test of its own: its "RESULT: N passed, M failed"
+    counts are added to t and its FAIL lines printed. A child that prints no
+    RESULT line, or dies by a signal, is one failed check. Returns the
+    child's output."""
+    tag = "".join("%02x" % b for b in os.urandom(4))
+    out = "%s/bentoclaw_child_%s.log" % (os.getenv("TMPDIR") or "/tmp", tag)
+    rc = os.system("%s %s >%s 2>&1 </dev/null" % (mpy_path(), args, out))
+    with open(out) as f:
+        text = f.read()
+    os.remove(out)
+    counted = False
+    failed = 0
+    for line in text.split("\n"):
+        if line.startswith("FAIL "):
+            print("FAIL [%s] %s" % (label, line[5:]))
+        elif line.startswith("RESULT: "):
+            w = line.split()
+            t.passed += int(w[1])
+            failed = int(w[3])
+            t.failed += failed
+            counted = True
+    # A non-zero exit is explained only by failed checks (exit 1).
+    if not counted or (rc != 0 and not (rc == 0x100 and failed > 0)):
+        t.check(False, "%s: the interpreter exits 0 with a RESULT line" % label, wait_status_text(rc))
+        print("    | " + "\n    | ".join(text.rstrip().split("\n")[-12:]))
+    return text
+
+
 def ticks():
     return time.ticks_ms()
 
