@@ -22,7 +22,7 @@
 #                             when CMAKE_CROSSCOMPILING, else "" (= the host).
 #   BENTOCLAW_CARGO_PROFILE   cargo profile (default release)
 #   BENTOCLAW_CARGO_TARGET_DIR  cargo's target dir (default <build>/bentoclaw-cargo)
-#   BENTOCLAW_CARGO_FEATURES  cargo features, comma separated (default recall,lasting,
+#   BENTOCLAW_CARGO_FEATURES  cargo features, comma separated (default agent,
 #                             which the MicroPython module uses)
 #   BENTOCLAW_RUSTFLAGS       RUSTFLAGS for this build; empty leaves RUSTFLAGS
 #                             alone (a non-empty value replaces any rustflags
@@ -53,7 +53,7 @@ set(BENTOCLAW_RUST_TARGET "${_bentoclaw_default_target}" CACHE STRING
 set(BENTOCLAW_CARGO_PROFILE "release" CACHE STRING "cargo profile for libbento_mpy.a")
 set(BENTOCLAW_CARGO_TARGET_DIR "${CMAKE_BINARY_DIR}/bentoclaw-cargo" CACHE PATH
     "cargo target directory for libbento_mpy.a")
-set(BENTOCLAW_CARGO_FEATURES "recall,lasting" CACHE STRING "cargo features (comma separated)")
+set(BENTOCLAW_CARGO_FEATURES "agent" CACHE STRING "cargo features (comma separated)")
 set(BENTOCLAW_RUSTFLAGS "" CACHE STRING "RUSTFLAGS for libbento_mpy.a (empty: unchanged)")
 
 find_program(BENTOCLAW_CARGO cargo HINTS "$ENV{CARGO_HOME}/bin" "$ENV{HOME}/.cargo/bin")

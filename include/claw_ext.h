@@ -90,6 +90,11 @@
 #define CLAW_VALUE_HOST 3
 
 /**
+ * `claw_value_t.kind`: the caller's own argument (`echo`).
+ */
+#define CLAW_VALUE_ARG 4
+
+/**
  * Work buffer a `claw_tacp()` call needs, in bytes.
  */
 #define CLAW_TACP_WORK 3314

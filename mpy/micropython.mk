@@ -22,20 +22,17 @@ CARGO ?= cargo
 
 ifeq ($(BENTOCLAW_RUST_TARGET),)
 BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/release/libbento_mpy.a
-BENTOCLAW_CARGO_ARGS := build --release --features recall,lasting
+BENTOCLAW_CARGO_ARGS := build --release --features agent
 else
 BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release/libbento_mpy.a
 # Alone, the staticlib is one LTO-merged object: about 2 KiB smaller than
 # when cargo also builds the rlib (docs/SIZE.md).
-BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --features recall,lasting --target $(BENTOCLAW_RUST_TARGET)
+BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --features agent --target $(BENTOCLAW_RUST_TARGET)
 endif
 
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/modbentoclaw.c
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_port_vfs.c
-SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_tacp.c
-SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_toolcall.c
-SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_memory.c
-SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/bentoclaw_sessions.c
+SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_port_agent.c
 ifneq ($(BENTOCLAW_PORT_FIRMWARE),1)
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_transport_unix.c
 endif

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "py/mperrno.h"
+#include "py/objint.h"
 #include "py/objstr.h"
 #include "py/runtime.h"
 
@@ -250,8 +251,8 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
         kind = v >= INT32_MIN && v <= INT32_MAX ? CLAW_ARG_INT : CLAW_ARG_OTHER;
         ival = (int32_t)v;
     } else if (mp_obj_is_str(arg)) {
-        kind = CLAW_ARG_TEXT;
-        text = get_text(arg, &text_len, MP_QSTR_arg, claw_check_text);
+        kind = CLAW_ARG_TEXT; // checked by the core, after the name
+        text = mp_obj_str_get_data(arg, &text_len);
     }
     bentoclaw_ctx_t ctx = { arg, MP_OBJ_NULL, MP_OBJ_NULL };
     uint8_t out[CLAW_MSG_MAX_LEN];
@@ -261,6 +262,9 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
     if (s == CLAW_STATUS_UNKNOWN_TOOL) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown tool '%s'"), name);
     }
+    if (claw_status_named(s)) {
+        bentoclaw_raise(s, MP_QSTR_arg);
+    }
     bentoclaw_check(s, &ctx);
     switch (v.kind) {
         case CLAW_VALUE_INT:
@@ -269,11 +273,13 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
             return mp_obj_new_bool(v.ival);
         case CLAW_VALUE_HOST:
             return ctx.result != MP_OBJ_NULL ? ctx.result : mp_const_none;
+        case CLAW_VALUE_ARG:
+            return arg;
         default:
             return mp_obj_new_str((const char *)out, v.len);
     }
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 1, bentoclaw_tool);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 0, bentoclaw_tool);
 
 static mp_obj_t bentoclaw_tacp(mp_obj_t line_in) {
     bentoclaw_ensure_init();
@@ -322,7 +328,7 @@ static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_m
     HANDLER(slot) = a[1].u_obj;
     return mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_register_tool_obj, 2, bentoclaw_register_tool);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_register_tool_obj, 0, bentoclaw_register_tool);
 
 static mp_obj_t bentoclaw_tools(void) {
     bentoclaw_ensure_init();
@@ -456,7 +462,7 @@ static mp_obj_t bentoclaw_search(size_t n_args, const mp_obj_t *pos, mp_map_t *k
     bentoclaw_check(CLAW_OK, NULL);
     return list;
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_search_obj, 1, bentoclaw_search);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_search_obj, 0, bentoclaw_search);
 
 static mp_obj_t bentoclaw_forget(mp_obj_t key_in) {
     bentoclaw_ensure_init();
@@ -481,7 +487,7 @@ static mp_obj_t bentoclaw_pin(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) 
     bentoclaw_check(CLAW_OK, NULL);
     return mp_obj_new_bool(ok);
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_pin_obj, 1, bentoclaw_pin);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_pin_obj, 0, bentoclaw_pin);
 
 static mp_obj_t bentoclaw_export_memory(void) {
     bentoclaw_ensure_init();
@@ -539,7 +545,7 @@ static mp_obj_t bentoclaw_import_memory(size_t n_args, const mp_obj_t *pos, mp_m
     }
     return mp_obj_new_int_from_uint(r.keys);
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_import_memory_obj, 1, bentoclaw_import_memory);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_import_memory_obj, 0, bentoclaw_import_memory);
 
 /* ---------------------------------------------------------------------------
  * config, archive, session

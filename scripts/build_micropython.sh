@@ -3,7 +3,7 @@
 # user C module and the Rust staticlib, for tests and the demo.
 #
 #   1. scripts/fetch_micropython.sh   (Debian source package, suite trixie)
-#   2. cargo build --release --features recall,lasting -> target/release/libbento_mpy.a (host)
+#   2. cargo build --release --features agent -> target/release/libbento_mpy.a (host)
 #   3. make -C <src>/ports/unix USER_C_MODULES=<repo root> ...
 #   4. copy the interpreter to build/micropython/micropython
 #
@@ -42,8 +42,8 @@ if [[ ${BENTOCLAW_SKIP_CARGO:-0} != 1 ]]; then
         # rustup installs into ~/.cargo/bin, which a non-login shell may lack.
         [[ -x ${CARGO_HOME:-$HOME/.cargo}/bin/cargo ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
         command -v cargo >/dev/null || die "cargo not found (install Rust with rustup)"
-        log "cargo build --release --features recall,lasting"
-        (cd "$ROOT" && cargo build --release --features recall,lasting --quiet)
+        log "cargo build --release --features agent"
+        (cd "$ROOT" && cargo build --release --features agent --quiet)
         [[ -f $STATICLIB ]] || die "cargo did not produce $STATICLIB"
     else
         log "warning: no Cargo.toml at the repo root; skipping the Rust build"

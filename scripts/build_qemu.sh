@@ -50,9 +50,9 @@ if [[ ${BENTOCLAW_SKIP_CARGO:-0} != 1 ]]; then
         rustup target add "$TARGET" >&2
     fi
     # The module uses the additions of claw_ext.h: features recall and lasting.
-    log "cargo rustc --release --crate-type staticlib --features recall,lasting --target $TARGET (CARGO_TARGET_DIR=target/qemu)"
+    log "cargo rustc --release --crate-type staticlib --features agent --target $TARGET (CARGO_TARGET_DIR=target/qemu)"
     (cd "$ROOT" && CARGO_TARGET_DIR="$CARGO_DIR" cargo rustc --quiet --release \
-        --crate-type staticlib --features recall,lasting --target "$TARGET")
+        --crate-type staticlib --features agent --target "$TARGET")
 fi
 [[ -f $STATICLIB ]] || die "no staticlib at $STATICLIB"
 

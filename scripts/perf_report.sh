@@ -148,7 +148,7 @@ if ((FW_BUILD_OK)) && [[ -f $FW_MAP ]]; then
         # The firmware links the library with the features the module uses
         # (recall, lasting): their cost is reported, the 12 KiB code budget
         # is the vendor-ABI build's (minimal image above, docs/SIZE.md).
-        log "library code in the firmware, features recall,lasting: $FW_LIB_CODE B (info)"
+        log "library code in the firmware, features agent: $FW_LIB_CODE B (info)"
         if ((FW_LIB_RAM <= RAM_GOAL)); then pass "library static RAM $FW_LIB_RAM B <= $RAM_GOAL B (firmware)"
         else fail "library static RAM $FW_LIB_RAM B > $RAM_GOAL B (firmware)"; fi
     fi
@@ -174,7 +174,7 @@ log "2. stack: CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" c
 STACK_LIB=$ROOT/target/stack/$V8/release/libbento_mpy.a
 STACK_OK=0
 if CARGO_TARGET_DIR=$ROOT/target/stack RUSTFLAGS="-Z emit-stack-sizes" \
-    cargo +nightly rustc -j2 --release --crate-type staticlib --features recall,lasting --target "$V8" -Z build-std=core \
+    cargo +nightly rustc -j2 --release --crate-type staticlib --features agent --target "$V8" -Z build-std=core \
     >"$OUT/cargo-stack.log" 2>&1; then
     if python3 scripts/stack_report.py "$STACK_LIB" --exports include/claw_session.h \
         --exports include/claw_safety.h --exports include/claw_ext.h >"$OUT/stack.txt" 2>"$OUT/stack.err"; then
@@ -305,7 +305,7 @@ fi
 # =====================================================================================
 log "4. callgrind: cargo build --release; tests/bench/callgrind/harness.c under valgrind"
 CG_OK=0
-if cargo build -j2 --release --features recall,lasting >"$OUT/cargo-host.log" 2>&1 &&
+if cargo build -j2 --release --features agent >"$OUT/cargo-host.log" 2>&1 &&
     cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Itests/c tests/bench/callgrind/harness.c \
         tests/c/port_posix.c target/release/libbento_mpy.a -Wl,--gc-sections -Wl,-z,now \
         -lpthread -ldl -lm -o "$OUT/harness" >"$OUT/harness-build.log" 2>&1; then
@@ -363,7 +363,7 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
     echo "| part | image | code (.text+.rodata) | goal | static RAM (.data+.bss) | goal | status |"
     echo "|---|---|---:|---:|---:|---:|---|"
     if ((FW)); then
-        echo "| libbento_mpy.a, features \`recall,lasting\` | firmware (qemu mps3-an547) | $FW_LIB_CODE B | (budget: the vendor-ABI build, below) | $FW_LIB_RAM B | ≤ $RAM_GOAL B | $( [[ $(status "$FW_LIB_RAM" "$RAM_GOAL") == PASS ]] && echo "RAM PASS, code info" || echo "**FAIL**") |"
+        echo "| libbento_mpy.a, features \`agent\` | firmware (qemu mps3-an547) | $FW_LIB_CODE B | (budget: the vendor-ABI build, below) | $FW_LIB_RAM B | ≤ $RAM_GOAL B | $( [[ $(status "$FW_LIB_RAM" "$RAM_GOAL") == PASS ]] && echo "RAM PASS, code info" || echo "**FAIL**") |"
         echo "| modbentoclaw.c + claw_port_vfs.c | firmware (qemu mps3-an547) | $FW_MOD_CODE B | — | $FW_MOD_RAM B | — | info |"
         echo "| library + binding | firmware (qemu mps3-an547) | $((FW_LIB_CODE + FW_MOD_CODE)) B | (goal is the library's) | $((FW_LIB_RAM + FW_MOD_RAM)) B | (goal is the library's) | info |"
         [[ $FW_TR_CODE != - && $FW_TR_CODE != 0 ]] &&
@@ -450,7 +450,7 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
         echo "Not measured (see the script's output)."
     fi
     echo
-    echo "Regenerate: \`CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc --release --crate-type staticlib --features recall,lasting --target $V8 -Z build-std=core\`,"
+    echo "Regenerate: \`CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc --release --crate-type staticlib --features agent --target $V8 -Z build-std=core\`,"
     echo "then \`python3 scripts/stack_report.py target/stack/$V8/release/libbento_mpy.a --exports include/claw_session.h --exports include/claw_safety.h --exports include/claw_ext.h\`."
     echo
     # ---- 3 -----------------------------------------------------------------------
@@ -573,7 +573,7 @@ fmt() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = sprint
         echo "Not measured (see the script's output)."
     fi
     echo
-    echo "Regenerate: \`cargo build --release --features recall,lasting\`,"
+    echo "Regenerate: \`cargo build --release --features agent\`,"
     echo "\`cc -O2 -g -Iinclude -Itests/c tests/bench/callgrind/harness.c tests/c/port_posix.c target/release/libbento_mpy.a -Wl,-z,now -lpthread -ldl -lm -o harness\`,"
     echo "\`valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=cg.out ./harness\`,"
     echo "\`python3 tests/bench/callgrind/cg_summary.py cg.out.*\`."

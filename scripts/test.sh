@@ -58,13 +58,13 @@ step setup bash scripts/setup.sh
 step rustfmt cargo fmt --all -- --check
 step "generated bindings" bash scripts/gen_headers.sh --check
 step clippy cargo clippy --all-targets -- -D warnings
-step "clippy (features)" cargo clippy --all-targets --features recall,lasting -- -D warnings
-step "rust tests" cargo test --features recall,lasting
+step "clippy (features)" cargo clippy --all-targets --features agent -- -D warnings
+step "rust tests" cargo test --features agent
 step "rust tests (vendor ABI only)" cargo test
 # Miri over the FFI layer (all the unsafe code, driven through the C ABI into
 # the core) and the byte-level modules; the rest of the core is safe code
 # already covered above, and interpreting it all takes Miri over 6 minutes.
-step miri cargo +nightly miri test --features recall,lasting -- ffi:: session::ring jsonl:: text:: --skip model_tests
+step miri cargo +nightly miri test --features agent -- ffi:: session::ring jsonl:: text:: --skip model_tests
 step fuzz bash scripts/fuzz.sh
 step "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
 step "build thumbv7m" cargo build --release --target thumbv7m-none-eabi

@@ -18,8 +18,8 @@ if ! command -v "$CC" >/dev/null; then
     apt-get install -y gcc libc6-dev >&2 || fail "no C compiler"
 fi
 
-echo "== cargo build --release --features recall,lasting (host staticlib)"
-cargo build --release --features recall,lasting >&2 || fail "cargo build --release failed"
+echo "== cargo build --release --features agent (host staticlib)"
+cargo build --release --features agent >&2 || fail "cargo build --release failed"
 LIB=$ROOT/target/release/libbento_mpy.a
 [[ -f $LIB ]] || fail "$LIB missing"
 

@@ -88,7 +88,12 @@ pub fn run<H: Host>(h: &mut H, kind: u8, arg: Arg<'_>, out: &mut [u8]) -> (ToolO
                 _ => b"",
             };
             let n = text_out(out, text);
-            (ToolOutcome::Returned(n), Value::Text(n))
+            let v = if matches!(arg, Arg::Text(_)) {
+                Value::Arg(n)
+            } else {
+                Value::Text(n)
+            };
+            (ToolOutcome::Returned(n), v)
         }
         UPTIME => {
             let now = h.with_core(|_, p| p.ticks_ms()).unwrap_or(0);

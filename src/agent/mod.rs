@@ -57,7 +57,7 @@ pub const CALL_REQUESTS_MAX: u8 = 16;
 /// `tacp()`, ...), the top-level call included.
 pub const CALL_DEPTH_MAX: u8 = 8;
 /// A tool name as a tool request gave it, echoed back at most this long.
-const NAME_ECHO_MAX: usize = 64;
+const NAME_ECHO_MAX: usize = 256;
 /// `status()["last_result"]` at most.
 pub const LAST_RESULT_MAX: usize = 47;
 
@@ -175,7 +175,7 @@ impl Status {
             Status::RateLimited => c"rate limit exceeded for this tool",
             Status::RequestFailed => c"HTTPS request failed",
             Status::NotConnected => c"not connected: call connect() first",
-            Status::RoundLimit => c"tool round limit reached (3 per ask, TOOL_ROUNDS_MAX)",
+            Status::RoundLimit => c"tool round limit reached",
             Status::RequestLimit => {
                 c"backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)"
             }
@@ -378,6 +378,9 @@ pub enum Value {
     /// The host's own object (a Python tool's result), which the host
     /// kept; this many bytes of its text are in the caller's buffer.
     Host(usize),
+    /// The tool's own argument (`echo`): the caller may hand back the very
+    /// object it passed; this many bytes of it are in the caller's buffer.
+    Arg(usize),
 }
 
 /// Where a call comes from; its trust follows from that.
@@ -604,6 +607,8 @@ impl Default for Agent {
 pub struct Account {
     errored: bool,
     failed: bool,
+    /// A tool an `ask()` ran raised: the `ask()` ends as a failure.
+    tool_failed: bool,
     /// After [`Status::ToolRaised`]: the length of the exception's text in
     /// the caller's `out`.
     pub raised: usize,
@@ -619,6 +624,13 @@ impl Account {
         if !self.errored {
             c.agent.errors = c.agent.errors.saturating_add(1);
             self.errored = true;
+        }
+    }
+
+    /// A request answered while the breaker is half-open ends its trial.
+    fn end_trial<P: Port>(c: &mut Core, p: &mut P) {
+        if c.breaker.state(p.ticks_ms()) == crate::safety::breaker::State::HalfOpen {
+            c.breaker.success();
         }
     }
 
@@ -823,7 +835,7 @@ pub fn call_tool<H: Host>(
         Origin::Backend => c.trust.get().min(Level::Https),
     };
     nested(h, own, |h| {
-        let r = run_tool_gated(h, name, arg, out, acct, mode);
+        let r = run_tool_gated(h, name, origin == Origin::Repl, arg, out, acct, mode);
         if mode == Mode::IdlePoint {
             let _ = h.with_core(flush_if_dirty);
         }
@@ -834,6 +846,7 @@ pub fn call_tool<H: Host>(
 fn run_tool_gated<H: Host>(
     h: &mut H,
     name: &[u8],
+    caller_arg: bool,
     arg: Arg<'_>,
     out: &mut [u8],
     acct: &mut Account,
@@ -844,6 +857,9 @@ fn run_tool_gated<H: Host>(
         Some((slot, c.rate.tool(slot)?.kind))
     })?
     .ok_or(Status::UnknownTool)?;
+    if let Arg::Text(t) = arg {
+        check_text(t)?;
+    }
     builtin::check_arg(kind, arg)?;
     if h.aborted() {
         return Err(Status::Aborted);
@@ -853,6 +869,8 @@ fn run_tool_gated<H: Host>(
         admit(c, p, slot, level).inspect_err(|_| acct.error(c))
     })??;
     let outcome = if kind == builtin::PYTHON {
+        // A REPL call's Python tool gets the caller's own object.
+        let arg = if caller_arg { Arg::Other } else { arg };
         match h.run_tool(slot as u8, arg, out) {
             ToolOutcome::Returned(n) => (ToolOutcome::Returned(n), Value::Host(n)),
             other => (other, Value::Host(0)),
@@ -864,7 +882,11 @@ fn run_tool_gated<H: Host>(
         (ToolOutcome::Returned(n), value) => {
             let text = out.get(..n).unwrap_or(&[]);
             core(h, |c, _| {
-                c.breaker.success();
+                // A round of an ask() is reported with the ask() (its outcome
+                // is the ask()'s); a call of its own now.
+                if mode == Mode::IdlePoint {
+                    c.breaker.success();
+                }
                 c.agent.set_last_result(&[b"tool ok"]);
             })?;
             let shown = core(h, |c, _| {
@@ -879,7 +901,12 @@ fn run_tool_gated<H: Host>(
         }
         (ToolOutcome::Raised(n), _) => {
             core(h, |c, p| {
-                acct.failure(c, p);
+                if mode == Mode::IdlePoint {
+                    acct.failure(c, p);
+                } else {
+                    acct.error(c);
+                    acct.tool_failed = true;
+                }
                 c.agent.set_last_result(&[b"tool error"]);
             })?;
             h.ui(Ui::Error, b"Tool error");
@@ -1113,8 +1140,10 @@ fn exchange_rounds<H: Host>(
             Err(e) => return Err(e),
         };
         if round == 0 {
-            // The first exchange's outcome ends a half-open trial.
-            core(h, |c, _| c.breaker.success())?;
+            // An answered first request ends a half-open trial, so that the
+            // tools it asks for pass gate 1; the ask()'s outcome is reported
+            // when it ends.
+            core(h, Account::end_trial)?;
         }
         let Some(call) = wire::tool_call(w.reply.get(..n).unwrap_or(&[])) else {
             break n;
@@ -1127,11 +1156,11 @@ fn exchange_rounds<H: Host>(
         // Decode the request: the name into its own buffer, the argument
         // into the body buffer (free until the next request is built).
         let name_len = {
-            let mut b = wire::Buf::new(w.name);
-            // Longer than the buffer: echo what fits (it is no tool of ours).
+            // Longer than the buffer: echo what fits (it is no tool of ours),
+            // cut on a character boundary.
+            let mut b = wire::Capped::new(w.name);
             let _ = wire::unescape(call.name, &mut b);
-            let n = b.len;
-            floor_char_boundary(w.name.get(..n).unwrap_or(&[]), n)
+            b.len
         };
         let arg_len = match call.arg {
             Some(a) => {
@@ -1155,6 +1184,13 @@ fn exchange_rounds<H: Host>(
     let mut num = [0u8; 10];
     let digits = builtin::decimal(n as u32, &mut num);
     core(h, |c, p| {
+        // The ask()'s one report: a failure when one of its tools raised
+        // (or an earlier request of it failed), otherwise a success.
+        if acct.tool_failed {
+            acct.failure(c, p);
+        } else if !acct.failed {
+            c.breaker.success();
+        }
         c.agent.set_state(State::Idle);
         c.agent.set_last_result(&[b"ok (", digits, b" bytes)"]);
         let _ = c.session.add(p, Role::Assistant, text);
@@ -1183,16 +1219,8 @@ fn backend_tool<H: Host>(
     acct: &mut Account,
 ) -> Result<(&'static str, usize), Status> {
     let mode = Mode::AskRound(round);
-    if let Arg::Text(t) = arg {
-        if let Err(s) = check_text(t) {
-            return Ok((
-                "error",
-                note(h, mode, name, b"error: ", s.text().as_bytes(), result),
-            ));
-        }
-    }
     match call_tool(h, name, Origin::Backend, arg, result, acct, mode) {
-        Ok(Value::Text(n) | Value::Host(n)) => Ok(("ok", n)),
+        Ok(Value::Text(n) | Value::Host(n) | Value::Arg(n)) => Ok(("ok", n)),
         Ok(v) => {
             let mut buf = [0u8; 10];
             let text: &[u8] = match v {
@@ -1214,6 +1242,17 @@ fn backend_tool<H: Host>(
             "refused",
             note(h, mode, name, b"refused: ", s.text().as_bytes(), result),
         )),
+        Err(s @ (Status::HasNul | Status::NotUtf8)) => {
+            // The argument's text: "arg must not contain NUL".
+            let mut msg = [0u8; 32];
+            let mut b = wire::Buf::new(&mut msg);
+            for p in [&b"arg "[..], s.text().as_bytes()] {
+                let _ = wire::Sink::put(&mut b, p);
+            }
+            let n = b.len;
+            let text = msg.get(..n).unwrap_or(&[]);
+            Ok(("error", note(h, mode, name, b"error: ", text, result)))
+        }
         Err(s) => Ok((
             "error",
             note(h, mode, name, b"error: ", s.text().as_bytes(), result),
@@ -1231,12 +1270,11 @@ fn note<H: Host>(
     result: &mut [u8],
 ) -> usize {
     log_tool(h, mode, name, &[what, text]);
-    let mut b = wire::Buf::new(result);
-    for p in [what, text] {
-        let take = floor_char_boundary(p, b.buf.len() - b.len);
-        let _ = wire::Sink::put(&mut b, p.get(..take).unwrap_or(&[]));
-    }
-    b.len
+    // The backend hears the reason alone (the status says what happened).
+    let reason = if text.is_empty() { what } else { text };
+    let n = floor_char_boundary(reason, result.len());
+    crate::text::copy_prefix(result, reason);
+    n
 }
 
 /// Builds one request (context rendered into the reply buffer, then the
@@ -1302,11 +1340,12 @@ fn post_request<H: Host>(
         return Err(Status::Aborted);
     }
     let body = w.body.get(..body_len).unwrap_or(&[]);
-    let reply_cap = REPLY_MAX.min(w.reply.len());
-    let got = h.post(body, w.reply.get_mut(..reply_cap).unwrap_or(&mut []));
+    // The reply area holds REPLY_MAX + 1 bytes: a transport that ends the
+    // text with a NUL has room for it.
+    let got = h.post(body, w.reply);
     let usable = got.filter(|&n| {
         let r = w.reply.get(..n).unwrap_or(&[]);
-        n <= reply_cap && check_text(r).is_ok()
+        n <= REPLY_MAX && check_text(r).is_ok()
     });
     match usable {
         Some(n) => {

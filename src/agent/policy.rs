@@ -282,7 +282,7 @@ fn summary_request<H: Host>(
             let (tin, tout) = h.tokens();
             let now_s = h.time_s();
             core(h, |c, p| {
-                c.breaker.success();
+                Account::end_trial(c, p);
                 let ctx = c.session.stats(p).context_bytes as usize;
                 account(c, p, body_len, n, ctx, tin, tout, now_s);
             })?;

@@ -360,7 +360,9 @@ pub fn tacp<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, S
             Ok(v) => {
                 let mut num = [0u8; 10];
                 let text: &[u8] = match v {
-                    Value::Text(n) | Value::Host(n) => result.get(..n).unwrap_or(&[]),
+                    Value::Text(n) | Value::Host(n) | Value::Arg(n) => {
+                        result.get(..n).unwrap_or(&[])
+                    }
                     Value::Int(i) => super::builtin::decimal(i, &mut num),
                     Value::Bool(true) => b"True",
                     Value::Bool(false) => b"False",

@@ -66,7 +66,10 @@ pub fn tool_call(reply: &[u8]) -> Option<ToolCall<'_>> {
     if *first != b'{' {
         return None;
     }
-    let (doc, _) = serde_json_core::from_slice::<ReplyDoc<'_>>(reply).ok()?;
+    // Member names may be escaped too ("tool\u005fcall"): serde-json-core
+    // unescapes them into this buffer (the values stay borrowed, escaped).
+    let mut keys = [0u8; 16];
+    let (doc, _) = serde_json_core::from_slice_escaped::<ReplyDoc<'_>>(reply, &mut keys).ok()?;
     let call = ToolCall {
         name: doc.tool_call.name.0,
         arg: doc.tool_call.arg.map(|a| a.0),
@@ -86,6 +89,34 @@ pub struct Discard;
 
 impl Sink for Discard {
     fn put(&mut self, _: &[u8]) -> bool {
+        true
+    }
+}
+
+/// A bounded buffer that keeps what fits, cut on a character boundary, and
+/// drops the rest (for echoing a name).
+pub struct Capped<'a> {
+    /// The storage.
+    pub buf: &'a mut [u8],
+    /// Bytes used.
+    pub len: usize,
+}
+
+impl<'a> Capped<'a> {
+    /// An empty buffer over `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+}
+
+impl Sink for Capped<'_> {
+    fn put(&mut self, bytes: &[u8]) -> bool {
+        let room = self.buf.len() - self.len;
+        let take = crate::text::floor_char_boundary(bytes, room);
+        if let Some(dst) = self.buf.get_mut(self.len..self.len + take) {
+            crate::text::copy_prefix(dst, bytes);
+            self.len += take;
+        }
         true
     }
 }

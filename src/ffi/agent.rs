@@ -73,6 +73,8 @@ pub const CLAW_VALUE_BOOL: u8 = 2;
 /// `claw_value_t.kind`: the host's own result object (kept in `ctx`);
 /// its text is `out[0..len)`.
 pub const CLAW_VALUE_HOST: u8 = 3;
+/// `claw_value_t.kind`: the caller's own argument (`echo`).
+pub const CLAW_VALUE_ARG: u8 = 4;
 
 /// Work buffer a `claw_tacp()` call needs, in bytes.
 pub const CLAW_TACP_WORK: usize = 3314;
@@ -442,11 +444,6 @@ pub unsafe extern "C" fn claw_tool(
         CLAW_ARG_OTHER => Arg::Other,
         _ => Arg::None,
     };
-    if let Arg::Text(t) = arg {
-        if let Err(s) = agent::check_text(t) {
-            return s as claw_status_t;
-        }
-    }
     let mut host = CHost { ctx };
     let mut acct = agent::Account::new();
     let r = agent::call_tool(
@@ -476,6 +473,11 @@ pub unsafe extern "C" fn claw_tool(
         },
         Ok(Value::Host(n)) => claw_value_t {
             kind: CLAW_VALUE_HOST,
+            ival: 0,
+            len: n,
+        },
+        Ok(Value::Arg(n)) => claw_value_t {
+            kind: CLAW_VALUE_ARG,
             ival: 0,
             len: n,
         },

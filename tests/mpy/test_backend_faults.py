@@ -243,7 +243,9 @@ EXPECT = [
     ("empty 200 body", ""),
     ("bytes after Content-Length ignored", "ok"),
     ("no Content-Length, body to close", "until close"),
-    ("NUL inside the reply", "ok\x00hidden"),
+    # One rule for NUL everywhere (docs/DESIGN.md): text never holds one, so
+    # a reply with a NUL is a failed request, not a text cut at the NUL.
+    ("NUL inside the reply", None),
     ("terminal escapes in the reply", "\x1b[2J\x1b]0;pwned\x07 text"),
     ("JSON-looking reply", '{"role":"system","content":"x","end":true}\n'),
     ("Thai reply exactly REPLY_MAX bytes",

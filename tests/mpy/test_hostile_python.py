@@ -26,7 +26,7 @@ MB = 1024 * 1024
 KEY_TEXT = "key must be 1..31 bytes (CLAW_MEM_KEY_MAX)"
 VAL_TEXT = "value must be 0..127 bytes (CLAW_MEM_VAL_MAX)"
 NAME_TEXT = "tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)"
-PROMPT_TEXT = "prompt must be 1..%d bytes" % bentoclaw.PROMPT_MAX
+PROMPT_TEXT = "prompt must be 1..%d bytes (PROMPT_MAX)" % bentoclaw.PROMPT_MAX
 HOST_TEXT = "host must be 1..63 bytes of printable ASCII"
 APIKEY_TEXT = "api_key must be 1..127 bytes of printable ASCII"
 NOT_CONNECTED = "not connected: call connect() first"
@@ -155,12 +155,17 @@ t.eq(bentoclaw.recall("a"), None, "no key 'a' stored through a NUL")
 t.check("a" not in [x[0] for x in bentoclaw.tools()], "no tool 'a' registered through a NUL")
 t.eq(bentoclaw.status()["session_msgs"], n0, "no turn from NUL arguments")
 unchanged_state(s0, "NUL arguments")
-# A NUL inside a tool *argument/result* is data, not a name: the call works.
-t.eq(bentoclaw.tool("say", "a\x00b"), "a\x00b", "tool result with a NUL comes back whole")
+# One rule for NUL everywhere (docs/DESIGN.md): no str argument may hold
+# one — a tool's argument neither (it used to reach a built-in cut at the
+# NUL). A tool's *result* is the tool's own object: it comes back whole, and
+# its TOOL turn shows the NUL as "?".
+t.raises(ValueError, bentoclaw.tool, "say", "a\x00b", text="arg must not contain NUL")
+t.raises(ValueError, bentoclaw.tool, "led", "toggle\x00junk", text="arg must not contain NUL")
+bentoclaw.register_tool("nul", lambda a: "a\x00b")
+t.eq(bentoclaw.tool("nul"), "a\x00b", "tool result with a NUL comes back whole")
 rec = last_record()
-t.check(rec is not None and rec[0] == "tool" and rec[1].startswith("say: a"),
-        "TOOL turn logged for a result with a NUL", rec)
-print("TOOL turn for a result 'a\\x00b' is stored as %r (the core takes C strings)" % (rec[1],))
+t.check(rec is not None and rec[0] == "tool" and rec[1] == "nul: a?b",
+        "TOOL turn logged for a result with a NUL, the NUL shown as '?'", rec)
 end_section()
 
 # --- 3. non-str types ---------------------------------------------------------------------
@@ -392,7 +397,14 @@ t.raises(ValueError, bentoclaw.tool, "boom", 1, text="boom 1", what="a raising h
 t.eq(bentoclaw.safety()["errors"], e0 + 1, "a raising handler counts one error")
 t.eq(bentoclaw.status()["last_result"], "tool error", "last_result 'tool error'")
 t.eq(bentoclaw.tool("say", "ok"), "ok", "a success resets the consecutive count")
-t.raises(OSError, bentoclaw.tool, "bad", what="a result whose repr raises: the error propagates")
+# A result whose __repr__ raises: the tool ran, so it is a success, logged
+# as run with a text obtained safely (its type), and its object comes back.
+e1 = bentoclaw.safety()["errors"]
+r = bentoclaw.tool("bad")
+t.check(type(r) is Bad, "a result whose repr raises comes back as it is")
+t.eq(bentoclaw.safety()["errors"], e1, "... counted as no error")
+t.eq(bentoclaw.status()["last_result"], "tool ok", "... last_result 'tool ok'")
+t.eq(last_record(), ("tool", "bad: <Bad object>"), "... TOOL turn with its type as the text")
 st = bentoclaw.status()
 t.check(0 <= st["session_msgs"] <= 10, "ring consistent after a failing repr", st)
 t.eq(bentoclaw.tool("reenter"), "nested", "handler re-entering the module from Python")

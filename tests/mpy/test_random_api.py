@@ -146,7 +146,7 @@ def prompt_error(p):
     if e:
         return e
     if not 1 <= len(p.encode()) <= bentoclaw.PROMPT_MAX:
-        return (ValueError, "prompt must be 1..%d bytes" % bentoclaw.PROMPT_MAX)
+        return (ValueError, "prompt must be 1..%d bytes (PROMPT_MAX)" % bentoclaw.PROMPT_MAX)
     return None
 
 
@@ -279,6 +279,9 @@ for i_call in range(N_CALLS):
         want_e = name_error(n)
         if want_e is None and n not in BUILTIN and n not in py_tools:
             want_e = (ValueError, "unknown tool '%s'" % n)
+        if want_e is None and type(arg) is str and "\x00" in arg:
+            # One rule for NUL everywhere, checked after the name.
+            want_e = (ValueError, "arg must not contain NUL")
         if want_e is None and n in BUILTIN:
             want_e = builtin_arg_error(n, arg)
         if want_e:
@@ -307,6 +310,7 @@ for i_call in range(N_CALLS):
                 expect(e1 == e0 + 1, "raising handler counts one error")
                 expect(not (risk == 2 and connected), "risk-2 tool ran over HTTPS")
                 calls_ok.setdefault(n, []).append(ts)
+                ring += 1  # it ran: a TOOL turn "<name>: error: <text>"
                 note(op, "raised")
             else:
                 expect(e is None, "tool(%r) ran without error" % n, repr(e))
@@ -318,7 +322,7 @@ for i_call in range(N_CALLS):
                     memory.clear()
                     expect(rig.read_file(rig.MEMORY_FILE) is None, "wipe_memory removed the file")
                 elif n == "echo":
-                    expect(r is arg if arg is not None else r == "", "echo result")
+                    expect(r == arg if arg is not None else r == "", "echo result")
                 elif kind == "ret":
                     expect(r is arg, "handler result returned as is")
                 note(op, "ok")

@@ -22,6 +22,8 @@ DEFAULTS = {
     "idle_timeout_s": 0,
     "daily_reset_hour": 4,
     "auto_compact": True,
+    "backend_summary": False,
+    "send_tools": False,
 }
 DAY = 86400
 T0 = 1767225600  # 2026-01-01 00:00:00 (the RTC is taken as local time)
@@ -231,8 +233,20 @@ for hdrs, tin, tout in TOKENS:
 rig.backend_control(token_headers=None)
 print("RELIABILITY: token headers malformed|%d|%d" % (len(TOKENS), losses))
 
-# --- compaction when the ring would drop a turn --------------------------------------------------
+# --- by default: the seed's wire contract, compaction with the local digest ---------------------
 fresh()
+bentoclaw._clock(T0 + 12 * 3600)
+n0 = log_total()
+for i in range(14):
+    bentoclaw.ask("default config question %d" % i)
+t.eq(log_total() - n0, 14, "14 asks, 14 requests: nothing but the seed's requests by default")
+t.eq(summaries_sent(n0), [], "no summary request without config(backend_summary=True)")
+t.check(all(set(r["body_json"]) == {"prompt", "context"} for r in rig.backend_log()["requests"][-14:]),
+        "every body is {prompt, context}")
+t.eq(roles()[0], "summary", "compacted with the local digest")
+
+# --- compaction when the ring would drop a turn (backend summaries, opt-in) ----------------------
+fresh(backend_summary=True)
 bentoclaw._clock(T0 + 12 * 3600)
 bentoclaw.ask("my favourite colour is teal")
 for i in range(1, 5):
@@ -267,7 +281,7 @@ nsum = len(summaries_sent(n0))
 print("summary requests over 11 asks after the ring filled: %d" % nsum)
 
 # The same with the backend unreachable for the summary: local digest.
-fresh()
+fresh(backend_summary=True)
 for i in range(5):
     bentoclaw.ask("remember the number %d" % (40 + i))
 errors = bentoclaw.status()["errors"]
@@ -290,7 +304,7 @@ t.check("summary: " in rig.backend_last()["body_json"]["context"], "and reaches 
 SUMMARIES = [
     ("empty", {"summary": ""}, "local"),
     ("NUL first", {"summary": "\x00hidden"}, "local"),
-    ("NUL inside", {"summary": "before\x00after"}, "before"),
+    ("NUL inside", {"summary": "before\x00after"}, "local"),  # one rule for NUL: unusable
     ("1000 bytes Thai", {"summary": "\u0e01" * 333}, "\u0e01" * 85),
     ("4096 bytes", {"summary": "s" * 4096}, "s" * 255),
     ("over REPLY_MAX", {"summary": "s" * 5000}, "local"),
@@ -306,7 +320,7 @@ SUMMARIES = [
 ]
 losses = 0
 for name, ctl, want in SUMMARIES:
-    fresh()
+    fresh(backend_summary=True)
     bentoclaw._clock(T0 + 12 * 3600)
     for i in range(5):
         bentoclaw.ask("%s fact %d" % (name, i))
@@ -332,7 +346,7 @@ print("RELIABILITY: summary replies hostile|%d|%d" % (len(SUMMARIES), losses))
 
 # After a failed request the next compaction does not ask that backend for a
 # summary (local digest, no extra request to a failing backend).
-fresh()
+fresh(backend_summary=True)
 for i in range(3):
     bentoclaw.ask("q%d" % i)
 bentoclaw.tool("echo", "x")  # 7 turns
@@ -358,7 +372,7 @@ t.eq(rig.connect(bentoclaw), True, "reconnect")
 bentoclaw._clock(T0 + 12 * 3600)
 
 # --- the context threshold ------------------------------------------------------------------------
-fresh(context_budget=1024, compact_threshold_pct=50, compact_keep=2)
+fresh(context_budget=1024, compact_threshold_pct=50, compact_keep=2, backend_summary=True)
 long = "x" * 200
 bentoclaw.ask("long one " + long)
 bentoclaw.ask("long two " + long)
@@ -374,7 +388,7 @@ t.check(bentoclaw.status()["context_bytes"] < st["context_bytes"], "the context 
         bentoclaw.status()["context_bytes"])
 t.check(len(rig.backend_last()["body_json"]["context"].encode()) <= 1023, "context_budget caps the context")
 # compact_min_msgs: not below it.
-fresh(context_budget=1024, compact_threshold_pct=1, compact_keep=0, compact_min_msgs=10)
+fresh(context_budget=1024, compact_threshold_pct=1, compact_keep=0, compact_min_msgs=10, backend_summary=True)
 bentoclaw.ask("a " + long)
 n0 = log_total()
 bentoclaw.ask("b " + long)
@@ -387,7 +401,7 @@ t.eq(bentoclaw.status()["session_msgs"], 10, "auto_compact off: the ring keeps t
 t.check("summary" not in roles(), "and no summary")
 
 # --- /compact, /new, /reset ---------------------------------------------------------------------
-fresh()
+fresh(backend_summary=True)
 for i in range(3):
     bentoclaw.ask("compact me %d" % i)
 n0 = log_total()

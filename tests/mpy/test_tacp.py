@@ -110,13 +110,15 @@ bentoclaw.register_tool("big", lambda a: "ก" * 1000, rate_per_min=100)
 r = json.loads(tacp("TOOL big"))
 t.check(len(r.encode()) <= 400 and r == "ก" * len(r), "a large result is cut on a character boundary", len(r))
 
-# --- trust: USB for TACP's tools, restored afterwards ----------------------------------
+# --- trust: USB for TACP's tools; the transport's level is not touched ----------------
+# A TACP line runs at USB trust as a property of the call, not by borrowing
+# the global level: safety() still reports the transport's (https).
 bentoclaw.register_tool("peek", lambda a: bentoclaw.safety()["trust"], risk=2, rate_per_min=100)
 t.eq(rig.connect(bentoclaw), True, "connect (trust HTTPS)")
 t.eq(bentoclaw.safety()["trust"], "https", "trust https while connected")
 t.raises(RuntimeError, bentoclaw.tool, "wipe_memory", text=rig.TRUST_TEXT,
          what="tool('wipe_memory') over HTTPS is refused")
-t.eq(tacp("TOOL peek"), '"usb"', "a TACP tool runs at USB trust")
+t.eq(tacp("TOOL peek"), '"https"', "a TACP tool (risk 2) runs; the transport's level is unchanged")
 t.eq(bentoclaw.safety()["trust"], "https", "trust back to https after TACP")
 t.eq(tacp("TOOL wipe_memory"), '"True"', "TACP runs the high-risk wipe while connected over HTTPS")
 t.eq(bentoclaw.recall("name"), None, "memory wiped by the TACP tool")

@@ -60,13 +60,17 @@ t.eq(rig.connect(bentoclaw), True, "connect (trust HTTPS)")
 t.eq(bentoclaw.safety()["trust"], "https", "HTTPS")
 e0 = bentoclaw.safety()["errors"]
 t.raises(TypeError, lambda: bentoclaw.tool("wipe_memory", risk=0), what="tool(..., risk=0) refused")
-t.raises(TypeError, lambda: bentoclaw.tool(name="wipe_memory"), what="tool(name=...) refused")
 t.raises(TypeError, bentoclaw.tool, "wipe_memory", None, 0, what="tool(name, arg, risk) refused")
 t.raises(TypeError, bentoclaw.tool, "wipe_memory", 0, what="wipe_memory takes no argument",
          text="this tool takes no argument")
 t.raises(RuntimeError, bentoclaw.tool, "wipe_memory", text=rig.TRUST_TEXT,
          what="wipe_memory over HTTPS: risk 2 from the registry")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "only the trust refusal counted")
+# Keywords are accepted (name=, arg=) and change nothing about the gates.
+t.raises(RuntimeError, lambda: bentoclaw.tool(name="wipe_memory"), text=rig.TRUST_TEXT,
+         what="tool(name=...) is refused for trust like tool(...)")
+t.raises(RuntimeError, lambda: bentoclaw.tool(name="wipe_memory", arg=None), text=rig.TRUST_TEXT,
+         what="tool(name=..., arg=None) too")
+t.eq(bentoclaw.safety()["errors"], e0 + 3, "only the trust refusals counted")
 memory_intact("HTTPS")
 risk_of = dict((n, r) for n, r, _, _ in bentoclaw.tools())
 t.eq(risk_of.get("wipe_memory"), 2, "registry says wipe_memory is risk 2")

@@ -79,6 +79,7 @@ pub const EXT_ITEMS: &[&str] = &[
     "CLAW_VALUE_INT",
     "CLAW_VALUE_BOOL",
     "CLAW_VALUE_HOST",
+    "CLAW_VALUE_ARG",
     "CLAW_TACP_WORK",
     "CLAW_PROMPT_MAX",
     "CLAW_CONTEXT_MAX",
