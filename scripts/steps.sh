@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # steps.sh — how scripts/test.sh runs and counts its steps (sourced, not
 # run; scripts/test_harness_selftest.sh feeds these functions fake outputs).
 #
@@ -82,7 +83,7 @@ one_check() {
 # the test's path; whole path with --exact). Extra last line on failure:
 # "RESULT: 0 passed, <unmatched filters> failed".
 cargo_filtered() {
-    local args=("$@") i filters=() exact=0 after=0 skip_value=0 a
+    local args=("$@") filters=() exact=0 after=0 skip_value=0 a
     for a in "${args[@]}"; do
         if ((!after)); then
             [[ $a == -- ]] && after=1
