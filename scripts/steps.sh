@@ -66,7 +66,7 @@ check() {
 # one_check CMD... — runs CMD and prints its exit status as one count line.
 # Count lines CMD prints itself are indented, so they are not counted twice.
 one_check() {
-    "$@" 2>&1 | sed -E 's/^(RESULT:|test result:)/  \1/'
+    "$@" 2>&1 | sed -uE 's/^(RESULT:|test result:)/  \1/'
     local rc=${PIPESTATUS[0]}
     if ((rc == 0)); then
         echo "RESULT: 1 passed, 0 failed"
