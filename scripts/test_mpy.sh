@@ -9,11 +9,12 @@
 #   * "# needs: backend"  -> a fresh mpy/examples/backend.py on a free loopback port;
 #                            BENTOCLAW_PORT holds the port (key "demo-key").
 #   * "# needs: faketime" -> run under `faketime -f '+0 x50'` (ticks 50x faster).
-#   * "# needs: clock"    -> the clock stands still but for real time at x1 and
-#                            moves on when the test says so: libfaketime reads
-#                            its offset from a file (BENTOCLAW_CLOCK_FILE) that
-#                            claw_rig.advance_clock(ms) rewrites. Ticks,
-#                            CLOCK_MONOTONIC and the RTC jump by exactly ms.
+#   * "# needs: clock"    -> the test clock: real time runs at its own pace,
+#                            and the clock jumps when the test says so:
+#                            libfaketime reads its offset from a file
+#                            (BENTOCLAW_CLOCK_FILE) that claw_rig.advance_clock(ms)
+#                            rewrites. Ticks, CLOCK_MONOTONIC and the RTC jump
+#                            forward by exactly ms.
 #   * BENTOCLAW_MPY = absolute path of the interpreter (for restart tests),
 #     BENTOCLAW_ROOT = the repo root.
 #   * a timeout of BENTOCLAW_TEST_TIMEOUT seconds (default 120).
@@ -38,7 +39,7 @@ patterns=()
 for a in "$@"; do
     case "$a" in
         --no-build) build=0 ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) patterns+=("$a") ;;
     esac
 done
