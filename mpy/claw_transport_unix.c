@@ -11,6 +11,8 @@
  * hang or a half-trusted reply:
  *  - one deadline (BENTOCLAW_HTTP_TIMEOUT_MS) covers connect, send and
  *    receive; every wait is a poll() against what is left of it;
+ *  - no name lookup, which no deadline could bound: a numeric address or
+ *    "localhost", nothing else (see "Addresses" below);
  *  - the header block must end within BENTOCLAW_HTTP_HEADER_MAX bytes;
  *  - only "HTTP/1.x 200" is success; a malformed status line or header line
  *    is a failure;
@@ -82,22 +84,42 @@ static int transport_wait(int fd, short events, uint64_t deadline) {
     }
 }
 
-// Non-blocking connect to host:port, bounded by the deadline.
-// Returns a connected socket, or -1.
-static int transport_tcp_connect(const char *host, uint16_t port, uint64_t deadline) {
-    char port_str[8];
-    snprintf(port_str, sizeof(port_str), "%u", (unsigned)port);
+/* ---------------------------------------------------------------------------
+ * Addresses: no name lookup. getaddrinfo() on a name may ask DNS, and that
+ * wait cannot be bounded by the request's deadline: it blocks inside the
+ * resolver (resolv.conf's timeout, 5 s per try by default, times its
+ * attempts and name servers), and glibc's getaddrinfo_a() cannot cancel a lookup that has started. This
+ * transport talks to a backend on this machine only, so it takes
+ *  - a numeric IPv4 or IPv6 address, parsed with AI_NUMERICHOST (no lookup);
+ *  - "localhost" (any case, with or without a final dot): 127.0.0.1, then
+ *    ::1, without asking /etc/hosts or DNS;
+ * and refuses every other name at once (connect() returns False) with a line
+ * on stderr that says why. The firmware's transport resolves names itself.
+ */
+
+static bool transport_is_localhost(const char *host) {
+    return strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0;
+}
+
+// Non-blocking connect to each address of `numeric` in turn, bounded by the
+// deadline. Returns a connected socket, -1 when none connected, -2 when
+// `numeric` is not a numeric address.
+static int transport_connect_numeric(const char *numeric, const char *port_str, uint64_t deadline) {
     struct addrinfo hints;
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
+    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
     struct addrinfo *res = NULL;
-    if (getaddrinfo(host, port_str, &hints, &res) != 0 || res == NULL) {
-        return -1;
+    int gai = getaddrinfo(numeric, port_str, &hints, &res);
+    if (gai != 0 || res == NULL) {
+        return gai == EAI_NONAME ? -2 : -1;
     }
     int fd = -1;
     for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        if (transport_now_ms() >= deadline) {
+            break;
+        }
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) {
             continue;
@@ -119,6 +141,28 @@ static int transport_tcp_connect(const char *host, uint16_t port, uint64_t deadl
         fd = -1;
     }
     freeaddrinfo(res);
+    return fd;
+}
+
+// Connect to host:port, bounded by the deadline; no name lookup (above).
+// Returns a connected socket, or -1.
+static int transport_tcp_connect(const char *host, uint16_t port, uint64_t deadline) {
+    char port_str[8];
+    snprintf(port_str, sizeof(port_str), "%u", (unsigned)port);
+    if (transport_is_localhost(host)) {
+        int fd = transport_connect_numeric("127.0.0.1", port_str, deadline);
+        if (fd < 0) {
+            fd = transport_connect_numeric("::1", port_str, deadline);
+        }
+        return fd < 0 ? -1 : fd;
+    }
+    int fd = transport_connect_numeric(host, port_str, deadline);
+    if (fd == -2) {
+        fprintf(stderr,
+            "bentoclaw: '%s' is not a numeric address or localhost: the unix transport "
+            "does no name lookup (DNS has no deadline)\n", host);
+        return -1;
+    }
     return fd;
 }
 

@@ -9,6 +9,10 @@ several with "|". For each NAME prints one line:
 
   SHARE <NAME> code=<.text+.rodata> ram=<.data+.bss> data=<.data> builtins=<code of compiler_builtins members>
 
+A NAME that no input section placed in the image matched gets no line (a
+message on stderr instead), and the exit status is 1: an empty parse must
+never read as 0 bytes. So does a map without its memory map part.
+
 Only input sections placed in the image count (the map after "Linker script
 and memory map", outside /DISCARD/). Sections are classified by their input
 section name: .text*, .rodata*, .ARM.extab*, .ARM.exidx* are code (flash);
@@ -26,7 +30,7 @@ DATA_RE = re.compile(r"^\.(data|tdata|sdata)")
 
 
 def shares(map_path, patterns):
-    totals = {name: dict(code=0, ram=0, data=0, builtins=0) for name in patterns}
+    totals = {name: dict(code=0, ram=0, data=0, builtins=0, matched=0) for name in patterns}
     inmap = False
     osec = None
     pending = None  # input section name whose numbers are on the next line
@@ -63,6 +67,7 @@ def shares(map_path, patterns):
                 if not any(p in fname for p in pats):
                     continue
                 t = totals[name]
+                t["matched"] += 1
                 if CODE_RE.match(isec):
                     t["code"] += n
                     if "compiler_builtins" in fname:
@@ -71,6 +76,8 @@ def shares(map_path, patterns):
                     t["ram"] += n
                     if DATA_RE.match(isec):
                         t["data"] += n
+    if not inmap:
+        return None
     return totals
 
 
@@ -82,9 +89,18 @@ def main(argv):
     for arg in argv[1:]:
         name, _, pat = arg.partition("=")
         patterns[name] = [p for p in pat.split("|") if p]
-    for name, t in shares(argv[0], patterns).items():
+    totals = shares(argv[0], patterns)
+    if totals is None:
+        print("map_share.py: %s: no \"Linker script and memory map\" part" % argv[0], file=sys.stderr)
+        return 1
+    rc = 0
+    for name, t in totals.items():
+        if t["matched"] == 0:
+            print("map_share.py: %s: no input section matched %s=%s" % (argv[0], name, "|".join(patterns[name])), file=sys.stderr)
+            rc = 1
+            continue
         print("SHARE %s code=%d ram=%d data=%d builtins=%d" % (name, t["code"], t["ram"], t["data"], t["builtins"]))
-    return 0
+    return rc
 
 
 if __name__ == "__main__":

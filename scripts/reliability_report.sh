@@ -251,6 +251,84 @@ is accepted as valid JSON Lines and appended to, not rewritten.)
 Rows from other sources (hostile input, Rust fuzzing and property tests) are
 defined by the tests that print them.
 
+## Checks that cannot pass by accident
+
+**Nothing run is a failure.** `scripts/test.sh` runs its steps through
+`scripts/steps.sh`. A step must print count lines (`RESULT: N passed, M
+failed`, or cargo's `test result:` lines); a step with none, or whose counts
+add up to 0 passed and 0 failed, fails. The steps that are one check by
+nature (setup, rustfmt, clippy, the target builds) say so with `check`,
+which turns their exit status into one count line. The Miri run goes
+through `cargo_filtered`: a name filter that no test that ran matched fails,
+where cargo itself reports `test result: ok. 0 passed`.
+`scripts/test_mpy.sh` fails when no test file matches. It also fails a
+file that exits 0 without a RESULT line, or with one that reports no check.
+`Checker.done()` (`tests/mpy/claw_rig.py`) fails a file that made no check.
+`scripts/fuzz.sh` refuses 0 inputs, and a target under `fuzz/fuzz_targets`
+that it does not run. `scripts/test_harness_selftest.sh` feeds each of
+these something that ran nothing and checks that it fails.
+
+**A figure must be a number.** Bash arithmetic reads an empty string as 0,
+so `((code <= goal))` passed when the linker-map parse came back empty.
+`scripts/size_report.sh` and `scripts/perf_report.sh` now compare through
+`goal_le` (`scripts/figures.sh`), which fails a figure that is empty or not
+a decimal number and names it. `tests/image/map_share.awk` and
+`scripts/map_share.py` print nothing and exit 1 for a map that holds no
+input section of the archive, rather than "0 bytes". The self-test feeds
+them an empty map, a map without its memory-map part, and a map without
+the archive.
+
+**Time.** On a loaded two-core machine, a check must not depend on how fast
+the code runs. Each timing check below became deterministic, or got a margin
+that load alone cannot use up:
+
+* *Breaker cooldown* (`test_breaker`, `test_sessions_breaker`). These ran
+  under `faketime` ×50, so the 30 s cooldown lasted 0.6 s of real time: a
+  stall that long looked like a cooldown that had passed. "A fresh cooldown
+  is over 25 s" was a 100 ms real-time window. Now they run on the **test
+  clock** (`# needs: clock` in `scripts/test_mpy.sh`). libfaketime reads
+  the clock offset from a file at every clock read. Real time runs at its
+  own pace, and `rig.advance_clock(ms)` moves ticks, `CLOCK_MONOTONIC` and
+  the RTC forward by exactly `ms`. The breaker stays open for 30 s of real
+  time unless the test jumps the clock. The tests jump 20 s (still open),
+  then 10 s (half-open). Every check has 10 s of real time to spare.
+* *Rate windows* (`test_random_api`, faketime ×50). The check allowed
+  500 ms of ticks of slack, which was 10 ms of real time. Now each call is
+  **bracketed** by the ticks read just before and just after it, and the
+  limiter took its time somewhere between them. When the limiter is right,
+  the "after" of the newest call and the "before" of the call `limit` calls
+  earlier are at least 60 000 ms apart. The bound is exact, with no slack,
+  under any load.
+* *Idle timeout without an RTC* (`test_sessions`). The test had two `ask()`
+  calls that had to fit within a 1 s timeout of real time. Now it uses the
+  test clock with a 60 s timeout: a 50 s jump keeps the same session (10 s
+  of real time to spare), and a further 60 s jump starts a fresh one (real
+  time can only add idle time).
+* *"A failed request is bounded"* (`test_faults`, `test_backend_faults`).
+  The bound was the timeout + 1.5 s. It is now 3 × `HTTP_TIMEOUT_MS`, which
+  leaves 10 s of margin. A request without a deadline still breaks the
+  bound: `backend.py`'s hang lasts 300 s, the raw server holds a stalled
+  body for 60 s (was 8 s, less than the new bound), and its drip lasts
+  about 32 s. The lower bound ("cut by the timeout, not earlier") is safe
+  under load as it stands.
+* *Name lookup* (`mpy/claw_transport_unix.c`). `getaddrinfo()` on a name
+  may wait on DNS, and no deadline can bound that wait. The unix transport
+  now parses numeric addresses with `AI_NUMERICHOST`. It takes `localhost`
+  as 127.0.0.1, then ::1, without a lookup. It refuses every other name at
+  once (`connect()` False, plus a line on stderr that says why).
+  `test_transport_addresses` checks this, including names that
+  `/etc/hosts` maps to 127.0.0.1, which a lookup would have reached. The
+  "unresolvable host" case of `test_trust_doors` no longer asks DNS.
+* *Start-up waits*. The backend's and the raw server's port were waited for
+  5 s; now 30 s, ending as soon as the port is there (`test_mpy.sh`,
+  `perf_report.sh`, `test_backend_faults`).
+* *Kept as they are*. `test_random_api` still runs under faketime ×50.
+  Its other checks hold at any speed: a breaker refusal is judged against
+  the state read before the call, and its "idle" steps are sleeps, which
+  load can only lengthen. The failed connects of `test_trust_doors`
+  (≤ 2 × the timeout) stay too: a refused port or a refused name ends at
+  once.
+
 ## The line format
 
 Any test may contribute rows by printing, on a line of its own,

@@ -9,12 +9,21 @@
 #   * "# needs: backend"  -> a fresh mpy/examples/backend.py on a free loopback port;
 #                            BENTOCLAW_PORT holds the port (key "demo-key").
 #   * "# needs: faketime" -> run under `faketime -f '+0 x50'` (ticks 50x faster).
+#   * "# needs: clock"    -> the test clock: real time runs at its own pace,
+#                            and the clock jumps when the test says so:
+#                            libfaketime reads its offset from a file
+#                            (BENTOCLAW_CLOCK_FILE) that claw_rig.advance_clock(ms)
+#                            rewrites. Ticks, CLOCK_MONOTONIC and the RTC jump
+#                            forward by exactly ms.
 #   * BENTOCLAW_MPY = absolute path of the interpreter (for restart tests),
 #     BENTOCLAW_ROOT = the repo root.
 #   * a timeout of BENTOCLAW_TEST_TIMEOUT seconds (default 120).
 # BENTOCLAW_MPY_TESTS_DIR overrides the test folder (default tests/mpy).
-# A test passes when the interpreter exits 0. Output of each test is kept in
-# build/test-mpy/<name>.log. The last line is "RESULT: <n> passed, <m> failed".
+# A test passes when the interpreter exits 0 and its last "RESULT: N passed,
+# M failed" line (claw_rig.Checker.done()) has N > 0 and M = 0: a file that
+# printed no RESULT line, or made no check, fails. No matching file at all is
+# a failure too. Output of each test is kept in build/test-mpy/<name>.log.
+# The last line is "RESULT: <n> passed, <m> failed".
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,7 +39,7 @@ patterns=()
 for a in "$@"; do
     case "$a" in
         --no-build) build=0 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) patterns+=("$a") ;;
     esac
 done
@@ -69,11 +78,24 @@ done
 
 needs() { grep -qE "^[[:space:]]*#[[:space:]]*needs:.*\\b$2\\b" "$1"; }
 
+if ((${#tests[@]} == 0)); then
+    echo "FAIL no test file matched (${patterns[*]:-all}) in ${TESTDIR#"$ROOT"/}/: nothing was run"
+    echo "RESULT: 0 passed, 1 failed"
+    exit 1
+fi
+
 want=(python3)
 for t in "${tests[@]}"; do
     if needs "$t" faketime; then want+=(faketime); break; fi
 done
+for t in "${tests[@]}"; do
+    if needs "$t" clock; then want+=(libfaketime); break; fi
+done
 ensure_pkgs "${want[@]}"
+FAKETIME_LIB=""
+if [[ " ${want[*]} " == *" libfaketime "* ]]; then
+    FAKETIME_LIB="$(dpkg -L libfaketime | grep -m1 '/libfaketime\.so\.1$' || true)"
+fi
 
 mkdir -p "$LOGDIR"
 work="$(mktemp -d)"
@@ -110,7 +132,9 @@ start_backend() {
     "$PYTHON" "$ROOT/mpy/examples/backend.py" --port 0 --stdin-exit --quiet \
         <"$work/keepalive" >"$out" 2>"$work/backend.err" 7>&- &
     backend_pid=$!
-    for _ in $(seq 1 100); do
+    # Up to 30 s: a loaded machine may take seconds to start CPython; a
+    # backend that died stops the wait at once.
+    for _ in $(seq 1 600); do
         port="$(awk '/^PORT [0-9]+$/ {print $2; exit}' "$out")"
         [[ -n $port ]] && break
         kill -0 "$backend_pid" 2>/dev/null || break
@@ -122,7 +146,6 @@ start_backend() {
 
 passed=0
 failed=0
-((${#tests[@]})) || log "no tests matched in tests/mpy/"
 for t in "${tests[@]}"; do
     name="$(basename "$t" .py)"
     tlog="$LOGDIR/$name.log"
@@ -143,6 +166,24 @@ for t in "${tests[@]}"; do
         wrap=(faketime -f "$FAKETIME_SPEC")
         note+=" faketime"
     fi
+    if needs "$t" clock; then
+        if [[ -z $FAKETIME_LIB ]]; then
+            echo "FAIL $name (needs: clock, but libfaketime.so.1 was not found)"
+            failed=$((failed + 1))
+            stop_backend
+            continue
+        fi
+        if ((${#wrap[@]})); then
+            echo "FAIL $name (needs both faketime and clock: pick one)"
+            failed=$((failed + 1))
+            stop_backend
+            continue
+        fi
+        printf '%-23s\n' "+0" >"$work/clock"
+        wrap=(env LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$work/clock" FAKETIME_NO_CACHE=1)
+        env_extra+=(BENTOCLAW_CLOCK_FILE="$work/clock")
+        note+=" clock"
+    fi
     start=$SECONDS
     set +e
     (cd "$ROOT" && exec env "${env_extra[@]}" timeout -k 5 "$TIMEOUT" \
@@ -151,12 +192,23 @@ for t in "${tests[@]}"; do
     set -e
     stop_backend
     secs=$((SECONDS - start))
-    if ((rc == 0)); then
+    # The file's own verdict: its last RESULT line.
+    result="$(grep -E '^RESULT: [0-9]+ passed, [0-9]+ failed$' "$tlog" | tail -n 1 || true)"
+    why=""
+    if ((rc != 0)); then
+        why="exit $rc"
+        ((rc == 124 || rc == 137)) && why="timeout after ${TIMEOUT}s"
+    elif [[ -z $result ]]; then
+        why="exit 0 but no RESULT line: the file never reached Checker.done()"
+    elif [[ $result =~ ^RESULT:\ 0\ passed,\ 0\ failed$ ]]; then
+        why="exit 0 but no check was made ($result)"
+    elif [[ ! $result =~ \ 0\ failed$ ]]; then
+        why="exit 0 but $result"
+    fi
+    if [[ -z $why ]]; then
         echo "PASS $name (${secs}s)"
         passed=$((passed + 1))
     else
-        why="exit $rc"
-        ((rc == 124 || rc == 137)) && why="timeout after ${TIMEOUT}s"
         echo "FAIL $name ($why, ${secs}s;$note) log: build/test-mpy/$name.log"
         tail -n 25 "$tlog" | sed 's/^/    | /'
         failed=$((failed + 1))

@@ -3,7 +3,9 @@
 #   awk -v lib=libfoo.a -f map_share.awk image.map
 # Prints: code=<.text+.rodata> ram=<.data+.bss> code_nobuiltins=<code without
 # compiler_builtins members> (all decimal bytes); with -v only=data just the
-# .data bytes.
+# .data bytes. A map without its memory map part, or without any input section
+# from lib, prints nothing on stdout, says why on stderr and exits 1: an empty
+# parse must never read as 0 bytes.
 function hex(s,    i, c, v) {
     v = 0
     s = tolower(s)
@@ -16,6 +18,7 @@ function hex(s,    i, c, v) {
 }
 function account(size, file,    n) {
     if (index(file, lib "(") == 0) return
+    matched++
     n = hex(size)
     if (osec ~ /^\.(text|rodata)/ || osec ~ /^\.ARM\.(exidx|extab)/) {
         code += n
@@ -25,7 +28,7 @@ function account(size, file,    n) {
         if (osec ~ /^\.(data|tdata)/) data += n
     }
 }
-BEGIN { inmap = 0; code = 0; ram = 0; code_nb = 0 }
+BEGIN { inmap = 0; code = 0; ram = 0; code_nb = 0; matched = 0 }
 /^Linker script and memory map/ { inmap = 1; next }
 !inmap { next }
 /^\.[^ ]/ { osec = $1; pending = 0; next }
@@ -37,5 +40,13 @@ BEGIN { inmap = 0; code = 0; ram = 0; code_nb = 0 }
 pending && /^ +0x/ && NF >= 3 && $2 ~ /^0x/ { account($2, $3); pending = 0; next }
 { pending = 0 }
 END {
+    if (!inmap) {
+        print "map_share.awk: " FILENAME ": no \"Linker script and memory map\" part" > "/dev/stderr"
+        exit 1
+    }
+    if (matched == 0) {
+        print "map_share.awk: " FILENAME ": no input section from " lib > "/dev/stderr"
+        exit 1
+    }
     if (only == "data") { print data + 0; exit }
     printf "code=%d ram=%d code_nobuiltins=%d\n", code, ram, code_nb }

@@ -9,6 +9,8 @@
 #   t.check(cond, "what was expected", detail)
 #   t.raises(RuntimeError, fn, args..., text="exact message")
 #   t.done()                             # prints RESULT, exits 1 on failure
+#                                        # (and when no check was made)
+#   rig.advance_clock(30000)             # "# needs: clock": time jumps 30 s
 #
 # Block devices count what LittleFS does to them (bytes_written, writes,
 # erases) and can fail writes/reads on demand, the way flash can. Failures
@@ -85,6 +87,11 @@ class Checker:
         return None
 
     def done(self):
+        """Prints the RESULT line and exits: 1 on any failure, and also when
+        no check was made at all (a file that checks nothing cannot pass)."""
+        if self.passed + self.failed == 0:
+            print("FAIL [%s] no check was made: a test that checks nothing cannot pass" % self.name)
+            self.failed = 1
         print("RESULT: %d passed, %d failed" % (self.passed, self.failed))
         sys.exit(1 if self.failed else 0)
 
@@ -272,6 +279,31 @@ def run_child(t, args, label):
 
 def ticks():
     return time.ticks_ms()
+
+
+# --- the test clock ("# needs: clock" in scripts/test_mpy.sh) -------------------
+# libfaketime reads the offset of the process's clocks from this file at every
+# clock read; real time runs at its own pace in between. Opened here, at
+# import, while the host's files are still reachable.
+CLOCK_FILE = os.getenv("BENTOCLAW_CLOCK_FILE")
+_clock_f = open(CLOCK_FILE, "w") if CLOCK_FILE else None
+_clock_offset_ms = 0
+CLOCK_FILE_WIDTH = 23  # the line scripts/test_mpy.sh writes: "%-23s\n"
+
+
+def advance_clock(ms):
+    """Moves ticks_ms(), CLOCK_MONOTONIC and the RTC forward by exactly ms,
+    at once. Only under "# needs: clock"."""
+    global _clock_offset_ms
+    if _clock_f is None:
+        raise RuntimeError("advance_clock() needs '# needs: clock' (scripts/test_mpy.sh)")
+    if ms < 0:
+        raise ValueError("the clock only moves forward")
+    _clock_offset_ms += ms
+    spec = "+%d.%03d" % (_clock_offset_ms // 1000, _clock_offset_ms % 1000)
+    _clock_f.seek(0)
+    _clock_f.write("%s%s\n" % (spec, " " * (CLOCK_FILE_WIDTH - len(spec))))
+    _clock_f.flush()
 
 
 def elapsed(t0):

@@ -1,10 +1,11 @@
 # test_breaker.py — three failed requests open the breaker; ask() and tool()
 # are refused with the breaker text until the cooldown has passed; a
 # half-open trial that succeeds closes it, one that fails re-opens it.
-# Runs under faketime x50 so the 30 s cooldown takes well under a second.
+# Runs on the test clock: time runs at its real pace (so the breaker stays
+# open for 30 s of real time, whatever the machine's load) and the test moves
+# it over the cooldown with rig.advance_clock().
 # needs: backend
-# needs: faketime
-import time
+# needs: clock
 import claw_rig as rig
 import bentoclaw
 
@@ -15,13 +16,17 @@ t.eq(rig.connect(bentoclaw), True, "connect")
 t.check(bentoclaw.ask("warm up").startswith("Echo:"), "a first ask succeeds")
 
 
-def wait_cooldown(limit_iters=3000):
-    """Sleep until the breaker leaves OPEN; returns the state seen."""
-    for _ in range(limit_iters):
-        s = bentoclaw.safety()
-        if s["circuit_breaker"] != "open":
-            return s
-        time.sleep_ms(20)
+# Real time that may pass between two calls of this test without a check
+# changing its outcome: 10 s, far beyond any stall of a loaded machine.
+MARGIN_MS = 10000
+
+
+def wait_cooldown(what):
+    """Moves the clock over the 30 s cooldown: still open 20 s on, at least
+    30 s on it is over. Returns safety() then."""
+    rig.advance_clock(30000 - MARGIN_MS)
+    t.eq(bentoclaw.safety()["circuit_breaker"], "open", what + ": still open 20 s into the cooldown")
+    rig.advance_clock(MARGIN_MS)
     return bentoclaw.safety()
 
 
@@ -60,11 +65,9 @@ t.raises(RuntimeError, bentoclaw.tool, "echo", "x", text=rig.BREAKER_TEXT)
 t.eq(rig.backend_log()["total"], total0, "refused calls never reach the backend")
 t.eq(bentoclaw.safety()["errors"], errors0 + 2, "each refusal counts an error")
 
-# Cooldown passes (faketime: ~0.6 s of real time).
+# Cooldown passes (the test clock jumps over it).
 rig.backend_mode("ok")
-t0 = rig.ticks()
-sf = wait_cooldown()
-print("breaker left OPEN after %d ticks (ms, faked)" % rig.elapsed(t0))
+sf = wait_cooldown("first cooldown")
 t.eq(sf["circuit_breaker"], "half-open", "half-open once the cooldown has passed")
 t.eq(sf["cooldown_ms"], 0, "no cooldown left when half-open")
 
@@ -75,16 +78,16 @@ t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "a successful trial closes
 # Open again, and this time the trial fails: a fresh cooldown.
 open_breaker()
 t.eq(bentoclaw.safety()["circuit_breaker"], "open", "open again")
-sf = wait_cooldown()
+sf = wait_cooldown("second cooldown")
 t.eq(sf["circuit_breaker"], "half-open", "half-open again")
 t.raises(RuntimeError, bentoclaw.ask, "failing trial", text=rig.REQUEST_TEXT)
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "open", "a failed trial re-opens the breaker")
-t.check(sf["cooldown_ms"] > 25000, "with a fresh cooldown", sf["cooldown_ms"])
+t.check(sf["cooldown_ms"] > 30000 - MARGIN_MS, "with a fresh cooldown", sf["cooldown_ms"])
 t.raises(RuntimeError, bentoclaw.ask, "still refused", text=rig.BREAKER_TEXT)
 
 # A tool can be the trial as well: after the cooldown, a working tool closes it.
-sf = wait_cooldown()
+sf = wait_cooldown("third cooldown")
 t.eq(sf["circuit_breaker"], "half-open", "half-open for a tool trial")
 t.eq(bentoclaw.tool("echo", "trial"), "trial", "tool call as the half-open trial")
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "closed by the tool's success")

@@ -42,7 +42,9 @@ for mode in modes:
              what="mode %s is a failed request" % mode)
     ms = rig.elapsed(t0)
     print("mode %-12s failed after %5d ms" % (mode, ms))
-    t.check(ms <= bentoclaw.HTTP_TIMEOUT_MS + 1500, "mode %s bounded by the timeout" % mode, ms)
+    # Twice the timeout of margin for a loaded machine; without a deadline
+    # the hang mode would take backend.py's 300 s.
+    t.check(ms <= 3 * bentoclaw.HTTP_TIMEOUT_MS, "mode %s bounded by the timeout" % mode, ms)
     t.eq(bentoclaw.safety()["errors"], errors0 + 1, "mode %s counted as an error" % mode)
     st = bentoclaw.status()
     t.eq(st["last_result"], "error", "last_result after %s" % mode)

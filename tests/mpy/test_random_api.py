@@ -168,7 +168,7 @@ ring = 0  # turns added since the last clear (status shows min(10, ring))
 connected = False
 py_tools = {}  # name -> (kind, risk, rate)
 ran = {}
-calls_ok = {}  # name -> [ticks of successful calls]
+calls_ok = {}  # name -> [(ticks before, ticks after) of each call the limiter admitted]
 errors_seen = 0
 counts = {}
 fails = 0
@@ -223,13 +223,16 @@ def make_handler(name, kind):
 
 
 def rate_window_ok(name, limit):
-    """No 60 s span of (fake) ticks holds more successful calls than limit."""
+    """No 60 s span of (fake) ticks holds more successful calls than limit.
+    Each call is bracketed by the ticks read just before and just after it,
+    and the limiter took its own time somewhere in between. So when the
+    limiter is right, the newest call's "after" and the "before" of the call
+    `limit` calls earlier are at least 60 s apart: exact, no slack, whatever
+    the load (under faketime x50 a 10 ms stall is 500 ms of ticks)."""
     ts = calls_ok.get(name, [])
     if len(ts) <= limit:
         return True
-    # Newest call and the one `limit` calls before it: at least ~60 s apart
-    # (a few ms of slack: ticks are read just before the call, x50 faked).
-    return time.ticks_diff(ts[-1], ts[-1 - limit]) >= 60000 - 500
+    return time.ticks_diff(ts[-1][1], ts[-1 - limit][0]) >= 60000
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -276,6 +279,7 @@ for i_call in range(N_CALLS):
             arg = random.choice((True, False, 1, 0, "toggle", None))
         ts = rig.ticks()
         r, e = run(bentoclaw.tool, n, arg)
+        ts = (ts, rig.ticks())
         want_e = name_error(n)
         if want_e is None and n not in BUILTIN and n not in py_tools:
             want_e = (ValueError, "unknown tool '%s'" % n)

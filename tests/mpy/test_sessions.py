@@ -4,9 +4,11 @@
 # summary request, /new and /reset, idle timeout and daily reset (on the
 # test clock bentoclaw._clock()), tool turns staying with their asker, the
 # archive and its cap. The restart side is tests/mpy/test_sessions_restart.py.
+# The idle timeout without an RTC runs on ticks: the test clock
+# (rig.advance_clock) moves them, real time runs at its own pace.
 # needs: backend
+# needs: clock
 import json
-import time
 import claw_rig as rig
 import bentoclaw
 
@@ -483,17 +485,20 @@ bentoclaw.ask("idle three")
 t.eq(bentoclaw.status()["exchanges"], 1, "60 s idle: a fresh session at the next ask()")
 t.eq([x[1] for x in bentoclaw.session()][0], "idle three", "only the new exchange in it")
 t.check(b"idle two" in archive_all()[len(arch_before):], "the old session archived")
-# No RTC (before 2024): the idle timeout runs on the tick counter.
-bentoclaw.config(idle_timeout_s=1)
+# No RTC (before 2024): the idle timeout runs on the tick counter, moved by
+# the test clock. Real time between two asks only adds to the idle time, and
+# the 60 s timeout leaves it 10 s before "same session" could change.
+bentoclaw.config(idle_timeout_s=60)
 bentoclaw._clock(5)
 t.eq(bentoclaw._clock(), 0, "an RTC before 2024 reads as unset")
 bentoclaw.ask("ticks one")
 n = bentoclaw.status()["exchanges"]
+rig.advance_clock(50000)
 bentoclaw.ask("ticks two")
-t.eq(bentoclaw.status()["exchanges"], n + 1, "within a second: same session")
-time.sleep(1.2)
+t.eq(bentoclaw.status()["exchanges"], n + 1, "50 s idle of a 60 s timeout: same session")
+rig.advance_clock(60000)
 bentoclaw.ask("ticks three")
-t.eq(bentoclaw.status()["exchanges"], 1, "idle 1.2 s without RTC: fresh session (tick counter)")
+t.eq(bentoclaw.status()["exchanges"], 1, "60 s idle without RTC: fresh session (tick counter)")
 # Daily reset at 04:00.
 fresh(idle_timeout_s=0, daily_reset_hour=4)
 bentoclaw._clock(T0 + 3 * 3600 + 59 * 60)  # 03:59

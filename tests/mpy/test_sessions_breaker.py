@@ -3,11 +3,12 @@
 # the ask() ends as a breaker refusal (no exchange), the compaction kept with
 # the local digest. The breaker here was opened by three failing tools (the
 # POSTs themselves succeeded), the one way a summary can be the trial.
-# Runs under faketime x50 so the 30 s cooldown passes in under a second.
+# Runs on the test clock: real time runs at its own pace (the breaker stays
+# open for 30 s of real time, whatever the load) and the test jumps over the
+# cooldown with rig.advance_clock().
 # needs: backend
-# needs: faketime
+# needs: clock
 import json
-import time
 import claw_rig as rig
 import bentoclaw
 
@@ -29,10 +30,7 @@ rig.backend_control(replies=[call, call, call, "done"])
 t.eq(bentoclaw.ask("break it"), "done", "three failing tools, the POSTs answered")
 t.eq(bentoclaw.safety()["circuit_breaker"], "open", "the tools opened the breaker")
 t.eq(bentoclaw.status()["session_msgs"], 10, "ring full")
-for _ in range(3000):
-    if bentoclaw.safety()["circuit_breaker"] != "open":
-        break
-    time.sleep_ms(20)
+rig.advance_clock(30000)
 t.eq(bentoclaw.safety()["circuit_breaker"], "half-open", "cooldown over")
 rig.backend_mode("status500", count=1)
 errors = bentoclaw.status()["errors"]
