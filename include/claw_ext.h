@@ -478,6 +478,18 @@ claw_status_t claw_tool(const uint8_t *name,
 size_t claw_ask_work_size(const uint8_t *prompt, size_t len);
 
 /**
+ * Before `claw_ask`: what can be told without a work buffer (the prompt,
+ * no connection, the chain's request budget; `NotConnected` and
+ * `RequestLimit` count their error). On `CLAW_OK`, `*work_len` is the
+ * buffer `claw_ask` needs; allocating it may fail without any state having
+ * changed.
+ *
+ * # Safety
+ * `prompt` valid for `len` bytes; `work_len` valid.
+ */
+claw_status_t claw_ask_check(const uint8_t *prompt, size_t len, size_t *work_len);
+
+/**
  * `ask(prompt)`: the whole exchange (see `docs/DESIGN.md`). On success
  * the reply is `work[0..*reply_len)` (UTF-8, no NUL).
  *

@@ -37,6 +37,14 @@
 MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_tool_handlers[16]);
 #define HANDLER(i) (MP_STATE_VM(bentoclaw_tool_handlers)[(i)])
 
+// The outermost ask()'s work buffer, kept for the VM's life: one block of
+// about 14 KiB taken while the heap is young, rather than a fresh one per
+// call that a long-running, fragmented heap may no longer have. A nested
+// ask() (from inside a tool) takes its own.
+MP_REGISTER_ROOT_POINTER(uint8_t *bentoclaw_work);
+static size_t s_work_len;
+static bool s_work_busy;
+
 static bool s_module_inited;
 
 extern const mp_obj_module_t mp_module_bentoclaw;
@@ -64,6 +72,9 @@ static void bentoclaw_vm_check(void) {
         for (size_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
             HANDLER(i) = MP_OBJ_NULL;
         }
+        MP_STATE_VM(bentoclaw_work) = NULL;
+        s_work_len = 0;
+        s_work_busy = false;
         #if !BENTOCLAW_PORT_FIRMWARE
         bentoclaw_clock_overridden = false;
         #endif
@@ -212,15 +223,40 @@ static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
     bentoclaw_ensure_init();
     size_t len;
     const char *prompt = get_text(prompt_in, &len, MP_QSTR_prompt, claw_check_prompt);
-    // The request's buffers: heap for the length of this call, never
-    // static RAM (taken before the core runs: MemoryError leaves no state).
-    size_t work_len = claw_ask_work_size((const uint8_t *)prompt, len);
-    uint8_t *work = m_new(uint8_t, work_len);
+    // The request's buffers (heap, never static RAM), taken before the core
+    // runs: a MemoryError leaves no state behind. What needs no buffer is
+    // checked first (an offline call allocates nothing).
+    size_t work_len = 0;
+    bentoclaw_check(claw_ask_check((const uint8_t *)prompt, len, &work_len), NULL);
+    bool own = s_work_busy || s_work_len < work_len;
+    uint8_t *work;
+    if (!own) {
+        work = MP_STATE_VM(bentoclaw_work);
+    } else if (!s_work_busy) {
+        // Grow the kept buffer (the old one is garbage from here on).
+        MP_STATE_VM(bentoclaw_work) = NULL;
+        s_work_len = 0;
+        work = m_new(uint8_t, work_len);
+        MP_STATE_VM(bentoclaw_work) = work;
+        s_work_len = work_len;
+        own = false;
+    } else {
+        work = m_new(uint8_t, work_len);
+    }
+    if (!own) {
+        s_work_busy = true;
+        work_len = s_work_len;
+    }
     bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
     size_t reply_len = 0;
     claw_status_t s = claw_ask((const uint8_t *)prompt, len, work, work_len, &ctx, &reply_len);
+    if (!own) {
+        s_work_busy = false;
+    }
     mp_obj_t ret = s == CLAW_OK ? mp_obj_new_str((const char *)work, reply_len) : mp_const_none;
-    m_del(uint8_t, work, work_len);
+    if (own) {
+        m_del(uint8_t, work, work_len);
+    }
     bentoclaw_check(s, &ctx);
     return ret;
 }

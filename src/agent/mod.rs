@@ -191,7 +191,9 @@ impl Status {
             Status::LedArg => c"led takes None, a bool or 'toggle'",
             Status::NoArg => c"this tool takes no argument",
             Status::WorkTooSmall => c"work buffer too small (claw_ask_work_size)",
-            Status::ArchiveFailed => c"archive write failed: session kept (session_clear() drops it)",
+            Status::ArchiveFailed => {
+                c"archive write failed: session kept (session_clear() drops it)"
+            }
             Status::CompactFailed => c"archive write failed: nothing compacted",
             Status::BuiltinTool => c"cannot replace a built-in tool",
             Status::RegistryFull => c"tool registry full (CLAW_RATE_MAX_TOOLS)",
@@ -997,7 +999,9 @@ struct Work<'a> {
 const BODY_FIXED: usize = 512;
 
 /// Bytes of work buffer `ask(prompt)` needs: the reply, a tool result, the
-/// longest body (prompt and context escaped, a tool result, the registry).
+/// longest body (the prompt escaped; the context with room for a quarter of
+/// its bytes to be escaped — a context with more control characters than
+/// that loses its oldest part; a tool result; the registry when listed).
 pub fn ask_work_size(prompt: &[u8]) -> usize {
     REPLY_MAX
         + 1
@@ -1005,11 +1009,16 @@ pub fn ask_work_size(prompt: &[u8]) -> usize {
         + NAME_ECHO_MAX
         + BODY_FIXED
         + wire::escaped_len(prompt)
-        + 2 * CONTEXT_MAX
-        + 2 * TOOL_RESULT_MAX
+        + CONTEXT_MAX
+        + CONTEXT_MAX / 4
+        + TOOL_RESULT_MAX
         + 2 * NAME_ECHO_MAX
-        + 1024
+        + TOOLS_MAX
 }
+
+/// Bytes the opt-in `"tools"` member takes at most: 16 entries of a name
+/// (31 bytes, escaped at most twice over) and a risk.
+const TOOLS_MAX: usize = 16 * (2 * 31 + 20);
 
 fn split_work(work: &mut [u8]) -> Option<Work<'_>> {
     let (reply, rest) = work.split_at_mut_checked(REPLY_MAX + 1)?;
@@ -1030,6 +1039,28 @@ pub struct Reply {
     pub offset: usize,
     /// Its length.
     pub len: usize,
+}
+
+/// What `ask(prompt)` can tell before any buffer exists: the prompt's
+/// checks, a command, no connection, the call's request budget. `Ok(n)`:
+/// the call needs a work buffer of `n` bytes. Changes nothing (an offline
+/// or refused call never makes its caller allocate).
+pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
+    check_prompt(prompt)?;
+    if policy::command(prompt).is_none() {
+        if !h.connected() {
+            core(h, |c, _| Account::new().error(c))?;
+            return Err(Status::NotConnected);
+        }
+        let left = core(h, |c, _| {
+            c.agent.chain.requests_left() || c.agent.chain.depth() == 0
+        })?;
+        if !left {
+            core(h, |c, _| Account::new().error(c))?;
+            return Err(Status::RequestLimit);
+        }
+    }
+    Ok(ask_work_size(prompt))
 }
 
 /// `ask(prompt)`: see the module docs; the answer is left in `work`.
@@ -1310,7 +1341,7 @@ fn post_request<H: Host>(
             + pending.map_or(0, |(nl, _, rl)| {
                 2 * nl + wire::escaped_len(w.result.get(..rl).unwrap_or(&[]))
             })
-            + if cfg.send_tools { 1024 } else { 0 };
+            + if cfg.send_tools { TOOLS_MAX } else { 0 };
         // Room for the context escaped: when control characters make it
         // too long, its oldest part is dropped.
         let room = w.body.len().saturating_sub(fixed);

@@ -272,11 +272,11 @@ fn summary_request<H: Host>(
     let Some(body_len) = built else {
         return Ok(None);
     };
-    let got = h.post(
-        body.get(..body_len).unwrap_or(&[]),
-        reply.get_mut(..super::REPLY_MAX).unwrap_or(&mut []),
-    );
-    let got = got.filter(|&n| super::check_text(reply.get(..n).unwrap_or(&[])).is_ok());
+    // The reply buffer holds REPLY_MAX + 1 bytes (room for a transport's NUL).
+    let got = h.post(body.get(..body_len).unwrap_or(&[]), reply);
+    let got = got.filter(|&n| {
+        n <= super::REPLY_MAX && super::check_text(reply.get(..n).unwrap_or(&[])).is_ok()
+    });
     match got {
         Some(n) => {
             let (tin, tout) = h.tokens();

@@ -335,7 +335,6 @@ pub extern "C" fn claw_status_kind(status: claw_status_t) -> u8 {
     Status::from_c(status).kind() as u8
 }
 
-
 /// Once per soft reset, after the three seed `_init` calls: the agent's
 /// state afresh (the transport's connection state kept) and the built-in
 /// tools in the registry. Fails (false) only when called from inside a file
@@ -502,6 +501,37 @@ pub unsafe extern "C" fn claw_tool(
 pub unsafe extern "C" fn claw_ask_work_size(prompt: *const u8, len: usize) -> usize {
     // SAFETY: per this function's contract.
     unsafe { bytes(prompt, len) }.map_or(0, agent::ask_work_size)
+}
+
+/// Before `claw_ask`: what can be told without a work buffer (the prompt,
+/// no connection, the chain's request budget; `NotConnected` and
+/// `RequestLimit` count their error). On `CLAW_OK`, `*work_len` is the
+/// buffer `claw_ask` needs; allocating it may fail without any state having
+/// changed.
+///
+/// # Safety
+/// `prompt` valid for `len` bytes; `work_len` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_ask_check(
+    prompt: *const u8,
+    len: usize,
+    work_len: *mut usize,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let (Some(prompt), false) = (unsafe { bytes(prompt, len) }, work_len.is_null()) else {
+        return Status::PromptLength as claw_status_t;
+    };
+    let mut host = CHost {
+        ctx: core::ptr::null_mut(),
+    };
+    match agent::ask_check(&mut host, prompt) {
+        Ok(n) => {
+            // SAFETY: non-NULL and valid per the contract.
+            unsafe { work_len.write(n) };
+            CLAW_OK
+        }
+        Err(s) => s as claw_status_t,
+    }
 }
 
 /// `ask(prompt)`: the whole exchange (see `docs/DESIGN.md`). On success

@@ -105,9 +105,8 @@ want = dict(DEFAULTS, compact_keep=3, idle_timeout_s=600, daily_reset_hour=-1, a
 t.eq(got, want, "config(**kw) returns the new settings")
 raw = rig.read_file(CONFIG_FILE)
 print("config file (%d bytes):" % len(raw or b""), raw)
-t.check(raw is not None and raw.endswith(b"\nend\n"), "config file ends with the end line", raw)
-t.check(raw and b"compact_keep=3\n" in raw and b"daily_reset_hour=-1\n" in raw
-        and b"auto_compact=0\n" in raw, "key=value lines", raw)
+cfg = json.loads(raw) if raw else None
+t.check(cfg == want, "the config file is one JSON object of the settings", raw)
 t.eq(rig.read_file(CONFIG_FILE + ".tmp"), None, "no temp file left")
 bdev.reset_counters()
 bentoclaw.config(compact_keep=3)
@@ -155,6 +154,17 @@ CORRUPT = [
     (b"=5\ncompact_keep\n\n\nend\n", 4, 0),
     (b"compact_keep=\xe0\xb8\x81\nend\n", 4, 0),
     (b"auto_compact=1\ncompact_keep=0\nend\n", 0, 0),
+    # The JSON file: out of range keeps that default, unknown keys are
+    # skipped, anything that does not parse (wrong type, duplicate, torn,
+    # too deep, too long) is ignored whole.
+    (b'{"compact_keep":2,"idle_timeout_s":60}', 2, 60),
+    (b'{"compact_keep":99,"idle_timeout_s":60}', 4, 60),
+    (b'{"future":{"x":[[1],{"y":null}]},"compact_keep":3}', 3, 0),
+    (b'{"compact_keep":"2","idle_timeout_s":60}', 4, 0),
+    (b'{"compact_keep":2,"compact_keep":3}', 4, 0),
+    (b'{"compact_keep":2', 4, 0),
+    (b'{"future":' + b"[" * 300 + b"]" * 300 + b',"compact_keep":2}', 4, 0),
+    (b'{"compact_keep":2}' + b" " * 400, 4, 0),
 ]
 losses = 0
 for bad, keep, idle in CORRUPT:
@@ -439,7 +449,7 @@ bentoclaw.ask("/new")
 t.eq(bentoclaw.recall("pet"), "Mali the cat", "memory survives /new")
 
 # --- tool turns stay with their asker -------------------------------------------------------------
-fresh(compact_keep=2)
+fresh(compact_keep=2, backend_summary=True)
 rig.backend_mode("tools")
 bentoclaw.ask("run echo a")
 bentoclaw.ask("run echo b")

@@ -19,7 +19,8 @@ rig.mount(bdev, mkfs=step == "parent")
 import bentoclaw
 
 STATS = ("bytes_in", "bytes_out", "tokens_in", "tokens_out", "context_bytes", "exchanges", "last_active")
-CFG = {"compact_keep": 3, "idle_timeout_s": 3600, "daily_reset_hour": 5, "context_budget": 3000}
+CFG = {"compact_keep": 3, "idle_timeout_s": 3600, "daily_reset_hour": 5, "context_budget": 3000,
+       "backend_summary": True}
 
 
 def stats():

@@ -101,6 +101,7 @@ pub const EXT_ITEMS: &[&str] = &[
     "claw_tool_info",
     "claw_tool",
     "claw_ask_work_size",
+    "claw_ask_check",
     "claw_ask",
     "claw_tacp",
     "claw_connect",
