@@ -108,14 +108,23 @@ class Checker:
 # --- block devices ------------------------------------------------------------
 
 
+def default_block_size():
+    """512 on the unix port; the board's erase block on the emulated one."""
+    if QEMU:
+        import board
+
+        return board.FLASH_BLOCK_SIZE
+    return BLOCK_SIZE
+
+
 class RamBlockDev:
-    """A RAM block device with 512-byte blocks (or block_size) and the
+    """A RAM block device with 512-byte blocks (default_block_size()) and the
     extended interface (readblocks/writeblocks with offset, ioctl 4/5/6).
     storage: a buffer to use as it is (the emulated board's RAM disk)."""
 
-    def __init__(self, blocks=256, data=None, block_size=BLOCK_SIZE, storage=None):
+    def __init__(self, blocks=256, data=None, block_size=None, storage=None):
         self.blocks = blocks
-        self.block_size = block_size
+        self.block_size = block_size or default_block_size()
         if storage is not None:
             self.data = storage
         else:
@@ -297,18 +306,20 @@ def backend_port():
 
 
 # The serial bridge's harness request for the backend's control endpoints
-# (tests/qemu/serial_bridge.py, HOST_HTTP).
+# (tests/qemu/serial_bridge.py, HOST_HTTP), and its "keep all" value.
 LINK_HOST_HTTP = 0x10
-# How many of the newest /_log records come back on the emulated board
-# (the whole log can be larger than its heap).
-QEMU_LOG_KEEP = 8
+KEEP_ALL = 0xFFFF
+# Records the backend keeps in /_log (mpy/examples/backend.py LOG_KEEP). On
+# the emulated board only the ones a test looks at are fetched: the whole
+# log can be larger than its heap, and its UART moves about 30 KB/s.
+LOG_RECORDS = 32
 
 
-def http(method, path, body=None, port=None, keep=0):
+def http(method, path, body=None, port=None, keep=KEEP_ALL):
     """Minimal HTTP/1.1 client for the backend's control endpoints.
     Returns (status, body_text). On the emulated board the request goes
-    through the serial bridge; keep > 0 trims a "requests" list there to
-    its newest `keep` entries."""
+    through the serial bridge, which trims a "requests" list in the answer
+    to its newest `keep` entries."""
     port = port or backend_port()
     if QEMU:
         import board
@@ -359,8 +370,47 @@ def backend_last():
     return json.loads(http("GET", "/_last")[1])
 
 
+class _BoardRequests:
+    """The "requests" of backend_log() on the emulated board: indexing or
+    slicing from the end (log[-1], log[-n:]) fetches just the newest records
+    it needs; anything else fetches the backend's whole log (32 records)."""
+
+    def __init__(self, total):
+        self.total = total
+
+    def __len__(self):
+        return min(self.total, LOG_RECORDS)
+
+    def __getitem__(self, i):
+        start = i.start if isinstance(i, slice) else i
+        need = -start if isinstance(start, int) and start < 0 and (
+            not isinstance(i, slice) or (i.stop is None and i.step is None)) else LOG_RECORDS
+        got = json.loads(http("GET", "/_log", keep=min(need, LOG_RECORDS))[1])["requests"]
+        return got[i]
+
+    def __iter__(self):
+        return iter(self[-LOG_RECORDS:])
+
+
+class _BoardLog:
+    """backend_log() on the emulated board: the total at once, the records
+    (_BoardRequests) when they are used."""
+
+    def __init__(self):
+        self.doc = json.loads(http("GET", "/_log", keep=0)[1])
+        self.doc["requests"] = _BoardRequests(self.doc["total"])
+
+    def __getitem__(self, k):
+        return self.doc[k]
+
+    def get(self, k, default=None):
+        return self.doc.get(k, default)
+
+
 def backend_log():
-    return json.loads(http("GET", "/_log", keep=QEMU_LOG_KEEP if QEMU else 0)[1])
+    if QEMU:
+        return _BoardLog()
+    return json.loads(http("GET", "/_log")[1])
 
 
 def backend_reset():

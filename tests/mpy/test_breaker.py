@@ -4,6 +4,7 @@
 # Runs under faketime x50 so the 30 s cooldown takes well under a second.
 # needs: backend
 # needs: faketime
+# targets: unix qemu
 import time
 import claw_rig as rig
 import bentoclaw

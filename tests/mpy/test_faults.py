@@ -2,6 +2,7 @@
 # ("HTTPS request failed") within the bounded timeout; the request itself is
 # well-formed JSON with the right headers; context beyond 200 bytes is sent.
 # needs: backend
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

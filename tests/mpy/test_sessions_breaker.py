@@ -6,6 +6,7 @@
 # Runs under faketime x50 so the 30 s cooldown passes in under a second.
 # needs: backend
 # needs: faketime
+# targets: unix qemu
 import json
 import time
 import claw_rig as rig

@@ -272,7 +272,10 @@ class TestFile:
         self.shared = os.path.dirname(os.path.abspath(path)) == MPY_TESTS
         self.name = ("mpy/" if self.shared else "") + os.path.splitext(os.path.basename(path))[0]
         with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
+            text = f.read()
+        lines = text.split("\n")
+        # tests/mpy/claw_rig.py is installed for the tests that import it.
+        self.claw_rig = self.shared or "import claw_rig" in text
         header = "\n".join(l for l in lines[:40] if l.startswith("#"))
         self.needs = set(re.findall(r"^#\s*needs:\s*(\w+)", header, re.M))
         self.icount = "faketime" in self.needs or bool(re.search(r"^# qemu: .*\bicount\b", header, re.M))
@@ -299,11 +302,12 @@ class TestFile:
         return board in self.boards
 
 
-def prelude(board, rig_src, claw_rig_src, backend_port, shared):
+def prelude(board, rig_src, claw_rig_src, backend_port, claw_rig):
     """What is executed before each phase: the board's name and the backend
-    port as globals, the rig, and for a tests/mpy file the module claw_rig."""
+    port as globals, the rig, and for a test that imports it the module
+    claw_rig."""
     src = "QEMU_BOARD = %r\nBACKEND_PORT = %r\n" % (board, backend_port) + rig_src
-    if shared:
+    if claw_rig:
         env = {"BENTOCLAW_PORT": str(backend_port)} if backend_port else {}
         src += (
             "\ndef _install_claw_rig(src, env):\n"
@@ -341,7 +345,7 @@ def run_test(test, args, rig_src, claw_rig_src):
                 log.write(b"backend on 127.0.0.1:%d\n" % backend.port)
             board = Board(args.qemu, args.board, args.elf, icount=test.icount, log=log)
             log.write(("$ %s\n" % " ".join(board.cmd)).encode())
-            pre = prelude(args.board, rig_src, claw_rig_src, backend.port if backend else None, test.shared)
+            pre = prelude(args.board, rig_src, claw_rig_src, backend.port if backend else None, test.claw_rig)
             banner = board.enter_raw(deadline)
             for n, (kind, src) in enumerate(test.phases, 1):
                 if kind == "ctrl-d":

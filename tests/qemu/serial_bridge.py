@@ -37,8 +37,8 @@ protocol):
     0x10 HOST_HTTP   u16 port, u16 keep, u8 n, method[n], u16 m, path[m], body
          -> u16 status, body. A request to the backend's own endpoints
             (/_control, /_last, /_log, /_reset) on 127.0.0.1:port; for a JSON
-            answer with a "requests" list, keep > 0 keeps only its newest
-            `keep` entries (the board's heap is small).
+            answer with a "requests" list, keep < 0xffff keeps only its
+            newest `keep` entries (the board's heap is small, its UART slow).
     0x11 TACP_SEND   text -> (empty) once the text was written to UART2,
             as the USB host writes TACP lines
     0x12 TACP_READ   u16 count, u32 timeout_ms -> the first `count` lines the
@@ -99,6 +99,72 @@ def parse_tokens(value):
         return None
     n = int(v)
     return n if n <= 0xFFFFFFFF else None
+
+
+def http_answer(s, resp_max):
+    """Read an HTTP/1.x answer from socket s the way the unix transport
+    does: the header block ends within HEADER_MAX bytes with CRLF lines, the
+    status line is "HTTP/1.0" or "HTTP/1.1", a status code and a space or
+    CRLF; Content-Length, when present, is digits, exact and not
+    conflicting; Transfer-Encoding fails; without a length the body runs
+    to the close. A body over resp_max fails. Returns (status, tokens_in,
+    tokens_out, body) or None; the body only for status 200."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        if len(buf) >= HEADER_MAX:
+            return None  # header flood
+        c = s.recv(HEADER_MAX - len(buf))
+        if not c:
+            return None  # closed inside the header block
+        buf += c
+    end = buf.index(b"\r\n\r\n") + 4
+    if end > HEADER_MAX:
+        return None
+    head, rest = buf[:end], buf[end:]
+    if (len(head) < 14 or head[:7] != b"HTTP/1." or head[7:8] not in (b"0", b"1") or head[8:9] != b" "
+            or not head[9:12].isdigit() or head[12:13] not in (b" ", b"\r")):
+        return None
+    status = int(head[9:12])
+    lines = head[:-4].split(b"\r\n")[1:]
+    length = tin = tout = None
+    for line in lines:
+        if b"\n" in line or b":" not in line or line.startswith(b":"):
+            return None  # bare LF, or not a header line
+        name, _, value = line.partition(b":")
+        name = name.lower()
+        if name == b"content-length":
+            v = value.strip(b" \t")
+            if not v or not v.isdigit():
+                return None
+            if length is not None and int(v) != length:
+                return None  # conflicting lengths
+            length = int(v)
+        elif name == b"transfer-encoding":
+            return None
+        elif name == b"x-tokens-in":
+            tin = parse_tokens(value.decode("latin-1")) if parse_tokens(value.decode("latin-1")) is not None else tin
+        elif name == b"x-tokens-out":
+            tout = parse_tokens(value.decode("latin-1")) if parse_tokens(value.decode("latin-1")) is not None else tout
+    if status != 200:
+        return status, None, None, b""
+    if length is not None and length > resp_max:
+        return None
+    limit = length if length is not None else resp_max
+    body = rest
+    while length is None or len(body) < length:
+        if len(body) > limit:
+            break
+        c = s.recv(65536)
+        if not c:
+            if length is not None:
+                return None  # truncated
+            break
+        body += c
+    if length is not None:
+        body = body[:length]  # bytes after the declared length are ignored
+    elif len(body) > resp_max:
+        return None
+    return status, tin, tout, body
 
 
 class SerialBridge:
@@ -272,35 +338,26 @@ class SerialBridge:
         return struct.pack("<HBII", status, flags, tin or 0, tout or 0) + reply
 
     def _http_post(self, ep, body, resp_max):
+        """POST body to the endpoint with the unix transport's request and
+        its rules for the answer (mpy/claw_transport_unix.c): returns
+        (status, tokens_in, tokens_out, body); status 0 = failed."""
         host, port, key = ep
-        conn = http.client.HTTPConnection(host, port, timeout=HTTP_TIMEOUT_S)
+        req = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+               "Authorization: Bearer %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+               % (HTTP_PATH, host, port, key, len(body))).encode()
+        fail = (0, None, None, b"")
         try:
-            # The unix transport's request, header for header.
-            conn.putrequest("POST", HTTP_PATH, skip_host=True, skip_accept_encoding=True)
-            conn.putheader("Host", "%s:%d" % (host, port))
-            conn.putheader("Content-Type", "application/json")
-            conn.putheader("Authorization", "Bearer " + key)
-            conn.putheader("Content-Length", str(len(body)))
-            conn.putheader("Connection", "close")
-            conn.endheaders(body)
-            r = conn.getresponse()
-            head = sum(len(k) + len(v) + 4 for k, v in r.getheaders()) + 20
-            if head > HEADER_MAX or r.getheader("Transfer-Encoding") is not None:
-                return 0, None, None, b""
-            tin = tout = None
-            for k, v in r.getheaders():
-                if k.lower() == "x-tokens-in":
-                    tin = parse_tokens(v) if parse_tokens(v) is not None else tin
-                elif k.lower() == "x-tokens-out":
-                    tout = parse_tokens(v) if parse_tokens(v) is not None else tout
-            reply = r.read(resp_max + 1)
-            if len(reply) > resp_max:
-                return 0, None, None, b""
-            return r.status, tin, tout, reply
-        except (OSError, http.client.HTTPException, ValueError):
-            return 0, None, None, b""
+            s = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)
+        except OSError:
+            return fail
+        try:
+            s.settimeout(HTTP_TIMEOUT_S)
+            s.sendall(req + body)
+            return http_answer(s, resp_max) or fail
+        except OSError:
+            return fail
         finally:
-            conn.close()
+            s.close()
 
     # --- the harness requests --------------------------------------------------------
 
@@ -320,11 +377,11 @@ class SerialBridge:
             status, data = 0, b""
         finally:
             conn.close()
-        if keep and data[:1] == b"{":
+        if keep != 0xFFFF and data[:1] == b"{":
             try:
                 doc = json.loads(data)
                 if isinstance(doc.get("requests"), list):
-                    doc["requests"] = doc["requests"][-keep:]
+                    doc["requests"] = doc["requests"][-keep:] if keep else []
                     data = json.dumps(doc, ensure_ascii=False).encode()
             except ValueError:
                 pass

@@ -32,8 +32,8 @@
  *   board.link_call(type, payload, timeout_ms, answer_max)
  *                        send one frame of `type` to the bridge and return
  *                        the payload of its answer as bytes, or None when no
- *                        valid answer came in time; answer_max=0 sends
- *                        without waiting (returns b"")
+ *                        valid answer (at most answer_max bytes) came in
+ *                        time; answer_max=0 sends without waiting (b"")
  */
 #include <stdint.h>
 #include <string.h>
@@ -170,15 +170,19 @@ static mp_obj_t board_link_call(size_t n_args, const mp_obj_t *args) {
     if (answer_max == 0) {
         return mp_const_empty_bytes;
     }
-    // Allocated before waiting: nothing may raise while frames arrive.
+    // Sized by the answer's header; a MemoryError here leaves the rest of
+    // the frame on the line, which the next exchange skips (another id).
+    link_rx_t rx;
+    int32_t n = link_rx_begin(&rx, (uint8_t)(type | LINK_ANSWER), id, deadline);
+    if (n < 0 || n > answer_max) {
+        return mp_const_none;
+    }
     vstr_t ans;
-    vstr_init_len(&ans, (size_t)answer_max);
-    int32_t n = link_recv((uint8_t)(type | LINK_ANSWER), id, NULL, 0, (uint8_t *)ans.buf, ans.len, deadline);
-    if (n < 0) {
+    vstr_init_len(&ans, (size_t)n);
+    if (!link_rx_read(&rx, (uint8_t *)ans.buf, (size_t)n) || !link_rx_end(&rx)) {
         vstr_clear(&ans);
         return mp_const_none;
     }
-    ans.len = (size_t)n;
     return mp_obj_new_bytes_from_vstr(&ans);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(board_link_call_obj, 4, 4, board_link_call);

@@ -98,8 +98,9 @@ static bool link_get(uint8_t *p, size_t n, uint32_t *crc, uint32_t deadline_ms) 
     return true;
 }
 
-int32_t link_recv(uint8_t type, uint16_t id, uint8_t *head, size_t head_len,
-    uint8_t *body, size_t body_max, uint32_t deadline_ms) {
+int32_t link_rx_begin(link_rx_t *rx, uint8_t type, uint16_t id, uint32_t deadline_ms) {
+    rx->deadline_ms = deadline_ms;
+    rx->left = 0;
     int c = link_getc(deadline_ms);
     for (;;) {
         // Hunt for the magic "BC".
@@ -115,37 +116,56 @@ int32_t link_recv(uint8_t type, uint16_t id, uint8_t *head, size_t head_len,
             continue; // may be the 'B' of the real magic: looked at again
         }
         uint8_t hdr[LINK_HEADER_LEN] = { 'B', 'C' };
-        uint32_t crc = crc_byte(crc_byte(0xffffffffu, 'B'), 'C');
-        if (!link_get(hdr + 2, LINK_HEADER_LEN - 2, &crc, deadline_ms)) {
+        rx->crc = crc_byte(crc_byte(0xffffffffu, 'B'), 'C');
+        if (!link_get(hdr + 2, LINK_HEADER_LEN - 2, &rx->crc, deadline_ms)) {
             return -1;
         }
         uint32_t len = link_get_u32(hdr + 6);
-        bool ours = hdr[2] == type && link_get_u16(hdr + 4) == id;
-        if (!ours) {
-            // Another request's answer (a late one), or noise that looked
-            // like a header: skip its payload and CRC, then hunt again.
-            // A length that is noise at worst costs the wait until the
-            // deadline.
-            if (!link_get(NULL, (size_t)len + 4u, &crc, deadline_ms)) {
+        if (hdr[2] == type && link_get_u16(hdr + 4) == id) {
+            if (len > (uint32_t)INT32_MAX) {
                 return -1;
             }
-            c = link_getc(deadline_ms);
-            continue;
+            rx->left = len;
+            return (int32_t)len;
         }
-        if (len < head_len || len - head_len > body_max) {
-            return -1; // the answer does not fit what was asked for
-        }
-        size_t body_len = len - head_len;
-        uint8_t tail[4];
-        uint32_t unused = 0;
-        if (!link_get(head, head_len, &crc, deadline_ms)
-            || !link_get(body, body_len, &crc, deadline_ms)
-            || !link_get(tail, sizeof(tail), &unused, deadline_ms)) {
+        // Another request's answer (a late one), or noise that looked like a
+        // header: skip its payload and CRC, then hunt again. A length that is
+        // noise at worst costs the wait until the deadline.
+        if (!link_get(NULL, (size_t)len + 4u, &rx->crc, deadline_ms)) {
             return -1;
         }
-        if ((crc ^ 0xffffffffu) != link_get_u32(tail)) {
-            return -1; // damaged on the line: a failed exchange
-        }
-        return (int32_t)body_len;
+        c = link_getc(deadline_ms);
     }
+}
+
+bool link_rx_read(link_rx_t *rx, uint8_t *p, size_t n) {
+    if (n > rx->left) {
+        return false;
+    }
+    rx->left -= (uint32_t)n;
+    return link_get(p, n, &rx->crc, rx->deadline_ms);
+}
+
+bool link_rx_end(link_rx_t *rx) {
+    uint8_t tail[4];
+    uint32_t unused = 0;
+    if (rx->left != 0 || !link_get(tail, sizeof(tail), &unused, rx->deadline_ms)) {
+        return false;
+    }
+    // A mismatch means damage on the line: a failed exchange.
+    return (rx->crc ^ 0xffffffffu) == link_get_u32(tail);
+}
+
+int32_t link_recv(uint8_t type, uint16_t id, uint8_t *head, size_t head_len,
+    uint8_t *body, size_t body_max, uint32_t deadline_ms) {
+    link_rx_t rx;
+    int32_t len = link_rx_begin(&rx, type, id, deadline_ms);
+    if (len < 0 || (size_t)len < head_len || (size_t)len - head_len > body_max) {
+        return -1; // no answer, or one that does not fit what was asked for
+    }
+    size_t body_len = (size_t)len - head_len;
+    if (!link_rx_read(&rx, head, head_len) || !link_rx_read(&rx, body, body_len) || !link_rx_end(&rx)) {
+        return -1;
+    }
+    return (int32_t)body_len;
 }

@@ -66,6 +66,19 @@ bool link_send(uint8_t type, uint16_t id, const link_part_t *parts, size_t n_par
 int32_t link_recv(uint8_t type, uint16_t id, uint8_t *head, size_t head_len,
     uint8_t *body, size_t body_max, uint32_t deadline_ms);
 
+// The same in steps, for a caller that sizes its buffer by the answer:
+// link_rx_begin waits for the answer's header and returns its payload
+// length (or -1), link_rx_read reads the next n payload bytes, link_rx_end
+// reads the CRC and checks it. Every step false / -1 = a failed exchange.
+typedef struct {
+    uint32_t crc;
+    uint32_t left;
+    uint32_t deadline_ms;
+} link_rx_t;
+int32_t link_rx_begin(link_rx_t *rx, uint8_t type, uint16_t id, uint32_t deadline_ms);
+bool link_rx_read(link_rx_t *rx, uint8_t *p, size_t n);
+bool link_rx_end(link_rx_t *rx);
+
 static inline uint16_t link_get_u16(const uint8_t *p) {
     return (uint16_t)(p[0] | (p[1] << 8));
 }
