@@ -7,9 +7,11 @@ loopback, and the answers go back as frames. Standard library only.
 Frame (both directions; the board's end is
 tests/qemu/boards/MPS2_AN505/serial_link.c; docs/EMULATOR.md has the table):
 
-    "BC" | type u8 | flags u8 (0) | id u16 LE | length u32 LE | payload | CRC-32 LE
+    "BC" | type u8 | check u8 | id u16 LE | length u32 LE | payload | CRC-32 LE
 
-The CRC is zlib.crc32 of everything before it. An answer has the request's
+check = 0xA5 ^ type ^ the bytes of id and length (a header that fails it,
+or claims more than 1 MiB, is noise: hunting goes on after its magic). The
+CRC is zlib.crc32 of everything before it. An answer has the request's
 type | 0x80 and its id. A frame with a bad CRC is dropped (the board's
 request then times out); bytes that are no frame are skipped up to the next
 magic. Every request is served on its own thread, so a backend that hangs
@@ -70,7 +72,7 @@ import time
 import zlib
 
 MAGIC = b"BC"
-HEADER = struct.Struct("<2sBBHI")  # magic, type, flags, id, length
+HEADER = struct.Struct("<2sBBHI")  # magic, type, check, id, length
 MAX_PAYLOAD = 1 << 20
 
 CONNECT, POST, DISCONNECT = 0x01, 0x02, 0x03
@@ -87,8 +89,17 @@ CONNECT_TIMEOUT_S = 5.0
 HTTP_TIMEOUT_S = 30.0  # the board gives up first; a late answer is discarded
 
 
+def header_check(head):
+    x = 0xA5 ^ head[2]
+    for b in head[4:10]:
+        x ^= b
+    return x
+
+
 def frame(ftype, fid, payload):
-    head = HEADER.pack(MAGIC, ftype, 0, fid, len(payload))
+    head = bytearray(HEADER.pack(MAGIC, ftype, 0, fid, len(payload)))
+    head[3] = header_check(head)
+    head = bytes(head)
     return head + payload + struct.pack("<I", zlib.crc32(head + payload) & 0xFFFFFFFF)
 
 
@@ -228,8 +239,8 @@ class SerialBridge:
                     del buf[:i]
                 if len(buf) < HEADER.size:
                     break
-                _, ftype, _, fid, length = HEADER.unpack_from(buf)
-                if length > MAX_PAYLOAD:
+                _, ftype, check, fid, length = HEADER.unpack_from(buf)
+                if check != header_check(buf) or length > MAX_PAYLOAD:
                     del buf[:2]  # not a frame after all
                     continue
                 end = HEADER.size + length + 4

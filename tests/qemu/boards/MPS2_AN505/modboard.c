@@ -21,7 +21,8 @@
  *   board.tacp_readline(timeout_ms)
  *                        the next line from UART2 as bytes, without its
  *                        CR/LF, or None when none was complete before the
- *                        timeout (on the board's tick). A line longer than
+ *                        timeout (on the board's tick; a partial line is
+ *                        kept for the next call). A line longer than
  *                        TACP_LINE_BUF bytes comes back cut to that length
  *                        (bentoclaw.tacp() refuses it as too long); the rest
  *                        up to the LF is dropped.
@@ -100,21 +101,23 @@ static MP_DEFINE_CONST_FUN_OBJ_0(board_stack_used_obj, board_stack_used);
 
 /* --- TACP over UART2 -------------------------------------------------------- */
 
+// The line being received: kept across calls, so a line that arrives
+// slowly (a person typing) is not lost to a timeout. Static, not on the GC
+// heap; a soft reset keeps a partial line, as the UART would.
+static uint8_t s_tacp_line[TACP_LINE_BUF];
+static size_t s_tacp_len;
+
 static mp_obj_t board_tacp_readline(mp_obj_t timeout_in) {
     mp_int_t timeout = mp_obj_get_int(timeout_in);
     if (timeout < 0) {
         mp_raise_ValueError(MP_ERROR_TEXT("timeout_ms must be >= 0"));
     }
     uint32_t deadline = board_ms() + (uint32_t)timeout;
-    vstr_t line;
-    vstr_init(&line, 64);
     for (;;) {
         int c = board_uart_getc(BOARD_UART_TACP);
         if (c < 0) {
             if (board_ms_reached(deadline)) {
-                // Nothing complete in time; a partial line is dropped.
-                vstr_clear(&line);
-                return mp_const_none;
+                return mp_const_none; // no complete line yet
             }
             // Let Ctrl-C on the console and scheduled callbacks through.
             mp_event_handle_nowait();
@@ -123,14 +126,16 @@ static mp_obj_t board_tacp_readline(mp_obj_t timeout_in) {
         if (c == '\n') {
             break;
         }
-        if (line.len < TACP_LINE_BUF) {
-            vstr_add_byte(&line, (byte)c);
+        if (s_tacp_len < TACP_LINE_BUF) {
+            s_tacp_line[s_tacp_len++] = (uint8_t)c;
         }
     }
-    if (line.len > 0 && line.buf[line.len - 1] == '\r') {
-        line.len--;
+    size_t len = s_tacp_len;
+    s_tacp_len = 0;
+    if (len > 0 && s_tacp_line[len - 1] == '\r') {
+        len--;
     }
-    return mp_obj_new_bytes_from_vstr(&line);
+    return mp_obj_new_bytes(s_tacp_line, len);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(board_tacp_readline_obj, board_tacp_readline);
 

@@ -5,9 +5,24 @@
  */
 #include "serial_link.h"
 
+#include <string.h>
+
 #include "board.h"
 
 static uint16_t s_last_id;
+
+// Header bytes that failed the check are looked at again for a magic.
+static uint8_t s_pushback[2 * LINK_HEADER_LEN];
+static size_t s_pushback_len;
+static size_t s_pushback_pos;
+
+static uint8_t link_header_check(const uint8_t *hdr) {
+    uint8_t x = 0xa5u ^ hdr[2];
+    for (size_t i = 4; i < LINK_HEADER_LEN; i++) {
+        x ^= hdr[i];
+    }
+    return x;
+}
 
 uint16_t link_new_id(void) {
     s_last_id++;
@@ -32,6 +47,8 @@ static uint32_t crc_byte(uint32_t crc, uint8_t b) {
 }
 
 void link_drain(void) {
+    s_pushback_len = 0;
+    s_pushback_pos = 0;
     while (board_uart_getc(BOARD_UART_LINK) >= 0) {
     }
 }
@@ -54,6 +71,7 @@ bool link_send(uint8_t type, uint16_t id, const link_part_t *parts, size_t n_par
     uint8_t hdr[LINK_HEADER_LEN] = { 'B', 'C', type, 0 };
     link_put_u16(hdr + 4, id);
     link_put_u32(hdr + 6, (uint32_t)len);
+    hdr[3] = link_header_check(hdr);
     uint32_t crc = 0xffffffffu;
     if (!link_put(hdr, sizeof(hdr), &crc, deadline_ms)) {
         return false;
@@ -72,6 +90,9 @@ bool link_send(uint8_t type, uint16_t id, const link_part_t *parts, size_t n_par
 
 // One byte from the bridge, or -1 once the deadline has passed.
 static int link_getc(uint32_t deadline_ms) {
+    if (s_pushback_pos < s_pushback_len) {
+        return s_pushback[s_pushback_pos++];
+    }
     for (;;) {
         int c = board_uart_getc(BOARD_UART_LINK);
         if (c >= 0) {
@@ -121,6 +142,19 @@ int32_t link_rx_begin(link_rx_t *rx, uint8_t type, uint16_t id, uint32_t deadlin
             return -1;
         }
         uint32_t len = link_get_u32(hdr + 6);
+        if (hdr[3] != link_header_check(hdr) || len > LINK_PAYLOAD_MAX) {
+            // Noise: hunt again from the byte after this magic.
+            size_t rest = s_pushback_len - s_pushback_pos;
+            if (rest > 0) {
+                // Still inside an earlier pushback: keep its unread tail.
+                memmove(s_pushback + (LINK_HEADER_LEN - 2), s_pushback + s_pushback_pos, rest);
+            }
+            memcpy(s_pushback, hdr + 2, LINK_HEADER_LEN - 2);
+            s_pushback_len = LINK_HEADER_LEN - 2 + rest;
+            s_pushback_pos = 0;
+            c = link_getc(deadline_ms);
+            continue;
+        }
         if (hdr[2] == type && link_get_u16(hdr + 4) == id) {
             if (len > (uint32_t)INT32_MAX) {
                 return -1;

@@ -7,7 +7,9 @@
  *   offset size
  *   0      2    magic "BC" (0x42 0x43)
  *   2      1    type: a request, or the request's type | 0x80 for its answer
- *   3      1    flags, 0
+ *   3      1    header check: 0xA5 ^ the XOR of bytes 2 and 4..9, so that
+ *               noise which happens to contain "BC" is not taken for a
+ *               header (and its length is not waited for)
  *   4      2    id, little-endian: chosen by the board per request, echoed
  *               by the answer, so a late answer to an abandoned request is
  *               never taken for the answer to the next one
@@ -30,6 +32,8 @@
 
 #define LINK_HEADER_LEN (10u)
 #define LINK_ANSWER     (0x80u)
+// The largest payload either side sends (a header claiming more is noise).
+#define LINK_PAYLOAD_MAX (1u << 20)
 
 // The board's transport: claw_https_* (claw_transport_serial.c).
 #define LINK_CONNECT    (0x01u) // u16 port, u8 n, host[n], u8 m, key[m] -> u8 reachable
@@ -58,8 +62,9 @@ void link_drain(void);
 bool link_send(uint8_t type, uint16_t id, const link_part_t *parts, size_t n_parts, uint32_t deadline_ms);
 
 // Wait for the answer of type `type` to request `id`; frames of other
-// types or ids are skipped, bytes that are no frame are skipped up to the
-// next magic. The payload's first head_len bytes go to `head`, the rest
+// types or ids are skipped, bytes that are no frame (no magic, a failed
+// header check, a length over LINK_PAYLOAD_MAX) are skipped up to the next
+// magic. The payload's first head_len bytes go to `head`, the rest
 // (at most body_max) to `body`. Returns the length of that rest, or -1:
 // deadline passed, payload too short or too long, or a CRC mismatch in a
 // frame that claims to be this answer.
