@@ -128,7 +128,7 @@ class RamBlockDev:
         if storage is not None:
             self.data = storage
         else:
-            self.data = bytearray(data) if data is not None else bytearray(blocks * block_size)
+            self.data = bytearray(data) if data is not None else bytearray(blocks * self.block_size)
         self.reset_counters()
         self.fail_writes = False  # True: every write fails with EIO
         self.fail_after = None  # int: writes succeed for this many more bytes
