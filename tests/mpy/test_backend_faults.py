@@ -19,6 +19,7 @@
 #  succeed (empty body, extra bytes after Content-Length, NUL in the reply).
 # needs: backend
 # targets: unix qemu
+# qemu: icount shift=6
 import os
 import sys
 import time

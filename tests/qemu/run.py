@@ -42,7 +42,10 @@ A phase passes when it raised nothing and printed
     # qemu: icount      run with -icount shift=3,sleep=off: board time follows
                         the instruction count (8 ns each), not the host's load,
                         and a WFI jumps to the next timer deadline, so
-                        time.sleep_ms(30000) takes well under a second
+                        time.sleep_ms(30000) takes well under a second;
+                        "icount shift=N": 2^N ns per instruction (a test that
+                        waits out the transport's deadline in a busy loop
+                        gets there in fewer instructions)
     # timeout: <s>      wall-clock limit for the whole test (default 90;
                         180 for tests/mpy files)
 
@@ -74,7 +77,7 @@ BACKEND = os.path.join(ROOT, "mpy", "examples", "backend.py")
 RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
 MARKER_RE = re.compile(r"^#== reset (ctrl-d|machine)\s*$")
 RESULT_RE = re.compile(rb"RESULT: (\d+) passed, (\d+) failed")
-ICOUNT = "shift=3,sleep=off"
+ICOUNT_SHIFT = 3  # 2^3 = 8 ns of board time per instruction
 
 sys.path.insert(0, HERE)
 import serial_bridge  # noqa: E402
@@ -160,7 +163,7 @@ class Board:
                 listeners.append(serial_bridge.listen_unix(self.tacp_path))
                 cmd += ["-chardev", "socket,id=tacp,path=" + self.tacp_path, "-serial", "chardev:tacp"]
         if icount:
-            cmd += ["-icount", ICOUNT]
+            cmd += ["-icount", "shift=%d,sleep=off" % icount]
         cmd += ["-kernel", elf]
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -278,7 +281,9 @@ class TestFile:
         self.claw_rig = self.shared or "import claw_rig" in text
         header = "\n".join(l for l in lines[:40] if l.startswith("#"))
         self.needs = set(re.findall(r"^#\s*needs:\s*(\w+)", header, re.M))
-        self.icount = "faketime" in self.needs or bool(re.search(r"^# qemu: .*\bicount\b", header, re.M))
+        m = re.search(r"^# qemu: .*\bicount\b(?: shift=(\d+))?", header, re.M)
+        # icount: the -icount shift, or 0 (board time = host time)
+        self.icount = int(m.group(1) or ICOUNT_SHIFT) if m else (ICOUNT_SHIFT if "faketime" in self.needs else 0)
         m = re.search(r"^#\s*targets:(.*)$", header, re.M)
         self.targets = m.group(1).split() if m else []
         m = re.search(r"^# boards:(.*)$", header, re.M)
@@ -491,7 +496,7 @@ def main():
         tests = [t for t in tests if any(p in t.name for p in args.patterns)]
     if args.list:
         for t in tests:
-            print(t.name, " ".join(sorted(t.needs)), "icount" if t.icount else "")
+            print(t.name, " ".join(sorted(t.needs)), "icount shift=%d" % t.icount if t.icount else "")
         return 0
     passed = failed = 0
     t_all = time.monotonic()

@@ -60,8 +60,19 @@ call = json.dumps({"tool_call": {"name": "sensor", "arg": "temp"}})
 rig.backend_control(replies=[call, "It is 21.5 degrees"])
 t.eq(bentoclaw.ask("how warm is it?"), "It is 21.5 degrees", "queued tool_call, then the final reply")
 t.eq(seen, ["temp"], "the Python tool ran once with the model's argument")
+seen.clear()
 t.eq(rig.backend_last()["body_json"].get("tool_result"),
      {"name": "sensor", "status": "ok", "result": "21.5"}, "the follow-up POST carried the tool_result")
+rig.backend_control(replies=None)
+
+# Stack of the main path (stack painting, as tests/qemu/test_stack.py): an
+# ask() whose reply is a tool request, the tool, the follow-up POST.
+rig.backend_control(replies=[call, "still 21.5"])
+base = board.stack_paint()
+bentoclaw.ask("and now?")
+used = board.stack_used() - base
+print("stack ask() with a backend tool request: %d bytes" % used)
+t.check(0 < used < 16 * 1024, "ask() with a tool round uses under 16 KiB of stack", used)
 rig.backend_control(replies=None)
 
 # --- TACP from the USB host on UART2 (USB trust while connected over HTTPS) -------------------
