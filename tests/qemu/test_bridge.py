@@ -9,7 +9,7 @@
 #  * bytes that are no frame before an answer are skipped;
 #  * a dropped answer is a failed request at the deadline;
 #  * a bridge that is gone: ask() fails ("HTTPS request failed") and
-#    connect() returns False, each within the deadline, and nothing hangs.
+#    connect() returns False, each at the deadline, and nothing hangs.
 # Runs with -icount: board time is the instruction count, so the deadlines
 # are measured on it regardless of the host's load (shift=6, 64 ns per
 # instruction: the busy wait for a 5 s deadline is 78 M instructions).
@@ -67,8 +67,11 @@ t.check(failed(r), "a dropped answer: failed request", repr(r))
 t.check(LIMIT <= ms <= LIMIT + 500, "at the deadline (%d ms)" % ms, ms)
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "fail, fail, ok, ok, fail: still closed")
 
-# The bridge goes away.
+# The bridge goes away while the board is connected.
 bridge_detach()
+r, ms = timed_ask("anyone there?")
+t.check(failed(r), "ask() without a bridge: 'HTTPS request failed'", repr(r))
+t.check(LIMIT <= ms <= LIMIT + 500, "at the deadline (%d ms)" % ms, ms)
 t0 = time.ticks_ms()
 ok = bentoclaw.connect("127.0.0.1", BACKEND_PORT, API_KEY)
 ms = time.ticks_diff(time.ticks_ms(), t0)
