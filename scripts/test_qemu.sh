@@ -66,7 +66,7 @@ if ((build)); then
     fi
 fi
 
-cd "$ROOT"
+cd "$ROOT" || exit 1
 if ((repl)); then
     exec python3 tests/qemu/run.py --board "${boards[0]}" --repl
 fi
