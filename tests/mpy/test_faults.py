@@ -3,6 +3,7 @@
 # well-formed JSON with the right headers; context beyond 200 bytes is sent.
 # needs: backend
 # targets: unix qemu
+# qemu: icount shift=6
 import claw_rig as rig
 import bentoclaw
 

@@ -9,6 +9,7 @@
 # for the tool).
 # needs: backend
 # boards: m33
+# qemu: icount
 import json
 import time
 import bentoclaw
