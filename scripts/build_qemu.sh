@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# build_qemu.sh — MicroPython's bare-metal qemu port for the emulated
-# Cortex-M55 (qemu-system-arm -M mps3-an547) with the `bentoclaw` module.
+# build_qemu.sh — MicroPython's bare-metal qemu port with the `bentoclaw`
+# module, for two emulated boards (docs/EMULATOR.md):
+#
+#   m33  tests/qemu/boards/MPS2_AN505  qemu-system-arm -M mps2-an505, Cortex-M33,
+#        -mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16 (the PSoC Edge
+#        port's flags): the primary target -> build/qemu/firmware.{elf,map}
+#   m55  tests/qemu/boards/MPS3_AN547  qemu-system-arm -M mps3-an547, Cortex-M55,
+#        -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16
+#        -> build/qemu-m55/firmware.{elf,map}
 #
 #   1. scripts/fetch_micropython.sh   (Debian source package, suite trixie)
 #   2. cargo rustc --release --crate-type staticlib --target thumbv8m.main-none-eabihf
 #      with CARGO_TARGET_DIR=target/qemu (its own directory: other scripts
-#      build the same target with other features into target/)
-#   3. make -C <src>/ports/qemu BOARD_DIR=tests/qemu/boards/MPS3_AN547 USER_C_MODULES=<repo root>
-#      BENTOCLAW_PORT_FIRMWARE=1 ...
-#   4. build/qemu/firmware.elf + build/qemu/firmware.map (link map)
+#      build the same target with other features into target/); one archive
+#      links into both boards
+#   3. per board: make -C <src>/ports/qemu BOARD_DIR=<board dir> USER_C_MODULES=<repo root>
+#      BENTOCLAW_PORT_FIRMWARE=1 ... -> firmware.elf + firmware.map (link map)
+#
+# Usage: scripts/build_qemu.sh [m33] [m55]      (default: both, M33 first)
 #
 # Idempotent and incremental: cargo and make decide what to rebuild; a newer
 # staticlib relinks (mpy/micropython.mk makes the image depend on it); a
@@ -22,9 +31,6 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/build/micropython-src/micropython"
-BOARD_DIR="$ROOT/tests/qemu/boards/MPS3_AN547"
-OUT="$ROOT/build/qemu"
-STAGE="$OUT/obj"                      # the port's BUILD= directory
 TARGET=thumbv8m.main-none-eabihf
 CARGO_DIR="$ROOT/target/qemu"
 STATICLIB="$CARGO_DIR/$TARGET/release/libbento_mpy.a"
@@ -32,6 +38,16 @@ JOBS="${BENTOCLAW_JOBS:-2}"
 
 log() { printf 'build_qemu: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+boards=()
+for a in "$@"; do
+    case "$a" in
+        m33|m55) boards+=("$a") ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        *) die "unknown board '$a' (m33, m55)" ;;
+    esac
+done
+((${#boards[@]})) || boards=(m33 m55)
 
 # --- Debian packages ----------------------------------------------------------------
 # shellcheck source=scripts/lib.sh
@@ -41,7 +57,7 @@ ensure_pkgs make python3 gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-
 "$ROOT/scripts/fetch_micropython.sh"
 [[ -f $SRC/ports/qemu/Makefile ]] || die "no MicroPython qemu port at $SRC/ports/qemu"
 
-# --- Rust staticlib for the Cortex-M55 ------------------------------------------------
+# --- Rust staticlib for both cores -----------------------------------------------------
 if [[ ${BENTOCLAW_SKIP_CARGO:-0} != 1 ]]; then
     [[ -x ${CARGO_HOME:-$HOME/.cargo}/bin/cargo ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
     command -v cargo >/dev/null || die "cargo not found (install Rust with rustup)"
@@ -56,63 +72,85 @@ if [[ ${BENTOCLAW_SKIP_CARGO:-0} != 1 ]]; then
 fi
 [[ -f $STATICLIB ]] || die "no staticlib at $STATICLIB"
 
-# --- the header ABI with the firmware's compiler flags -----------------------------------
-# tests/image/abi_target.c (also built by scripts/size_report.sh): static
-# asserts on the public headers, compiled as the board compiles modbentoclaw.c.
-mkdir -p "$OUT"
-arm-none-eabi-gcc -mthumb -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16 -std=gnu99 -Os \
-    -Wall -Werror -I"$ROOT/include" -c "$ROOT/tests/image/abi_target.c" -o "$OUT/abi_target.o" \
-    || die "header ABI check (tests/image/abi_target.c) failed with the firmware's flags"
+# --- one board ----------------------------------------------------------------------------
+# build_board NAME BOARD_NAME OUT_DIR CPU_FLAGS...
+build_board() {
+    local name=$1 board=$2 out=$3
+    shift 3
+    local cpu_flags=("$@")
+    local board_dir="$ROOT/tests/qemu/boards/$board"
+    local stage="$out/obj"                  # the port's BUILD= directory
+    local rel_out="${out#"$ROOT"/}"
 
-# --- the qemu port ------------------------------------------------------------------------
-MAKE_ARGS=(
-    -C "$SRC/ports/qemu"
-    -j"$JOBS"
-    BOARD=MPS3_AN547
-    BOARD_DIR="$BOARD_DIR"
-    BUILD="$STAGE"
-    USER_C_MODULES="$ROOT"
-    BENTOCLAW_PORT_FIRMWARE=1
-    BENTOCLAW_RUST_TARGET="$TARGET"
-    BENTOCLAW_LIB="$STATICLIB"
-    FROZEN_MANIFEST=
-)
-if [[ -n ${BENTOCLAW_QEMU_MAKE_ARGS:-} ]]; then
-    read -r -a extra <<<"$BENTOCLAW_QEMU_MAKE_ARGS"
-    MAKE_ARGS+=("${extra[@]}")
-fi
+    # tests/image/abi_target.c (also built by scripts/size_report.sh): static
+    # asserts on the public headers, compiled as the board compiles
+    # modbentoclaw.c.
+    mkdir -p "$out"
+    arm-none-eabi-gcc "${cpu_flags[@]}" -std=gnu99 -Os \
+        -Wall -Werror -I"$ROOT/include" -c "$ROOT/tests/image/abi_target.c" -o "$out/abi_target.o" \
+        || die "$name: header ABI check (tests/image/abi_target.c) failed with the firmware's flags"
 
-# Generated headers (module and root-pointer tables) and flags depend on the
-# board's .mk file and the arguments, which make does not track: start afresh
-# when they changed.
-stamp="$STAGE/.bentoclaw-config"
-config="$(printf '%s\n' "${MAKE_ARGS[@]}"; cat "$BOARD_DIR/mpconfigboard.mk" "$ROOT/mpy/micropython.mk")"
-if [[ -d $STAGE && ( ! -f $stamp || "$(cat "$stamp")" != "$config" ) ]]; then
-    log "board, module .mk or make arguments changed: clean rebuild"
-    rm -rf "$STAGE"
-fi
-mkdir -p "$STAGE"
-printf '%s' "$config" >"$stamp"
+    local make_args=(
+        -C "$SRC/ports/qemu"
+        -j"$JOBS"
+        BOARD="$board"
+        BOARD_DIR="$board_dir"
+        BUILD="$stage"
+        USER_C_MODULES="$ROOT"
+        BENTOCLAW_PORT_FIRMWARE=1
+        BENTOCLAW_RUST_TARGET="$TARGET"
+        BENTOCLAW_LIB="$STATICLIB"
+        FROZEN_MANIFEST=
+    )
+    if [[ -n ${BENTOCLAW_QEMU_MAKE_ARGS:-} ]]; then
+        local extra
+        read -r -a extra <<<"$BENTOCLAW_QEMU_MAKE_ARGS"
+        make_args+=("${extra[@]}")
+    fi
 
-log "make qemu port (BOARD_DIR=tests/qemu/boards/MPS3_AN547, USER_C_MODULES=<repo root>)"
-make "${MAKE_ARGS[@]}" >"$OUT/make.log" 2>&1 || {
-    tail -n 40 "$OUT/make.log" >&2
-    die "qemu port build failed (full log: build/qemu/make.log)"
+    # Generated headers (module and root-pointer tables) and flags depend on
+    # the board's .mk file and the arguments, which make does not track:
+    # start afresh when they changed.
+    local stamp="$stage/.bentoclaw-config" config
+    config="$(printf '%s\n' "${make_args[@]}"; cat "$board_dir/mpconfigboard.mk" "$ROOT/mpy/micropython.mk")"
+    if [[ -d $stage && ( ! -f $stamp || "$(cat "$stamp")" != "$config" ) ]]; then
+        log "$name: board, module .mk or make arguments changed: clean rebuild"
+        rm -rf "$stage"
+    fi
+    mkdir -p "$stage"
+    printf '%s' "$config" >"$stamp"
+
+    log "$name: make qemu port (BOARD_DIR=tests/qemu/boards/$board, USER_C_MODULES=<repo root>)"
+    make "${make_args[@]}" >"$out/make.log" 2>&1 || {
+        tail -n 40 "$out/make.log" >&2
+        die "$name: qemu port build failed (full log: $rel_out/make.log)"
+    }
+
+    local f
+    for f in firmware.elf firmware.map; do
+        [[ -f $stage/$f ]] || die "$name: make did not produce $stage/$f"
+        if ! cmp -s "$stage/$f" "$out/$f"; then
+            cp -f "$stage/$f" "$out/$f.tmp"
+            mv -f "$out/$f.tmp" "$out/$f"
+        fi
+    done
+
+    # Sanity: the module, the Rust core and the board are in the image.
+    local syms s
+    syms="$(arm-none-eabi-nm "$out/firmware.elf")"
+    for s in mp_module_bentoclaw claw_session_flush claw_cb_allow claw_port_open board_module mp_hal_ticks_ms; do
+        grep -q " $s\$" <<<"$syms" || die "$name: symbol $s missing from firmware.elf"
+    done
+    grep -q 'libbento_mpy\.a' "$out/firmware.map" || die "$name: libbento_mpy.a not in the link map"
+    arm-none-eabi-size "$out/firmware.elf" | sed "s/^/build_qemu: $name: /" >&2
+    log "$name: ready: $rel_out/firmware.elf (map: $rel_out/firmware.map)"
 }
 
-for f in firmware.elf firmware.map; do
-    [[ -f $STAGE/$f ]] || die "make did not produce $STAGE/$f"
-    if ! cmp -s "$STAGE/$f" "$OUT/$f"; then
-        cp -f "$STAGE/$f" "$OUT/$f.tmp"
-        mv -f "$OUT/$f.tmp" "$OUT/$f"
-    fi
+for b in "${boards[@]}"; do
+    case $b in
+        m33) build_board m33 MPS2_AN505 "$ROOT/build/qemu" \
+                 -mthumb -mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16 ;;
+        m55) build_board m55 MPS3_AN547 "$ROOT/build/qemu-m55" \
+                 -mthumb -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16 ;;
+    esac
 done
-
-# --- sanity: the module and the Rust core are in the image ---------------------------------
-syms="$(arm-none-eabi-nm "$OUT/firmware.elf")"
-for s in mp_module_bentoclaw claw_session_flush claw_cb_allow claw_port_open board_module mp_hal_ticks_ms; do
-    grep -q " $s\$" <<<"$syms" || die "symbol $s missing from firmware.elf"
-done
-grep -q 'libbento_mpy\.a' "$OUT/firmware.map" || die "libbento_mpy.a not in the link map"
-arm-none-eabi-size "$OUT/firmware.elf" | sed 's/^/build_qemu: /' >&2
-log "ready: build/qemu/firmware.elf (map: build/qemu/firmware.map)"

@@ -16,7 +16,18 @@
 # erases) and can fail writes/reads on demand, the way flash can. Failures
 # are reported as a negative errno return (what extmod/vfs_blockdev.c
 # expects), never by raising: an exception would unwind through littlefs.
-
+#
+# Two targets run the same test files (a test says which in a header line
+# "# targets: unix qemu"):
+#  * unix: MicroPython's unix port (scripts/test_mpy.sh); the environment
+#    gives BENTOCLAW_PORT etc.; the backend's control endpoints are reached
+#    with a socket.
+#  * qemu: the emulated Cortex-M33 board (tests/qemu/run.py, which installs
+#    this file as the module claw_rig and fills ENV). mount_ram() mounts the
+#    board's RAM disk with the board's flash geometry (4 KiB blocks,
+#    progsize 256, readsize 4096); the backend is reached through the serial
+#    bridge (board.link_call); done() does not exit (that would soft-reset
+#    the board).
 import sys
 import os
 import vfs
@@ -33,6 +44,10 @@ except ImportError:
 
 BLOCK_SIZE = 512
 EIO = 5
+
+QEMU = sys.platform == "qemu"
+# On the emulated board (no os.getenv): the runner's settings.
+ENV = {}
 
 SESSION_FILE = "/.bentoclaw_session"
 MEMORY_FILE = "/.bentoclaw_memory"
@@ -93,19 +108,34 @@ class Checker:
             print("FAIL [%s] no check was made: a test that checks nothing cannot pass" % self.name)
             self.failed = 1
         print("RESULT: %d passed, %d failed" % (self.passed, self.failed))
-        sys.exit(1 if self.failed else 0)
+        if not QEMU:
+            sys.exit(1 if self.failed else 0)
 
 
 # --- block devices ------------------------------------------------------------
 
 
-class RamBlockDev:
-    """A RAM block device with 512-byte blocks and the extended interface
-    (readblocks/writeblocks with offset, ioctl 4/5/6)."""
+def default_block_size():
+    """512 on the unix port; the board's erase block on the emulated one."""
+    if QEMU:
+        import board
 
-    def __init__(self, blocks=256, data=None):
+        return board.FLASH_BLOCK_SIZE
+    return BLOCK_SIZE
+
+
+class RamBlockDev:
+    """A RAM block device with 512-byte blocks (default_block_size()) and the
+    extended interface (readblocks/writeblocks with offset, ioctl 4/5/6).
+    storage: a buffer to use as it is (the emulated board's RAM disk)."""
+
+    def __init__(self, blocks=256, data=None, block_size=None, storage=None):
         self.blocks = blocks
-        self.data = bytearray(data) if data is not None else bytearray(blocks * BLOCK_SIZE)
+        self.block_size = block_size or default_block_size()
+        if storage is not None:
+            self.data = storage
+        else:
+            self.data = bytearray(data) if data is not None else bytearray(blocks * self.block_size)
         self.reset_counters()
         self.fail_writes = False  # True: every write fails with EIO
         self.fail_after = None  # int: writes succeed for this many more bytes
@@ -121,7 +151,7 @@ class RamBlockDev:
     def readblocks(self, block, buf, off=0):
         if self.fail_reads:
             return -EIO
-        a = block * BLOCK_SIZE + off
+        a = block * self.block_size + off
         buf[:] = self.data[a : a + len(buf)]
         self.bytes_read += len(buf)
         return 0
@@ -137,7 +167,7 @@ class RamBlockDev:
                 self.fail_writes = True
                 return -EIO
             self.fail_after -= len(buf)
-        a = block * BLOCK_SIZE + off
+        a = block * self.block_size + off
         self._store(a, buf)
         self.bytes_written += len(buf)
         self.writes += 1
@@ -152,13 +182,13 @@ class RamBlockDev:
         if op == 4:  # block count
             return self.blocks
         if op == 5:  # block size
-            return BLOCK_SIZE
+            return self.block_size
         if op == 6:  # erase
             if self.fail_writes:
                 return -EIO
             self.erases += 1
-            a = arg * BLOCK_SIZE
-            self._store(a, b"\xff" * BLOCK_SIZE)
+            a = arg * self.block_size
+            self._store(a, b"\xff" * self.block_size)
             if self.on_write:
                 self.on_write(self)
             return 0
@@ -190,22 +220,48 @@ class FileBlockDev(RamBlockDev):
         self.f.flush()
 
 
+def lfs_options():
+    """VfsLfs2 keyword arguments: on the emulated board its flash geometry
+    (what the PSoC Edge port mounts: progsize=256, readsize=4096)."""
+    if QEMU:
+        import board
+
+        return {"progsize": board.FLASH_PROG_SIZE, "readsize": board.FLASH_READ_SIZE}
+    return {}
+
+
 def mount(bdev, mkfs=True):
     """Mount LittleFS on bdev at "/" (replacing what is there) and reset the
     counters, so they count bentoclaw's writes only."""
+    opts = lfs_options()
     if mkfs:
-        vfs.VfsLfs2.mkfs(bdev)
+        vfs.VfsLfs2.mkfs(bdev, **opts)
     try:
         vfs.umount("/")
     except OSError:
         pass
-    vfs.mount(vfs.VfsLfs2(bdev), "/")
+    vfs.mount(vfs.VfsLfs2(bdev, **opts), "/")
     os.chdir("/")
     bdev.reset_counters()
     return bdev
 
 
+def board_blockdev(blocks=256):
+    """On the emulated board: a block device over board.ramdisk() (outside
+    the GC heap, kept across soft resets) with the board's 4 KiB blocks,
+    as many bytes as `blocks` 512-byte blocks (at least 8 blocks, at most
+    the whole RAM disk)."""
+    import board
+
+    bs = board.FLASH_BLOCK_SIZE
+    mem = memoryview(board.ramdisk())
+    n = min(max(blocks * BLOCK_SIZE // bs, 8), len(mem) // bs)
+    return RamBlockDev(n, block_size=bs, storage=mem[: n * bs])
+
+
 def mount_ram(blocks=256):
+    if QEMU:
+        return mount(board_blockdev(blocks))
     return mount(RamBlockDev(blocks))
 
 
@@ -231,8 +287,13 @@ def simulate_soft_reset(bentoclaw_module):
     return bentoclaw
 
 
+def getenv(name):
+    f = getattr(os, "getenv", None)
+    return f(name) if f else ENV.get(name)
+
+
 def mpy_path():
-    return os.getenv("BENTOCLAW_MPY") or sys.executable
+    return getenv("BENTOCLAW_MPY") or sys.executable
 
 
 def wait_status_text(rc):
@@ -285,7 +346,7 @@ def ticks():
 # libfaketime reads the offset of the process's clocks from this file at every
 # clock read; real time runs at its own pace in between. Opened here, at
 # import, while the host's files are still reachable.
-CLOCK_FILE = os.getenv("BENTOCLAW_CLOCK_FILE")
+CLOCK_FILE = None if QEMU else os.getenv("BENTOCLAW_CLOCK_FILE")
 _clock_f = open(CLOCK_FILE, "w") if CLOCK_FILE else None
 _clock_offset_ms = 0
 CLOCK_FILE_WIDTH = 23  # the line scripts/test_mpy.sh writes: "%-23s\n"
@@ -295,6 +356,11 @@ def advance_clock(ms):
     """Moves ticks_ms(), CLOCK_MONOTONIC and the RTC forward by exactly ms,
     at once. Only under "# needs: clock"."""
     global _clock_offset_ms
+    if QEMU:
+        # The emulated board runs such tests under -icount with sleep=off
+        # (tests/qemu/run.py): its clock jumps over an idle wait.
+        time.sleep_ms(ms)
+        return
     if _clock_f is None:
         raise RuntimeError("advance_clock() needs '# needs: clock' (scripts/test_mpy.sh)")
     if ms < 0:
@@ -314,14 +380,37 @@ def elapsed(t0):
 
 
 def backend_port():
-    p = os.getenv("BENTOCLAW_PORT")
+    p = getenv("BENTOCLAW_PORT")
     return int(p) if p else None
 
 
-def http(method, path, body=None, port=None):
+# The serial bridge's harness request for the backend's control endpoints
+# (tests/qemu/serial_bridge.py, HOST_HTTP), and its "keep all" value.
+LINK_HOST_HTTP = 0x10
+KEEP_ALL = 0xFFFF
+# Records the backend keeps in /_log (mpy/examples/backend.py LOG_KEEP). On
+# the emulated board only the ones a test looks at are fetched: the whole
+# log can be larger than its heap, and its UART moves about 30 KB/s.
+LOG_RECORDS = 32
+
+
+def http(method, path, body=None, port=None, keep=KEEP_ALL):
     """Minimal HTTP/1.1 client for the backend's control endpoints.
-    Returns (status, body_text)."""
+    Returns (status, body_text). On the emulated board the request goes
+    through the serial bridge, which trims a "requests" list in the answer
+    to its newest `keep` entries."""
     port = port or backend_port()
+    if QEMU:
+        import board
+        import struct
+
+        data = body.encode() if isinstance(body, str) else (body or b"")
+        m, p = method.encode(), path.encode()
+        payload = struct.pack("<HHB", port, keep, len(m)) + m + struct.pack("<H", len(p)) + p + data
+        ans = board.link_call(LINK_HOST_HTTP, payload, 20000, 64 * 1024)
+        if ans is None or len(ans) < 2:
+            raise OSError("the serial bridge did not answer %s %s" % (method, path))
+        return struct.unpack("<H", ans[:2])[0], str(ans[2:], "utf-8")
     addr = socket.getaddrinfo("127.0.0.1", port)[0][-1]
     s = socket.socket()
     try:
@@ -360,7 +449,46 @@ def backend_last():
     return json.loads(http("GET", "/_last")[1])
 
 
+class _BoardRequests:
+    """The "requests" of backend_log() on the emulated board: indexing or
+    slicing from the end (log[-1], log[-n:]) fetches just the newest records
+    it needs; anything else fetches the backend's whole log (32 records)."""
+
+    def __init__(self, total):
+        self.total = total
+
+    def __len__(self):
+        return min(self.total, LOG_RECORDS)
+
+    def __getitem__(self, i):
+        start = i.start if isinstance(i, slice) else i
+        need = -start if isinstance(start, int) and start < 0 and (
+            not isinstance(i, slice) or (i.stop is None and i.step is None)) else LOG_RECORDS
+        got = json.loads(http("GET", "/_log", keep=min(need, LOG_RECORDS))[1])["requests"]
+        return got[i]
+
+    def __iter__(self):
+        return iter(self[-LOG_RECORDS:])
+
+
+class _BoardLog:
+    """backend_log() on the emulated board: the total at once, the records
+    (_BoardRequests) when they are used."""
+
+    def __init__(self):
+        self.doc = json.loads(http("GET", "/_log", keep=0)[1])
+        self.doc["requests"] = _BoardRequests(self.doc["total"])
+
+    def __getitem__(self, k):
+        return self.doc[k]
+
+    def get(self, k, default=None):
+        return self.doc.get(k, default)
+
+
 def backend_log():
+    if QEMU:
+        return _BoardLog()
     return json.loads(http("GET", "/_log")[1])
 
 

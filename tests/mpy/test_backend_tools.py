@@ -11,6 +11,7 @@
 #  * arguments crafted to break the JSON round-trip exactly and the next
 #    request body is valid JSON; malformed tool_call bodies are reply text.
 # needs: backend
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 import json
@@ -47,6 +48,14 @@ def jstr(s, ascii_only=False):
 def call(name, arg=None, ascii_only=False):
     a = "null" if arg is None else jstr(arg, ascii_only)
     return '{"tool_call":{"name":%s,"arg":%s}}' % (jstr(name, ascii_only), a)
+
+
+def context_text():
+    """The session's text: _context() on the unix port; the firmware has no
+    such hook, there the turns of session() hold the same text."""
+    if hasattr(bentoclaw, "_context"):
+        return bentoclaw._context().decode()
+    return "\n".join("%s: %s" % (r, x) for r, x in bentoclaw.session())
 
 
 def requests_since(total0):
@@ -101,7 +110,7 @@ if len(reqs) == 2:
     t.check("echo2: hello" in second.get("context", ""), "the TOOL turn is in the follow-up context",
             second.get("context"))
     t.eq(reqs[1]["status"], 200, "backend accepted the follow-up")
-ctx = bentoclaw._context().decode()
+ctx = context_text()
 t.check("echo2: hello" in ctx and "Tool echo2 ok: hello" in ctx, "TOOL and ASSISTANT turns in the session")
 t.check('"tool_call"' not in ctx, "the tool request itself is not stored as an assistant turn")
 t.eq(bentoclaw.safety()["trust"], "https", "trust unchanged")
@@ -134,7 +143,7 @@ t.eq(r, "Tool probe refused: " + rig.TRUST_TEXT, "probe refused over HTTPS")
 t.eq(bentoclaw.tacp("TOOL probe y"), '"probed"', "the same tool through TACP runs (USB trust)")
 t.eq(seen, [("probe", "y")], "ran once, through TACP")
 t.eq(bentoclaw.safety()["trust"], "https", "trust still https")
-t.check("wipe_memory: refused: " + rig.TRUST_TEXT in bentoclaw._context().decode(),
+t.check("wipe_memory: refused: " + rig.TRUST_TEXT in context_text(),
         "the refusal is a TOOL turn")
 
 # --- unknown tools -------------------------------------------------------------------------------
@@ -168,7 +177,7 @@ t.eq(seen, ["again"] * 3, "the tool ran exactly 3 times")
 t.eq(bentoclaw.safety()["errors"], e0 + 1, "the limit counts one error")
 t.eq(bentoclaw.status()["state"], "error", "state error")
 t.eq(bentoclaw.status()["last_result"], "tool round limit", "last_result")
-t.check("loop forever" in bentoclaw._context().decode(), "the USER turn stays")
+t.check("loop forever" in context_text(), "the USER turn stays")
 # An unknown tool asked for forever ends the same way.
 rig.backend_control(reply=call("nope"))
 t.raises(RuntimeError, bentoclaw.ask, "unknown forever", text=ROUND_TEXT)

@@ -6,6 +6,7 @@
 # it over the cooldown with rig.advance_clock().
 # needs: backend
 # needs: clock
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

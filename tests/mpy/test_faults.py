@@ -2,6 +2,8 @@
 # ("HTTPS request failed") within the bounded timeout; the request itself is
 # well-formed JSON with the right headers; context beyond 200 bytes is sent.
 # needs: backend
+# targets: unix qemu
+# qemu: icount shift=6
 import claw_rig as rig
 import bentoclaw
 

@@ -1,5 +1,6 @@
 # test_memory.py — remember/recall (Thai text), limits, session_clear keeps
 # memory, status()['session_msgs'], safety() names.
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

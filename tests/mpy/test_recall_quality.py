@@ -11,6 +11,7 @@
 # Cross-language questions (English question, Thai memory and the reverse)
 # are measured and printed but not gated: a lexical ranking cannot bridge
 # languages (docs/SESSIONS.md).
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

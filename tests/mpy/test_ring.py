@@ -1,6 +1,7 @@
 # test_ring.py — the ring keeps the newest 10 across ask() calls, the session
 # is flushed once per exchange, and how many bytes each ask() writes.
 # needs: backend
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

@@ -14,6 +14,7 @@
 # cooldown with rig.advance_clock().
 # needs: backend
 # needs: clock
+# targets: unix qemu
 import json
 import claw_rig as rig
 import bentoclaw

@@ -5,6 +5,7 @@
 # that runs the module's __init__. C statics (the breaker, the rate table,
 # the tool registry) survive, as they do on the board; Python tool handlers
 # from the "old VM" must be dropped and the core re-initialised.
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

@@ -12,6 +12,7 @@
 #  * rate limit and breaker answers carry the exact gate texts; a raising
 #    tool is a breaker failure (three open the breaker).
 # needs: backend
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 import json

@@ -3,6 +3,7 @@
 # no quota; the 11th call of a default tool within a minute is refused;
 # register_tool() limits; a raising handler is a breaker failure.
 # needs: backend
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

@@ -16,6 +16,7 @@
 #  * CR/LF and other non-printables in host/api_key are refused by connect()
 #    and never reach the wire.
 # needs: backend
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

@@ -1,5 +1,6 @@
 # test_types.py — wrong argument types raise TypeError, bad values ValueError,
 # and nothing a script passes crashes the interpreter (a small fuzz).
+# targets: unix qemu
 import claw_rig as rig
 import bentoclaw
 

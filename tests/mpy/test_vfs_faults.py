@@ -2,6 +2,7 @@
 # reported (remember -> False, flush -> False, ring stays dirty) and leave
 # the old data; no filesystem at all is an error, not a crash; a power cut
 # at any write during remember()/flush leaves the old or the new state.
+# targets: unix qemu
 import vfs
 import claw_rig as rig
 import bentoclaw

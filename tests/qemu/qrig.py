@@ -1,7 +1,9 @@
 # qrig.py — the rig of the emulated-target tests (tests/qemu/test_*.py).
 #
 # tests/qemu/run.py executes this file in the firmware's raw REPL before
-# every phase of a test, so its names are globals of the test script:
+# every phase of a test, after setting QEMU_BOARD ("m33" or "m55") and
+# BACKEND_PORT (the backend's loopback port, or None), so its names are
+# globals of the test script:
 #
 #   t = Checker("ring")
 #   disk = mount_ramdisk()           # mkfs + mount LittleFS at "/"
@@ -12,18 +14,35 @@
 #   t.done(reset=True)               # ... then machine.soft_reset()
 #
 # The RAM disk is board.ramdisk(): a fixed SRAM region outside the GC heap
-# and .bss (see tests/qemu/boards/MPS3_AN547/mps3_an547.ld). It is zero at power-on and
-# kept across a soft reset, so the LittleFS on it survives one, the way the
-# board's QSPI flash does.
+# and .bss (see the board's linker script). It is zero at power-on and kept
+# across a soft reset, so the LittleFS on it survives one, the way the
+# board's QSPI flash does. It is mounted with the board's flash geometry:
+# on the M33, 4 KiB blocks with VfsLfs2(bdev, progsize=256, readsize=4096)
+# as the PSoC Edge port mounts its QSPI NOR; on the M55, 512-byte blocks
+# with LittleFS's defaults.
+#
+# On the M33 (UART1 to the serial bridge, UART2 for TACP):
+#   serve_tacp(n)                    answer n TACP lines from UART2 with
+#                                    bentoclaw.tacp(), as a USB CDC loop does
+#   tacp_host_send(lines)            the host writes these lines on UART2
+#   tacp_host_read(n)                the n answer lines the host read back
+#   bridge_fault(kind)               the bridge's next transport answer is
+#                                    corrupted / late / preceded by noise /
+#                                    dropped (FAULT_*)
+#   bridge_detach()                  the bridge goes away
 import sys
 import os
 import vfs
 import time
 import board
 
-BLOCK_SIZE = 512
+# The board's flash geometry (the M55 board predates these constants).
+BLOCK_SIZE = getattr(board, "FLASH_BLOCK_SIZE", 512)
+LFS_OPTS = ({"progsize": board.FLASH_PROG_SIZE, "readsize": board.FLASH_READ_SIZE}
+            if hasattr(board, "FLASH_PROG_SIZE") else {})
 EIO = 5
 ERASED = b"\xff" * BLOCK_SIZE
+API_KEY = "demo-key"
 
 SESSION_FILE = "/.bentoclaw_session"
 MEMORY_FILE = "/.bentoclaw_memory"
@@ -32,6 +51,7 @@ BREAKER_TEXT = "circuit breaker open \u2014 cooldown active"
 TRUST_TEXT = "tool risk exceeds transport trust level"
 RATE_TEXT = "rate limit exceeded for this tool"
 NOT_CONNECTED_TEXT = "not connected: call connect() first"
+REQUEST_TEXT = "HTTPS request failed"
 
 
 class Checker:
@@ -79,8 +99,8 @@ class Checker:
 
 
 class RamDisk:
-    """Block device over the board's RAM-disk region: 512-byte blocks,
-    readblocks/writeblocks with offset, ioctl 4/5/6. Counts what LittleFS
+    """Block device over the board's RAM-disk region: blocks of the board's
+    BLOCK_SIZE, readblocks/writeblocks with offset, ioctl 4/5/6. Counts what LittleFS
     does; fail_writes=True makes every write fail with EIO (a negative
     return, never an exception: that would unwind through littlefs)."""
 
@@ -127,12 +147,12 @@ class RamDisk:
 def mount_ramdisk(mkfs=True, blocks=None):
     disk = RamDisk(blocks)
     if mkfs:
-        vfs.VfsLfs2.mkfs(disk)
+        vfs.VfsLfs2.mkfs(disk, **LFS_OPTS)
     try:
         vfs.umount("/")
     except OSError:
         pass
-    vfs.mount(vfs.VfsLfs2(disk), "/")
+    vfs.mount(vfs.VfsLfs2(disk, **LFS_OPTS), "/")
     os.chdir("/")
     disk.reset_counters()
     return disk
@@ -148,3 +168,59 @@ def read_file(path):
 
 def elapsed(t0):
     return time.ticks_diff(time.ticks_ms(), t0)
+
+
+# --- the serial bridge and TACP over UART2 (M33) ---------------------------------
+
+LINK_TACP_SEND = 0x11
+LINK_TACP_READ = 0x12
+LINK_FAULT = 0x13
+LINK_DETACH = 0x14
+FAULT_CORRUPT = 1  # one bit of the next transport answer flipped (CRC fails)
+FAULT_LATE = 2  # the next answer held back, sent before the one after it
+FAULT_NOISE = 3  # bytes that are no frame before the next answer
+FAULT_DROP = 4  # the next answer never sent
+
+
+def serve_tacp(n, timeout_ms=10000):
+    """The USB CDC loop of docs/TACP.md on UART2: read a line, answer it
+    with bentoclaw.tacp(line) and CR LF; n lines (fewer when none comes
+    within timeout_ms). Returns how many were answered."""
+    import bentoclaw
+
+    done = 0
+    while done < n:
+        line = board.tacp_readline(timeout_ms)
+        if line is None:
+            break
+        board.tacp_write(bentoclaw.tacp(line).encode() + b"\r\n")
+        done += 1
+    return done
+
+
+def tacp_host_send(lines):
+    """The host writes these TACP lines (str or bytes, each ended by CR LF)
+    on the board's UART2."""
+    data = b"".join((l.encode() if isinstance(l, str) else l) + b"\r\n" for l in lines)
+    if board.link_call(LINK_TACP_SEND, data, 10000, 16) is None:
+        raise OSError("the serial bridge did not take the TACP lines")
+
+
+def tacp_host_read(n, timeout_ms=5000):
+    """The next n answer lines the host read from UART2 (str), fewer if
+    they did not come within timeout_ms of host time."""
+    import struct
+
+    ans = board.link_call(LINK_TACP_READ, struct.pack("<HI", n, timeout_ms), timeout_ms + 10000, 32 * 1024)
+    if ans is None:
+        raise OSError("the serial bridge did not answer TACP_READ")
+    return str(ans, "utf-8").split("\n") if ans else []
+
+
+def bridge_fault(kind):
+    if board.link_call(LINK_FAULT, bytes([kind]), 10000, 16) is None:
+        raise OSError("the serial bridge did not take the fault")
+
+
+def bridge_detach():
+    board.link_call(LINK_DETACH, b"", 1000, 0)

@@ -1,50 +1,93 @@
 #!/usr/bin/env python3
-"""run.py — run tests/qemu/test_*.py in the emulated Cortex-M55 firmware.
+"""run.py — run bentoclaw's MicroPython tests in the emulated firmware.
 
-Each test boots its own qemu-system-arm -M mps3-an547 (power-on state: RAM
-disk and C statics zero), talks to MicroPython's raw REPL over the UART
-(qemu's -serial stdio on pipes; the CMSDK UART takes one byte at a time and
-qemu holds the rest, so nothing is lost), executes tests/qemu/qrig.py and then
-the test. Standard library only (no pyserial, no pexpect).
+Two boards (scripts/build_qemu.sh builds both; docs/EMULATOR.md):
 
-A test file is one or more phases, separated by a marker line:
+    m33  qemu-system-arm -M mps2-an505, Cortex-M33 (the primary target):
+         build/qemu/firmware.elf. UART0 is the REPL; UART1 goes to the
+         serial bridge (tests/qemu/serial_bridge.py, run here on threads),
+         which forwards the board's backend requests to
+         mpy/examples/backend.py on loopback; UART2 carries TACP lines.
+    m55  qemu-system-arm -M mps3-an547, Cortex-M55: build/qemu-m55/firmware.elf,
+         UART0 only (its transport has no network).
+
+Tests:
+  * tests/qemu/test_*.py — written for the emulated boards; run on every
+    board unless a header line "# boards: m55" (or m33) says otherwise.
+    tests/qemu/qrig.py is executed before each phase (Checker, mount_ramdisk,
+    serve_tacp, ...).
+  * tests/mpy/test_*.py with a header line "# targets: unix qemu" — the
+    unix port's tests, run unchanged on the M33: tests/mpy/claw_rig.py is
+    installed as the module claw_rig (its ENV filled with BENTOCLAW_PORT),
+    and does what differs on the board (mount with the board's flash
+    geometry, the backend's control endpoints through the bridge).
+
+Each test boots its own qemu (power-on state: RAM disk and C statics zero),
+talks to MicroPython's raw REPL over UART0 (qemu's -serial stdio on pipes;
+the CMSDK UART takes one byte at a time and qemu holds the rest, so nothing
+is lost). Standard library only. A test file is one or more phases,
+separated by a marker line:
 
     #== reset ctrl-d    the runner soft-resets the board with Ctrl-D at the
                         raw REPL prompt before the next phase
     #== reset machine   the phase before ended with machine.soft_reset()
                         (t.done(reset=True)); the runner checks it happened
 
-Before each phase the rig is executed again (a soft reset clears the VM).
 A phase passes when it raised nothing and printed
-"RESULT: <n> passed, 0 failed" with n > 0. Header markers of a test file:
+"RESULT: <n> passed, 0 failed" with n > 0. Header lines of a test file:
 
-    # qemu: icount      run with -icount shift=3,sleep=off: virtual time,
+    # needs: backend    a fresh mpy/examples/backend.py on a free loopback port
+                        for this test (its port: BENTOCLAW_PORT / BACKEND_PORT)
+    # needs: faketime   (tests/mpy: the unix port's faster clock) and
+    # qemu: icount      run with -icount shift=3,sleep=off: board time follows
+                        the instruction count (8 ns each), not the host's load,
                         and a WFI jumps to the next timer deadline, so
-                        time.sleep_ms(30000) takes about half a second
-    # timeout: <s>      wall-clock limit for the whole test (default 90)
+                        time.sleep_ms(30000) takes well under a second;
+                        "icount shift=N": 2^N ns per instruction (a test that
+                        waits out the transport's deadline in a busy loop
+                        gets there in fewer instructions)
+    # timeout: <s>      wall-clock limit for the whole test (default 90;
+                        180 for tests/mpy files)
 
 Usage:
-    run.py [--elf build/qemu/firmware.elf] [--log-dir DIR] [PATTERN ...]
-    run.py --repl        boot, mount the RAM disk at "/", hand over the REPL
-                         (Ctrl-] quits; so does machine.reset())
+    run.py [--board m33|m55] [--elf ELF] [--log-dir DIR] [PATTERN ...]
+    run.py --repl [--board ...]   boot, mount the RAM disk at "/", hand over
+                                  the REPL (Ctrl-] quits; so does machine.reset());
+                                  on the M33 with the backend and the bridge
 
-Prints one line per test and last "RESULT: <n> passed, <m> failed";
-exits 1 when a test failed.
+Prints one line per test and last "RESULT: <n> passed, <m> failed"; exits 1
+when a test failed or no test ran.
 """
 import argparse
 import os
 import re
 import select
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+MPY_TESTS = os.path.join(ROOT, "tests", "mpy")
+BACKEND = os.path.join(ROOT, "mpy", "examples", "backend.py")
 RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
 MARKER_RE = re.compile(r"^#== reset (ctrl-d|machine)\s*$")
 RESULT_RE = re.compile(rb"RESULT: (\d+) passed, (\d+) failed")
+ICOUNT_SHIFT = 3  # 2^3 = 8 ns of board time per instruction
+
+sys.path.insert(0, HERE)
+import serial_bridge  # noqa: E402
+
+BOARDS = {
+    "m33": dict(machine="mps2-an505", elf=os.path.join(ROOT, "build", "qemu", "firmware.elf"),
+                bridge=True, mpy_tests=True),
+    "m55": dict(machine="mps3-an547", elf=os.path.join(ROOT, "build", "qemu-m55", "firmware.elf"),
+                bridge=False, mpy_tests=False),
+}
 
 
 class Timeout(Exception):
@@ -52,8 +95,8 @@ class Timeout(Exception):
 
 
 def _die_with_parent():
-    """In the qemu child: get SIGKILL when the runner dies (Linux), so a
-    runner killed by a timeout leaves no emulator behind."""
+    """In a child: get SIGKILL when the runner dies (Linux), so a runner
+    killed by a timeout leaves no emulator or backend behind."""
     try:
         import ctypes
         import signal
@@ -63,23 +106,85 @@ def _die_with_parent():
         pass
 
 
-class Board:
-    """One qemu process; its UART is our stdin/stdout pipe pair."""
+class Backend:
+    """mpy/examples/backend.py on a free loopback port (--stdin-exit: it ends
+    when our pipe closes, even if the runner is killed)."""
 
-    def __init__(self, qemu, elf, icount=False, log=None):
-        cmd = [qemu, "-M", "mps3-an547", "-display", "none", "-monitor", "none",
-               "-serial", "stdio", "-semihosting", "-kernel", elf]
-        if icount:
-            cmd[1:1] = ["-icount", "shift=3,sleep=off"]
-        self.cmd = cmd
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, BACKEND, "--port", "0", "--stdin-exit", "--quiet"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent)
+        line = self.proc.stdout.readline().decode()
+        m = re.match(r"PORT (\d+)", line)
+        if not m:
+            self.close()
+            raise OSError("backend did not start: %r" % line)
+        self.port = int(m.group(1))
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+
+
+class Board:
+    """One qemu process; UART0 is our stdin/stdout pipe pair. On a board with
+    the bridge, UART1 and UART2 are Unix sockets served by a SerialBridge
+    (tacp_server=True: UART2 is a socket qemu serves, for a person)."""
+
+    def __init__(self, qemu, board, elf, icount=False, log=None, tacp_server=False):
         self.log = log
         self.buf = bytearray()
         self.cond = threading.Condition()
         self.eof = False
+        self.bridge = None
+        self.tmp = None
+        self.tacp_path = None
+        cmd = [qemu, "-M", BOARDS[board]["machine"], "-display", "none", "-monitor", "none",
+               "-semihosting", "-serial", "stdio"]
+        listeners = []
+        if BOARDS[board]["bridge"]:
+            # Short paths: a Unix socket path has a 108-byte limit.
+            self.tmp = tempfile.mkdtemp(prefix="bcq-")
+            link_path = os.path.join(self.tmp, "link.sock")
+            self.tacp_path = os.path.join(self.tmp, "tacp.sock")
+            listeners.append(serial_bridge.listen_unix(link_path))
+            cmd += ["-chardev", "socket,id=link,path=" + link_path, "-serial", "chardev:link"]
+            if tacp_server:
+                cmd += ["-chardev", "socket,id=tacp,path=%s,server=on,wait=off" % self.tacp_path,
+                        "-serial", "chardev:tacp"]
+            else:
+                listeners.append(serial_bridge.listen_unix(self.tacp_path))
+                cmd += ["-chardev", "socket,id=tacp,path=" + self.tacp_path, "-serial", "chardev:tacp"]
+        if icount:
+            cmd += ["-icount", "shift=%d,sleep=off" % icount]
+        cmd += ["-kernel", elf]
+        self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
+        if listeners:
+            # qemu connects while it starts; the listening sockets queued it.
+            conns = []
+            for ls in listeners:
+                ls.settimeout(20)
+                try:
+                    conns.append(ls.accept()[0])
+                except OSError:
+                    self.close()
+                    raise Timeout("qemu did not attach its UARTs to the bridge sockets")
+                finally:
+                    ls.close()
+            tlog = (lambda msg: log.write(("\n[%s]\n" % msg).encode())) if log else None
+            self.bridge = serial_bridge.SerialBridge(conns[0], conns[1] if len(conns) > 1 else None,
+                                                     tlog).start()
 
     def _read(self):
         fd = self.proc.stdout.fileno()
@@ -153,51 +258,104 @@ class Board:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        self.proc.stdout.close()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        if self.bridge:
+            self.bridge.close()
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def parse_test(path):
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    header = "\n".join(l for l in lines[:40] if l.startswith("#"))
-    icount = bool(re.search(r"^# qemu: .*\bicount\b", header, re.M))
-    m = re.search(r"^# timeout: (\d+)", header, re.M)
-    timeout = int(m.group(1)) if m else 90
-    phases = []  # (reset kind before this phase or None, source)
-    start, kind = 0, None
-    for i, line in enumerate(lines + ["#== reset end"]):
-        mm = MARKER_RE.match(line) if i < len(lines) else True
-        if mm:
-            # Pad with blank lines so tracebacks give the file's line numbers.
-            src = "\n" * start + "\n".join(lines[start:i]) + "\n"
-            phases.append((kind, src))
-            kind = mm.group(1) if i < len(lines) else None
-            start = i + 1
-    return icount, timeout, phases
+class TestFile:
+    def __init__(self, path):
+        self.path = path
+        self.shared = os.path.dirname(os.path.abspath(path)) == MPY_TESTS
+        self.name = ("mpy/" if self.shared else "") + os.path.splitext(os.path.basename(path))[0]
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        lines = text.split("\n")
+        # tests/mpy/claw_rig.py is installed for the tests that import it.
+        self.claw_rig = self.shared or "import claw_rig" in text
+        header = "\n".join(l for l in lines[:40] if l.startswith("#"))
+        self.needs = set(re.findall(r"^#\s*needs:\s*(\w+)", header, re.M))
+        m = re.search(r"^# qemu: .*\bicount\b(?: shift=(\d+))?", header, re.M)
+        # icount: the -icount shift, or 0 (board time = host time)
+        self.icount = int(m.group(1) or ICOUNT_SHIFT) if m else (ICOUNT_SHIFT if self.needs & {"faketime", "clock"} else 0)
+        m = re.search(r"^#\s*targets:(.*)$", header, re.M)
+        self.targets = m.group(1).split() if m else []
+        m = re.search(r"^# boards:(.*)$", header, re.M)
+        self.boards = m.group(1).split() if m else list(BOARDS)
+        m = re.search(r"^# timeout: (\d+)", header, re.M)
+        self.timeout = int(m.group(1)) if m else (180 if self.shared else 90)
+        self.phases = []  # (reset kind before this phase or None, source)
+        start, kind = 0, None
+        for i, line in enumerate(lines + ["#== reset end"]):
+            mm = MARKER_RE.match(line) if i < len(lines) else True
+            if mm:
+                # Pad with blank lines so tracebacks give the file's line numbers.
+                src = "\n" * start + "\n".join(lines[start:i]) + "\n"
+                self.phases.append((kind, src))
+                kind = mm.group(1) if i < len(lines) else None
+                start = i + 1
+
+    def runs_on(self, board):
+        if self.shared:
+            return BOARDS[board]["mpy_tests"] and "qemu" in self.targets
+        return board in self.boards
 
 
-def run_test(path, args, rig_src, log_dir):
-    name = os.path.splitext(os.path.basename(path))[0]
-    icount, timeout, phases = parse_test(path)
-    log_path = os.path.join(log_dir, name + ".log")
+def prelude(board, rig_src, claw_rig_src, backend_port, claw_rig):
+    """What is executed before each phase: the board's name and the backend
+    port as globals, the rig, and for a test that imports it the module
+    claw_rig."""
+    src = "QEMU_BOARD = %r\nBACKEND_PORT = %r\n" % (board, backend_port) + rig_src
+    if claw_rig:
+        env = {"BENTOCLAW_PORT": str(backend_port)} if backend_port else {}
+        src += (
+            "\ndef _install_claw_rig(src, env):\n"
+            "    import sys\n"
+            "    g = {'__name__': 'claw_rig'}\n"
+            "    exec(src, g)\n"
+            "    g['ENV'].update(env)\n"
+            "    class ClawRig:\n"
+            "        pass\n"
+            "    m = ClawRig()\n"
+            "    for k in g:\n"
+            "        setattr(m, k, g[k])\n"
+            "    if not sys.path:\n"
+            "        sys.path.append('')\n"
+            "    sys.modules['claw_rig'] = m\n"
+            "_install_claw_rig(%r, %r)\n"
+            "del _install_claw_rig\n" % (claw_rig_src, env))
+    return src
+
+
+def run_test(test, args, rig_src, claw_rig_src):
+    log_path = os.path.join(args.log_dir, test.name.replace("/", "-") + ".log")
     t0 = time.monotonic()
-    deadline = t0 + timeout
+    deadline = t0 + test.timeout
     checks = 0
     reason = None
     banner = b""
+    backend = board = None
     with open(log_path, "wb") as log:
-        board = Board(args.qemu, args.elf, icount=icount, log=log)
-        log.write(("$ %s\n" % " ".join(board.cmd)).encode())
         try:
+            if "backend" in test.needs:
+                if not BOARDS[args.board]["bridge"]:
+                    raise OSError("board %s has no transport for a backend" % args.board)
+                backend = Backend()
+                log.write(b"backend on 127.0.0.1:%d\n" % backend.port)
+            board = Board(args.qemu, args.board, args.elf, icount=test.icount, log=log)
+            log.write(("$ %s\n" % " ".join(board.cmd)).encode())
+            pre = prelude(args.board, rig_src, claw_rig_src, backend.port if backend else None, test.claw_rig)
             banner = board.enter_raw(deadline)
-            for n, (kind, src) in enumerate(phases, 1):
+            for n, (kind, src) in enumerate(test.phases, 1):
                 if kind == "ctrl-d":
                     board.soft_reset_ctrl_d(deadline)
-                out, err, _ = board.exec_raw(rig_src, deadline)
+                out, err, _ = board.exec_raw(pre, deadline)
                 if err:
                     reason = "rig failed in phase %d: %s" % (n, err.decode(errors="replace").strip())
                     break
@@ -216,38 +374,55 @@ def run_test(path, args, rig_src, log_dir):
                     bad = [l for l in out.decode(errors="replace").split("\n") if l.startswith("FAIL")]
                     reason = "phase %d: %d of %d checks failed: %s" % (n, f, p + f, "; ".join(bad)[:400])
                     break
-                want_reset = n < len(phases) and phases[n][0] == "machine"
+                want_reset = n < len(test.phases) and test.phases[n][0] == "machine"
                 if want_reset and b"soft reboot" not in tail:
                     reason = "phase %d did not end in a soft reset" % n
                     break
         except Timeout as e:
             reason = str(e)
-        except OSError as e:  # qemu went away while we wrote to it
-            reason = "qemu I/O failed: %s" % e
+        except OSError as e:  # qemu or the backend went away, or did not start
+            reason = "I/O failed: %s" % e
         finally:
-            board.close()
+            if board:
+                if board.bridge:
+                    log.write(("\n[bridge: %r]\n" % board.bridge.stats).encode())
+                board.close()
+            if backend:
+                backend.close()
     secs = time.monotonic() - t0
-    return name, reason, checks, secs, log_path, banner
+    return reason, checks, secs, log_path, banner
 
 
 def repl(args, rig_src):
     import termios
     import tty
 
-    board = Board(args.qemu, args.elf)
+    backend = None
+    if BOARDS[args.board]["bridge"]:
+        backend = Backend()
+    board = Board(args.qemu, args.board, args.elf, tacp_server=True)
+    setup = lambda mkfs: ("QEMU_BOARD = %r\nBACKEND_PORT = %r\n" % (args.board, backend and backend.port)
+                          + rig_src + "\ndisk = mount_ramdisk(mkfs=%s)\n" % mkfs)
     try:
         deadline = time.monotonic() + 20
         banner = board.enter_raw(deadline)
-        setup = lambda mkfs: rig_src + "\ndisk = mount_ramdisk(mkfs=%s)\n" % mkfs
         board.exec_raw(setup(True), deadline)
         board.write(b"\x02")  # friendly REPL
     except BaseException:
         board.close()
+        if backend:
+            backend.close()
         raise
     sys.stdout.write(banner.decode(errors="replace").split("\n")[0] + "\n")
     sys.stdout.write("LittleFS on the RAM disk is mounted at '/' (and again after every soft "
-                     "reset); the rig's names (Checker, mount_ramdisk, ...) are defined.\n"
-                     "Ctrl-] quits, as does machine.reset(). Ctrl-D soft-resets.\n")
+                     "reset); the rig's names (Checker, mount_ramdisk, ...) are defined.\n")
+    if backend:
+        sys.stdout.write(
+            "backend: mpy/examples/backend.py on 127.0.0.1:%d (BACKEND_PORT), through the serial bridge:\n"
+            "  bentoclaw.connect('127.0.0.1', BACKEND_PORT, 'demo-key'); bentoclaw.ask('hello')\n"
+            "TACP: serve_tacp(n) answers n lines from UART2; send them from another terminal with\n"
+            "  socat - UNIX-CONNECT:%s\n" % (backend.port, board.tacp_path))
+    sys.stdout.write("Ctrl-] quits, as does machine.reset(). Ctrl-D soft-resets.\n")
     sys.stdout.flush()
     fd = sys.stdin.fileno()
     old = termios.tcgetattr(fd) if os.isatty(fd) else None
@@ -286,41 +461,56 @@ def repl(args, rig_src):
         if old:
             termios.tcsetattr(fd, termios.TCSADRAIN, old)
         board.close()
+        if backend:
+            backend.close()
     print()
     return 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--elf", default=os.path.join(ROOT, "build", "qemu", "firmware.elf"))
+    ap.add_argument("--board", choices=sorted(BOARDS), default="m33")
+    ap.add_argument("--elf", help="firmware image (default: the board's build output)")
     ap.add_argument("--qemu", default="qemu-system-arm")
-    ap.add_argument("--log-dir", default=os.path.join(ROOT, "build", "test-qemu"))
+    ap.add_argument("--log-dir", help="default build/test-qemu/<board>")
     ap.add_argument("--repl", action="store_true")
+    ap.add_argument("--list", action="store_true", help="list the tests that would run")
     ap.add_argument("patterns", nargs="*")
     args = ap.parse_args()
+    args.elf = args.elf or BOARDS[args.board]["elf"]
+    args.log_dir = args.log_dir or os.path.join(ROOT, "build", "test-qemu", args.board)
 
     with open(os.path.join(HERE, "qrig.py"), encoding="utf-8") as f:
         rig_src = f.read()
+    with open(os.path.join(MPY_TESTS, "claw_rig.py"), encoding="utf-8") as f:
+        claw_rig_src = f.read()
     if args.repl:
         return repl(args, rig_src)
 
     os.makedirs(args.log_dir, exist_ok=True)
-    tests = sorted(f for f in os.listdir(HERE) if f.startswith("test_") and f.endswith(".py"))
+    files = [os.path.join(HERE, f) for f in sorted(os.listdir(HERE)) if f.startswith("test_") and f.endswith(".py")]
+    files += [os.path.join(MPY_TESTS, f) for f in sorted(os.listdir(MPY_TESTS))
+              if f.startswith("test_") and f.endswith(".py")]
+    tests = [t for t in map(TestFile, files) if t.runs_on(args.board)]
     if args.patterns:
-        tests = [t for t in tests if any(p in t for p in args.patterns)]
+        tests = [t for t in tests if any(p in t.name for p in args.patterns)]
+    if args.list:
+        for t in tests:
+            print(t.name, " ".join(sorted(t.needs)), "icount shift=%d" % t.icount if t.icount else "")
+        return 0
     passed = failed = 0
     t_all = time.monotonic()
+    print("board %s: %s (%s)" % (args.board, BOARDS[args.board]["machine"], os.path.relpath(args.elf, ROOT)))
     for t in tests:
-        name, reason, checks, secs, log_path, banner = run_test(os.path.join(HERE, t), args, rig_src,
-                                                                args.log_dir)
+        reason, checks, secs, log_path, banner = run_test(t, args, rig_src, claw_rig_src)
         if passed + failed == 0 and banner:
             print("firmware: %s" % banner.decode(errors="replace").strip().split("\n")[0].strip())
         if reason is None:
             passed += 1
-            print("PASS %-24s %5.1f s  %d checks" % (name, secs, checks))
+            print("PASS %-28s %5.1f s  %d checks" % (t.name, secs, checks))
         else:
             failed += 1
-            print("FAIL %-24s %5.1f s  %s" % (name, secs, reason))
+            print("FAIL %-28s %5.1f s  %s" % (t.name, secs, reason))
             with open(log_path, "rb") as f:
                 tail = f.read().decode(errors="replace").split("\n")[-25:]
             for line in tail:

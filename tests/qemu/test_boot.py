@@ -7,8 +7,10 @@ import board
 import bentoclaw
 
 t = Checker("boot")
+CORE = {"m33": "mps2-an505 with Cortex-M33", "m55": "mps3-an547 with Cortex-M55"}[QEMU_BOARD]
+RAMDISK = {"m33": 1024 * 1024, "m55": 256 * 1024}[QEMU_BOARD]
 t.eq(sys.platform, "qemu", "sys.platform")
-t.check("Cortex-M55" in sys.implementation._machine, "machine name", sys.implementation._machine)
+t.eq(sys.implementation._machine, CORE, "machine name")
 print("machine:", sys.implementation._machine)
 t.eq(1.5 * 2.25, 3.375, "hard-float arithmetic")
 t.check(abs(2.0 ** 0.5 - 1.41421356) < 1e-6, "float sqrt")
@@ -39,7 +41,9 @@ t.eq(board.stack_size(), 64 * 1024, "stack size from the linker script")
 d = board.stack_depth()
 t.check(0 < d < 4096, "stack depth at the REPL", d)
 mem = board.ramdisk()
-t.eq(len(mem), 256 * 1024, "RAM disk size")
+t.eq(len(mem), RAMDISK, "RAM disk size")
+t.eq(BLOCK_SIZE, {"m33": 4096, "m55": 512}[QEMU_BOARD], "flash block size")
+t.eq(LFS_OPTS, {"m33": {"progsize": 256, "readsize": 4096}, "m55": {}}[QEMU_BOARD], "LittleFS mount options")
 t.check(all(b == 0 for b in mem[:64]), "RAM disk is zero at power-on")
 base = board.stack_paint()
 
@@ -56,10 +60,10 @@ t.check(used > base + 1000, "stack painting sees the recursion", base, used)
 # --- LittleFS on the RAM disk ---------------------------------------------------------
 disk = mount_ramdisk()
 with open("/hello.txt", "w") as f:
-    f.write("สวัสดี M55\n")
-t.eq(read_file("/hello.txt"), "สวัสดี M55\n".encode(), "file round trip on LittleFS")
+    f.write("สวัสดี %s\n" % QEMU_BOARD)
+t.eq(read_file("/hello.txt"), ("สวัสดี %s\n" % QEMU_BOARD).encode(), "file round trip on LittleFS")
 st = os.stat("/hello.txt")
-t.eq(st[6], len("สวัสดี M55\n".encode()), "stat size")
+t.eq(st[6], len(("สวัสดี %s\n" % QEMU_BOARD).encode()), "stat size")
 t.check(disk.writes > 0, "the RAM disk saw the writes", disk.writes)
 
 # --- bentoclaw, firmware variant ----------------------------------------------------

@@ -1,8 +1,8 @@
 # test_trust.py — trust without a backend: the resting level is USB; a
-# failed connect() (this board has no network: the board's transport refuses
-# every connect) raises trust to HTTPS only while trying and leaves it at
-# USB, counts an error and adds no SYSTEM turn; disconnect() adds one; ask()
-# needs a connection.
+# failed connect() (no backend is reachable: the M55 has no network, the
+# M33's bridge reaches loopback hosts only) raises trust to HTTPS only
+# while trying and leaves it at USB, counts an error and adds no SYSTEM
+# turn; disconnect() adds one; ask() needs a connection.
 import bentoclaw
 
 t = Checker("trust")

@@ -1,0 +1,36 @@
+/*
+ * board.h — what the MPS2_AN505 board sources share: the CMSDK APB UARTs
+ * and the clock of board.c.
+ *
+ *   UART0  console: MicroPython's REPL (qemu -serial #1)
+ *   UART1  the link to the host-side serial bridge: claw_https_* and the
+ *          test harness's requests (serial_link.c; qemu -serial #2)
+ *   UART2  TACP lines, as the USB host sends them (modboard.c; -serial #3)
+ */
+#ifndef BENTOCLAW_BOARD_H
+#define BENTOCLAW_BOARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BOARD_UART_CONSOLE (0u)
+#define BOARD_UART_LINK    (1u)
+#define BOARD_UART_TACP    (2u)
+#define BOARD_UART_COUNT   (3u)
+
+// One received byte (0..255), or -1 when none is waiting. Never waits.
+int board_uart_getc(unsigned uart);
+
+// Send one byte, waiting while the transmitter is full, at most until the
+// board's millisecond tick reaches `deadline_ms`. False when it did not go.
+bool board_uart_putc(unsigned uart, uint8_t c, uint32_t deadline_ms);
+
+// The board's millisecond tick (mp_hal_ticks_ms) and a wrap-safe test
+// "the tick has reached deadline_ms".
+uint32_t board_ms(void);
+static inline bool board_ms_reached(uint32_t deadline_ms) {
+    return (int32_t)(board_ms() - deadline_ms) >= 0;
+}
+
+#endif // BENTOCLAW_BOARD_H

@@ -1,0 +1,216 @@
+/*
+ * modboard.c — the `board` module of the MPS2_AN505 qemu board.
+ *
+ *   board.ramdisk()      bytearray over the RAM-disk region of the linker
+ *                        script (outside the GC heap and .bss: zero at
+ *                        power-on, kept across soft resets). A Python block
+ *                        device on it holds a LittleFS that survives
+ *                        machine.soft_reset() / Ctrl-D.
+ *   board.FLASH_BLOCK_SIZE, FLASH_PROG_SIZE, FLASH_READ_SIZE
+ *                        the geometry of the board's QSPI NOR as the PSoC
+ *                        Edge port mounts it: 4096-byte erase blocks,
+ *                        VfsLfs2(bdev, progsize=256, readsize=4096)
+ *   board.stack_size()   bytes of the stack region (_estack - _sstack)
+ *   board.stack_depth()  bytes of stack in use right now (_estack - SP)
+ *   board.stack_paint()  fill the unused stack below the caller with a
+ *                        pattern; returns the depth at the call
+ *   board.stack_used()   deepest stack use since the last paint, in bytes
+ *                        from _estack
+ *
+ * TACP over UART2 (the USB host's line protocol, docs/TACP.md):
+ *   board.tacp_readline(timeout_ms)
+ *                        the next line from UART2 as bytes, without its
+ *                        CR/LF, or None when none was complete before the
+ *                        timeout (on the board's tick; a partial line is
+ *                        kept for the next call). A line longer than
+ *                        TACP_LINE_BUF bytes comes back cut to that length
+ *                        (bentoclaw.tacp() refuses it as too long); the rest
+ *                        up to the LF is dropped.
+ *   board.tacp_write(data)
+ *                        send bytes on UART2; returns the count sent
+ *
+ * The serial bridge's test harness (docs/EMULATOR.md):
+ *   board.link_call(type, payload, timeout_ms, answer_max)
+ *                        send one frame of `type` to the bridge and return
+ *                        the payload of its answer as bytes, or None when no
+ *                        valid answer (at most answer_max bytes) came in
+ *                        time; answer_max=0 sends without waiting (b"")
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "py/obj.h"
+#include "py/objstr.h"
+#include "py/runtime.h"
+
+#include "board.h"
+#include "serial_link.h"
+
+extern uint32_t _ramdisk_start, _ramdisk_end, _sstack, _estack;
+
+#define BOARD_STACK_PATTERN (0x5aa5c33cu)
+// Left alone below the current SP while painting: this function's own frame
+// and whatever an interrupt might push.
+#define BOARD_PAINT_GUARD (256u)
+// TACP lines are at most 512 bytes (BENTOCLAW_TACP_LINE_MAX); a little more
+// is kept so that tacp() sees an over-long line as over-long.
+#define TACP_LINE_BUF (1024u)
+
+static mp_obj_t board_ramdisk(void) {
+    size_t len = (size_t)((uintptr_t)&_ramdisk_end - (uintptr_t)&_ramdisk_start);
+    return mp_obj_new_bytearray_by_ref(len, &_ramdisk_start);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(board_ramdisk_obj, board_ramdisk);
+
+static inline uintptr_t board_sp(void) {
+    uintptr_t sp;
+    __asm volatile ("mov %0, sp" : "=r" (sp));
+    return sp;
+}
+
+static mp_obj_t board_stack_size(void) {
+    return MP_OBJ_NEW_SMALL_INT((uintptr_t)&_estack - (uintptr_t)&_sstack);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(board_stack_size_obj, board_stack_size);
+
+static mp_obj_t board_stack_depth(void) {
+    return MP_OBJ_NEW_SMALL_INT((uintptr_t)&_estack - board_sp());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(board_stack_depth_obj, board_stack_depth);
+
+static mp_obj_t board_stack_paint(void) {
+    uintptr_t sp = board_sp();
+    volatile uint32_t *p = &_sstack;
+    volatile uint32_t *end = (volatile uint32_t *)((sp - BOARD_PAINT_GUARD) & ~(uintptr_t)3);
+    while (p < end) {
+        *p++ = BOARD_STACK_PATTERN;
+    }
+    return MP_OBJ_NEW_SMALL_INT((uintptr_t)&_estack - sp);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(board_stack_paint_obj, board_stack_paint);
+
+static mp_obj_t board_stack_used(void) {
+    const volatile uint32_t *p = &_sstack;
+    const volatile uint32_t *top = &_estack;
+    while (p < top && *p == BOARD_STACK_PATTERN) {
+        p++;
+    }
+    return MP_OBJ_NEW_SMALL_INT((uintptr_t)&_estack - (uintptr_t)p);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(board_stack_used_obj, board_stack_used);
+
+/* --- TACP over UART2 -------------------------------------------------------- */
+
+// The line being received: kept across calls, so a line that arrives
+// slowly (a person typing) is not lost to a timeout. Static, not on the GC
+// heap; a soft reset keeps a partial line, as the UART would.
+static uint8_t s_tacp_line[TACP_LINE_BUF];
+static size_t s_tacp_len;
+
+static mp_obj_t board_tacp_readline(mp_obj_t timeout_in) {
+    mp_int_t timeout = mp_obj_get_int(timeout_in);
+    if (timeout < 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("timeout_ms must be >= 0"));
+    }
+    uint32_t deadline = board_ms() + (uint32_t)timeout;
+    for (;;) {
+        int c = board_uart_getc(BOARD_UART_TACP);
+        if (c < 0) {
+            if (board_ms_reached(deadline)) {
+                return mp_const_none; // no complete line yet
+            }
+            // Let Ctrl-C on the console and scheduled callbacks through.
+            mp_event_handle_nowait();
+            continue;
+        }
+        if (c == '\n') {
+            break;
+        }
+        if (s_tacp_len < TACP_LINE_BUF) {
+            s_tacp_line[s_tacp_len++] = (uint8_t)c;
+        }
+    }
+    size_t len = s_tacp_len;
+    s_tacp_len = 0;
+    if (len > 0 && s_tacp_line[len - 1] == '\r') {
+        len--;
+    }
+    return mp_obj_new_bytes(s_tacp_line, len);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(board_tacp_readline_obj, board_tacp_readline);
+
+static mp_obj_t board_tacp_write(mp_obj_t data_in) {
+    mp_buffer_info_t buf;
+    mp_get_buffer_raise(data_in, &buf, MP_BUFFER_READ);
+    const uint8_t *p = buf.buf;
+    uint32_t deadline = board_ms() + 1000u;
+    size_t i = 0;
+    for (; i < buf.len; i++) {
+        if (!board_uart_putc(BOARD_UART_TACP, p[i], deadline)) {
+            break;
+        }
+    }
+    return MP_OBJ_NEW_SMALL_INT(i);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(board_tacp_write_obj, board_tacp_write);
+
+/* --- the serial bridge's harness requests ------------------------------------ */
+
+static mp_obj_t board_link_call(size_t n_args, const mp_obj_t *args) {
+    mp_int_t type = mp_obj_get_int(args[0]);
+    mp_buffer_info_t payload;
+    mp_get_buffer_raise(args[1], &payload, MP_BUFFER_READ);
+    mp_int_t timeout = mp_obj_get_int(args[2]);
+    mp_int_t answer_max = mp_obj_get_int(args[3]);
+    if (type < LINK_HOST_HTTP || type >= LINK_ANSWER || timeout < 0 || answer_max < 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("bad link_call argument"));
+    }
+    uint32_t deadline = board_ms() + (uint32_t)timeout;
+    uint16_t id = link_new_id();
+    link_part_t part = { payload.buf, payload.len };
+    link_drain();
+    if (!link_send((uint8_t)type, id, &part, 1, deadline)) {
+        return mp_const_none;
+    }
+    if (answer_max == 0) {
+        return mp_const_empty_bytes;
+    }
+    // Sized by the answer's header; a MemoryError here leaves the rest of
+    // the frame on the line, which the next exchange skips (another id).
+    link_rx_t rx;
+    int32_t n = link_rx_begin(&rx, (uint8_t)(type | LINK_ANSWER), id, deadline);
+    if (n < 0 || n > answer_max) {
+        return mp_const_none;
+    }
+    vstr_t ans;
+    vstr_init_len(&ans, (size_t)n);
+    if (!link_rx_read(&rx, (uint8_t *)ans.buf, (size_t)n) || !link_rx_end(&rx)) {
+        vstr_clear(&ans);
+        return mp_const_none;
+    }
+    return mp_obj_new_bytes_from_vstr(&ans);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(board_link_call_obj, 4, 4, board_link_call);
+
+static const mp_rom_map_elem_t board_module_globals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_board) },
+    { MP_ROM_QSTR(MP_QSTR_ramdisk), MP_ROM_PTR(&board_ramdisk_obj) },
+    { MP_ROM_QSTR(MP_QSTR_FLASH_BLOCK_SIZE), MP_ROM_INT(4096) },
+    { MP_ROM_QSTR(MP_QSTR_FLASH_PROG_SIZE), MP_ROM_INT(256) },
+    { MP_ROM_QSTR(MP_QSTR_FLASH_READ_SIZE), MP_ROM_INT(4096) },
+    { MP_ROM_QSTR(MP_QSTR_stack_size), MP_ROM_PTR(&board_stack_size_obj) },
+    { MP_ROM_QSTR(MP_QSTR_stack_depth), MP_ROM_PTR(&board_stack_depth_obj) },
+    { MP_ROM_QSTR(MP_QSTR_stack_paint), MP_ROM_PTR(&board_stack_paint_obj) },
+    { MP_ROM_QSTR(MP_QSTR_stack_used), MP_ROM_PTR(&board_stack_used_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tacp_readline), MP_ROM_PTR(&board_tacp_readline_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tacp_write), MP_ROM_PTR(&board_tacp_write_obj) },
+    { MP_ROM_QSTR(MP_QSTR_link_call), MP_ROM_PTR(&board_link_call_obj) },
+};
+static MP_DEFINE_CONST_DICT(board_module_globals, board_module_globals_table);
+
+const mp_obj_module_t board_module = {
+    .base = { &mp_type_module },
+    .globals = (mp_obj_dict_t *)&board_module_globals,
+};
+
+MP_REGISTER_MODULE(MP_QSTR_board, board_module);

@@ -1,0 +1,60 @@
+# MPS2_AN505 — out-of-tree board for MicroPython's qemu port:
+# qemu-system-arm -M mps2-an505 (Arm MPS2+ with the AN505 FPGA image: IoT
+# Kit / SSE-200 subsystem, one Cortex-M33 with TrustZone, DSP and the
+# single-precision FPU). The core MicroPython runs on in PSoC Edge E84.
+#
+#   make -C <micropython>/ports/qemu BOARD_DIR=<repo>/tests/qemu/boards/MPS2_AN505 ...
+#
+# scripts/build_qemu.sh passes everything else (USER_C_MODULES, BENTOCLAW_*,
+# FROZEN_MANIFEST=). No file of MicroPython is changed.
+
+QEMU_ARCH = arm
+QEMU_MACHINE = mps2-an505
+
+# Exactly the flags of Infineon's PSoC Edge MicroPython port for the CM33:
+# hard-float ABI, single-precision FPv5 (the Rust staticlib for
+# thumbv8m.main-none-eabihf is hard-float, SP FPU by default; they link).
+CFLAGS += -mthumb -mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16
+# No QEMU_SOC_*: the port's uart.c then compiles to nothing and board.c
+# supplies the UARTs of this machine.
+CFLAGS += -DMP_CONFIGFILE='"$(BOARD_DIR)/mpconfigboard.h"'
+CFLAGS += -I$(BOARD_DIR)
+
+LDSCRIPT = $(BOARD_DIR)/mps2_an505.ld
+
+# gchelper_thumb2.s is assembled for v7-M and refuses to link with v8-M
+# Mainline objects ("conflicting CPU architectures"); the C version works.
+SRC_BOARD_O = shared/runtime/gchelper_generic.o
+
+SRC_C += \
+	$(BOARD_DIR)/board.c \
+	$(BOARD_DIR)/modboard.c \
+	$(BOARD_DIR)/serial_link.c \
+
+# The transport of the bentoclaw module: claw_https_* over UART1 to the
+# host-side serial bridge (tests/qemu/serial_bridge.py), the way a board
+# with a network co-processor on a serial line talks to its backend.
+BENTOCLAW_PORT_FIRMWARE = 1
+ifneq ($(wildcard $(BOARD_DIR)/../../../../mpy/claw_transport.h),)
+SRC_C += $(BOARD_DIR)/claw_transport_serial.c
+CFLAGS += -I$(abspath $(BOARD_DIR)/../../../../mpy)
+endif
+
+MICROPY_VFS_LFS2 = 1
+MICROPY_HEAP_SIZE = 393216
+
+# Debian's source package has no micropython-lib to freeze from.
+FROZEN_MANIFEST =
+
+# The port's Makefile sets LIBS (libgcc) after the user modules were read,
+# which drops the archive mpy/micropython.mk appended. A target-specific
+# append is evaluated when the link runs, after all assignments: the Rust
+# staticlib, newlib's libc for the few C library functions the port's
+# string0.c lacks (strnlen), and libgcc once more for both.
+BOARD_LIBC_A = $(shell $(CC) $(CFLAGS) -print-file-name=libc.a)
+BOARD_LIBGCC_A = $(shell $(CC) $(CFLAGS) -print-libgcc-file-name)
+$(BUILD)/firmware.elf: LIBS += $(BENTOCLAW_LIB) $(BOARD_LIBC_A) $(BOARD_LIBGCC_A)
+
+# newlib's strnlen.o lacks a .note.GNU-stack section; the image has no
+# executable stack either way (there is no MMU), so say so and keep ld quiet.
+LDFLAGS += -Wl,-z,noexecstack
