@@ -62,16 +62,7 @@ SIGNED_BY="${mirror_line#*$'\t'}"
 log "using the machine's Debian mirror for deb-src $SUITE"
 
 # --- 2. tools -------------------------------------------------------------------
-need_pkgs=()
-command -v dpkg-source >/dev/null || need_pkgs+=(dpkg-dev)
-command -v xz >/dev/null || need_pkgs+=(xz-utils)
-command -v patch >/dev/null || need_pkgs+=(patch)
-[[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] || need_pkgs+=(debian-archive-keyring)
-if ((${#need_pkgs[@]})); then
-    log "installing ${need_pkgs[*]}"
-    "${SUDO[@]}" apt-get update -qq || true
-    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
-fi
+ensure_pkgs dpkg-dev xz-utils patch debian-archive-keyring || die "installing dpkg-dev xz-utils patch"
 
 # --- 3. deb-src entry for the suite, then refresh only that entry ---------------
 want="Types: deb-src

@@ -133,6 +133,16 @@ else
 fi
 t_boot=$((SECONDS - t))
 [[ -s $R/etc/resolv.conf ]] || cp -L /etc/resolv.conf "$R/etc/resolv.conf"
+# The network's own trust settings belong to the machine, like its apt
+# mirror: local CA certificates (e.g. of an HTTPS proxy) go where Debian's
+# ca-certificates picks them up when the scripts install it.
+shopt -s nullglob
+local_cas=(/usr/local/share/ca-certificates/*.crt)
+shopt -u nullglob
+if ((${#local_cas[@]})); then
+    mkdir -p "$R/usr/local/share/ca-certificates"
+    cp "${local_cas[@]}" "$R/usr/local/share/ca-certificates/"
+fi
 
 # What "nothing" means here: none of the tools the scripts install.
 found_tools() {

@@ -12,12 +12,18 @@ ensure_pkgs() {
     done
     ((${#missing[@]})) || return 0
     log "installing ${missing[*]}"
-    local sudo=()
+    local sudo=() out rc
     [[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
     export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 \
-        || { "${sudo[@]}" apt-get update -qq >&2 || true
-             "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
+    # dpkg's progress goes to a file; it is shown only when the install fails.
+    out="$(mktemp)"
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$out" 2>&1 \
+        || { "${sudo[@]}" apt-get update -qq >>"$out" 2>&1 || true
+             "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$out" 2>&1; }
+    rc=$?
+    ((rc == 0)) || tail -n 30 "$out" >&2
+    rm -f "$out"
+    return "$rc"
 }
 
 # apt_mirror [SKIP_FILE] — prints "URI<TAB>SIGNED-BY" of the first Debian
