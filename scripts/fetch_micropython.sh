@@ -109,7 +109,12 @@ fi
 dir="micropython-${upstream}"
 if [[ ! -f $dir/ports/unix/Makefile ]]; then
     rm -rf "$dir" "$dir.tmp"
-    dpkg-source -x "$dsc" "$dir.tmp" >/dev/null
+    # apt-get checked the files against the signed Sources index; dpkg-source
+    # checks them against the .dsc again. It cannot check the uploader's
+    # signature without debian-keyring and says so: kept out of sight unless
+    # the unpacking fails.
+    dpkg-source -x "$dsc" "$dir.tmp" >"$DEST/dpkg-source.log" 2>&1 \
+        || { cat "$DEST/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
     mv "$dir.tmp" "$dir"
 fi
 ln -sfn "$dir" "$LINK"

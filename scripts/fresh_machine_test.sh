@@ -69,9 +69,9 @@ kill_chroot_procs() {
 }
 
 unmount_all() {
-    local m tries
+    local m
     kill_chroot_procs
-    for tries in 1 2 3; do
+    for _ in 1 2 3; do
         while read -r m; do
             [[ -n $m ]] && umount "$m" 2>/dev/null
         done < <(mounts_below)
@@ -93,6 +93,7 @@ remove_root() {
     rm -rf "$R"
 }
 
+# shellcheck disable=SC2317  # called through the EXIT trap
 cleanup() {
     unmount_all || log "could not unmount everything below $R"
     if ((keep == 0)); then remove_root || true; fi
@@ -116,7 +117,7 @@ mkdir -p "$WORK" "$LOGS"
 
 # --- 1. a minimal Debian bookworm --------------------------------------------------
 ensure_pkgs debootstrap debian-archive-keyring || abort "installing debootstrap"
-mirror_line="$(apt_mirror)" || abort "no Debian archive entry in this machine's apt sources"
+mirror_line="$(apt_mirror "")" || abort "no Debian archive entry in this machine's apt sources"
 MIRROR="${mirror_line%%$'\t'*}"
 SIGNED_BY="${mirror_line#*$'\t'}"
 [[ -f $SIGNED_BY ]] || SIGNED_BY=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -159,30 +160,29 @@ check "the chroot has no CA certificates (cargo must get them installed)" \
     test ! -e "$R/etc/ssl/certs/ca-certificates.crt"
 
 # --- 2. mounts, Rust, the clone -------------------------------------------------------
-bind /proc "$R/proc" && bind /dev "$R/dev" && bind /dev/pts "$R/dev/pts" && bind /sys "$R/sys" \
-    || abort "bind-mounting /proc /dev /dev/pts /sys"
+if ! { bind /proc "$R/proc" && bind /dev "$R/dev" && bind /dev/pts "$R/dev/pts" \
+        && bind /sys "$R/sys"; }; then
+    abort "bind-mounting /proc /dev /dev/pts /sys"
+fi
 RUSTUP_HOST="${RUSTUP_HOME:-$HOME/.rustup}"
 CARGO_HOST="${CARGO_HOME:-$HOME/.cargo}"
 [[ -d $RUSTUP_HOST && -x $CARGO_HOST/bin/cargo ]] || abort "no rustup toolchain at $RUSTUP_HOST / $CARGO_HOST"
 # ~/.cargo itself stays writable in the chroot (cargo keeps its registry
 # there); only the toolchain and the rustup proxies come from the host.
-bind "$RUSTUP_HOST" "$R/root/.rustup" ro && bind "$CARGO_HOST/bin" "$R/root/.cargo/bin" ro \
-    || abort "bind-mounting the Rust toolchain"
+if ! { bind "$RUSTUP_HOST" "$R/root/.rustup" ro && bind "$CARGO_HOST/bin" "$R/root/.cargo/bin" ro; }; then
+    abort "bind-mounting the Rust toolchain"
+fi
 git clone -q --no-hardlinks "$ROOT" "$R/root/bentoclaw" || abort "git clone of the repository"
 log "clean clone of $(git -C "$ROOT" rev-parse --short HEAD) in the chroot"
 
 # A login-less root shell as on a fresh machine: Debian's PATH (no ~/.cargo/bin).
-in_chroot() {
-    chroot "$R" /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=dumb LANG=C.UTF-8 \
-        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        /bin/bash -c "cd /root/bentoclaw && $1"
-}
+CHROOT_ENV=(/usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=dumb LANG=C.UTF-8
+            PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 
 # --- 3. the README's first command --------------------------------------------------
 log "bash scripts/run.sh in the chroot (log: build/fresh-machine/logs/run.log)"
 t=$SECONDS
-timeout --kill-after=10 "$TIMEOUT_RUN" chroot "$R" /usr/bin/env -i HOME=/root USER=root \
-    LOGNAME=root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+timeout --kill-after=10 "$TIMEOUT_RUN" chroot "$R" "${CHROOT_ENV[@]}" \
     /bin/bash -c 'cd /root/bentoclaw && bash scripts/run.sh' </dev/null >"$LOGS/run.log" 2>&1
 rc=$?
 t_run=$((SECONDS - t))
@@ -190,6 +190,7 @@ check "scripts/run.sh exits 0 as the first command on the fresh machine (exit $r
 check "the demo ran to its end: 'demo finished: all as expected'" \
     grep -qx 'demo finished: all as expected' "$LOGS/run.log"
 if ((rc != 0)); then tail -n 40 "$LOGS/run.log"; fi
+# shellcheck disable=SC2016  # ${Package} is dpkg-query's, not the shell's
 installed="$(chroot "$R" dpkg-query -W -f='${Package}\n' 2>/dev/null | sort)"
 check "run.sh installed gcc and python3 itself" \
     bash -c "grep -qx gcc <<<'$installed' && grep -qx python3 <<<'$installed'"
@@ -197,7 +198,11 @@ check "run.sh needed no libclang" bash -c "! grep -q '^libclang' <<<'$installed'
 
 # --- 4. the library for the target with LIBCLANG_PATH pointing at nothing -----------
 t=$SECONDS
-in_chroot 'export PATH="$HOME/.cargo/bin:$PATH"; rustup target list --installed | grep -qx thumbv8m.main-none-eabihf || exit 3; LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabihf' \
+# shellcheck disable=SC2016  # expanded by the shell in the chroot
+timeout --kill-after=10 600 chroot "$R" "${CHROOT_ENV[@]}" /bin/bash -c '
+    cd /root/bentoclaw && export PATH="$HOME/.cargo/bin:$PATH"
+    rustup target list --installed | grep -qx thumbv8m.main-none-eabihf || exit 3
+    LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabihf' \
     </dev/null >"$LOGS/thumbv8m.log" 2>&1
 rc=$?
 t_target=$((SECONDS - t))

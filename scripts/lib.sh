@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh — helpers shared by the build and test scripts (sourced, not run).
 # The sourcing script defines log().
 

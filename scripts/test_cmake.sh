@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317  # helper functions run through check()
 # test_cmake.sh — the CMake path and the seed's build switch BENTO_HAS_MPY.
 #
 #  1. MicroPython built by its own CMake files (py/py.cmake, extmod/extmod.cmake,
