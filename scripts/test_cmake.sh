@@ -94,8 +94,24 @@ count_result() {
 CMAKE_ARGS=(-DMICROPY_DIR="$SRC" -DUSER_C_MODULES="$ROOT/mpy/micropython.cmake"
             -DBENTOCLAW_PORT_FIRMWARE=OFF)
 
+# MicroPython's generated headers collect the QSTRs and modules of every file
+# ever scanned in a build folder (genhdr/qstr, genhdr/module): a source that
+# left the module's list, or a module switched off, would stay registered.
+# Start a build folder's genhdr afresh when its inputs changed.
+fresh_genhdr() { # fresh_genhdr BUILD_DIR CMAKE_ARGS...
+    local dir=$1 stamp; shift
+    stamp="$(cat mpy/micropython.cmake cmake/bentoclaw.cmake tests/cmake/CMakeLists.txt \
+        tests/cmake/mpconfigport.h | sha256sum) $*"
+    if [[ -d $dir && "$(cat "$dir/.bentoclaw-stamp" 2>/dev/null)" != "$stamp" ]]; then
+        rm -rf "$dir/genhdr"
+    fi
+    mkdir -p "$dir"
+    printf '%s' "$stamp" >"$dir/.bentoclaw-stamp"
+}
+
 # --- 1. CMake, module in ----------------------------------------------------------------
 echo "== CMake build with the module (build/cmake-host)"
+fresh_genhdr "$HOST" "${CMAKE_ARGS[@]}" -DBENTO_HAS_MPY=ON
 if cmake -S tests/cmake -B "$HOST" "${CMAKE_ARGS[@]}" -DBENTO_HAS_MPY=ON \
         >"$LOGS/configure.log" 2>&1 \
     && cmake --build "$HOST" -j"$JOBS" >"$LOGS/build.log" 2>&1; then
@@ -111,6 +127,8 @@ check "cmake/bentoclaw.cmake built the archive with cargo ($(realpath --relative
     test -f "$lib"
 check "the firmware's link line names the archive, after the objects" \
     grep -qE '\.o .* bentoclaw-cargo/release/libbento_mpy\.a' "$HOST/CMakeFiles/bentoclaw_host.dir/link.txt"
+check "the module's objects are on the link line" \
+    grep -q '/mpy/modbentoclaw\.c\.o' "$HOST/CMakeFiles/bentoclaw_host.dir/link.txt"
 check "cargo is a build step (bentoclaw_cargo target)" has_target "$HOST" bentoclaw_cargo
 check "mkrules.cmake: qstrdefs.generated.h has QSTR bentoclaw" \
     grep -q 'QDEF[0-9]*(MP_QSTR_bentoclaw,' "$HOST/genhdr/qstrdefs.generated.h"
@@ -127,6 +145,7 @@ count_result "$LOGS/smoke.log"
 # --- 2a. CMake, BENTO_HAS_MPY=0 -------------------------------------------------------
 echo "== CMake build with BENTO_HAS_MPY=0 (build/cmake-host-nompy)"
 rm -f "$MARK"
+fresh_genhdr "$HOST0" "${CMAKE_ARGS[@]}" -DBENTO_HAS_MPY=0
 if PATH="$trap_dir/bin:$PATH" cmake -S tests/cmake -B "$HOST0" "${CMAKE_ARGS[@]}" \
         -DBENTO_HAS_MPY=0 -DBENTOCLAW_CARGO="$FAKE_CARGO" >"$LOGS/configure-nompy.log" 2>&1 \
     && PATH="$trap_dir/bin:$PATH" cmake --build "$HOST0" -j"$JOBS" >"$LOGS/build-nompy.log" 2>&1; then
@@ -140,8 +159,10 @@ check "BENTO_HAS_MPY=0: no bentoclaw_cargo target" \
     bash -c "$(declare -f has_target); has_target '$HOST0' bentoclaw_host && ! has_target '$HOST0' bentoclaw_cargo"
 check "BENTO_HAS_MPY=0: no archive on the link line" \
     bash -c "! grep -q libbento_mpy '$HOST0/CMakeFiles/bentoclaw_host.dir/link.txt'"
-check "BENTO_HAS_MPY=0: no module source compiled" \
-    bash -c "! find '$HOST0' -name 'modbentoclaw*.o' | grep -q ."
+check "BENTO_HAS_MPY=0: no object of mpy/ on the link line" \
+    bash -c "! grep -q '/mpy/[^ ]*\.o' '$HOST0/CMakeFiles/bentoclaw_host.dir/link.txt'"
+check "BENTO_HAS_MPY=0: no mp_module_bentoclaw in the binary (nm)" \
+    bash -c "! nm '$HOST0/bentoclaw_host' | grep -q mp_module_bentoclaw"
 check "BENTO_HAS_MPY=0: moduledefs.h has no bentoclaw" \
     bash -c "! grep -q -i bentoclaw '$HOST0/genhdr/moduledefs.h'"
 check "BENTO_HAS_MPY=0: no claw_ symbol in the binary (nm)" no_claw_symbols "$HOST0/bentoclaw_host"
@@ -178,8 +199,8 @@ else
     abort "make unix port with BENTO_HAS_MPY=0 (log: build/test-cmake/make-nompy.log)"
 fi
 check "make BENTO_HAS_MPY=0: cargo did not run" no_mark
-check "make BENTO_HAS_MPY=0: no module source compiled" \
-    bash -c "! find '$UNIX0' -name 'modbentoclaw*.o' | grep -q ."
+check "make BENTO_HAS_MPY=0: no mp_module_bentoclaw in the binary (nm)" \
+    bash -c "! nm '$UNIX0/micropython' | grep -q mp_module_bentoclaw"
 check "make BENTO_HAS_MPY=0: no claw_ symbol in the binary (nm)" no_claw_symbols "$UNIX0/micropython"
 run_py "$UNIX0/micropython" tests/cmake/without_module.py "$LOGS/without-module-make.log"
 count_result "$LOGS/without-module-make.log"
