@@ -93,13 +93,23 @@ remove_root() {
     rm -rf "$R"
 }
 
+bg_pid=""
 # shellcheck disable=SC2317  # called through the EXIT trap
 cleanup() {
+    # A step still running (debootstrap, or timeout around the chroot) is ours.
+    if [[ -n $bg_pid ]] && kill -0 "$bg_pid" 2>/dev/null; then
+        kill -TERM "$bg_pid" 2>/dev/null
+        kill_chroot_procs
+        wait "$bg_pid" 2>/dev/null
+    fi
     unmount_all || log "could not unmount everything below $R"
     if ((keep == 0)); then remove_root || true; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# Long steps run in the background and are waited for: bash runs a trap only
+# once the foreground command is done, but it interrupts `wait` at once.
+fg_wait() { "$@" & bg_pid=$!; wait "$bg_pid"; }
 
 bind() { # bind SRC DEST [ro]
     mkdir -p "$2"
@@ -125,7 +135,7 @@ log "debootstrap --variant=minbase bookworm (mirror from this machine's apt sour
 t=$SECONDS
 # .debs are kept in $WORK/debs between runs (saves the download, not the install).
 mkdir -p "$WORK/debs"
-if debootstrap --variant=minbase --keyring="$SIGNED_BY" --cache-dir="$WORK/debs" \
+if fg_wait debootstrap --variant=minbase --keyring="$SIGNED_BY" --cache-dir="$WORK/debs" \
         bookworm "$R" "$MIRROR" >"$LOGS/debootstrap.log" 2>&1; then
     ok "debootstrap minbase bookworm ($((SECONDS - t)) s)"
 else
@@ -182,7 +192,7 @@ CHROOT_ENV=(/usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=dumb LANG=C.U
 # --- 3. the README's first command --------------------------------------------------
 log "bash scripts/run.sh in the chroot (log: build/fresh-machine/logs/run.log)"
 t=$SECONDS
-timeout --kill-after=10 "$TIMEOUT_RUN" chroot "$R" "${CHROOT_ENV[@]}" \
+fg_wait timeout --kill-after=10 "$TIMEOUT_RUN" chroot "$R" "${CHROOT_ENV[@]}" \
     /bin/bash -c 'cd /root/bentoclaw && bash scripts/run.sh' </dev/null >"$LOGS/run.log" 2>&1
 rc=$?
 t_run=$((SECONDS - t))
@@ -199,7 +209,7 @@ check "run.sh needed no libclang" bash -c "! grep -q '^libclang' <<<'$installed'
 # --- 4. the library for the target with LIBCLANG_PATH pointing at nothing -----------
 t=$SECONDS
 # shellcheck disable=SC2016  # expanded by the shell in the chroot
-timeout --kill-after=10 600 chroot "$R" "${CHROOT_ENV[@]}" /bin/bash -c '
+fg_wait timeout --kill-after=10 600 chroot "$R" "${CHROOT_ENV[@]}" /bin/bash -c '
     cd /root/bentoclaw && export PATH="$HOME/.cargo/bin:$PATH"
     rustup target list --installed | grep -qx thumbv8m.main-none-eabihf || exit 3
     LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabihf' \
