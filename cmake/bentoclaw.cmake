@@ -28,6 +28,12 @@
 #                             alone (a non-empty value replaces any rustflags
 #                             from .cargo/config.toml, as cargo does)
 #   BENTOCLAW_CARGO           the cargo executable
+#   BENTO_HAS_MPY             ON (default, or the environment's BENTO_HAS_MPY at
+#                             the first configure). OFF/0: the seed's build
+#                             switch — no cargo target, no archive;
+#                             bentoclaw::bento_mpy is then an empty INTERFACE
+#                             library (linking it adds nothing) and
+#                             BENTOCLAW_STATICLIB is empty.
 #
 # The firmware's C flags and the Rust target must agree on the float ABI:
 # thumbv8m.main-none-eabihf is hard-float (-mfloat-abi=hard); soft- and
@@ -42,6 +48,21 @@ endif()
 get_filename_component(BENTOCLAW_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 set(BENTOCLAW_INCLUDE_DIR "${BENTOCLAW_ROOT}/include")
 set(BENTOCLAW_MPY_DIR "${BENTOCLAW_ROOT}/mpy")
+
+if(DEFINED ENV{BENTO_HAS_MPY} AND NOT "$ENV{BENTO_HAS_MPY}" STREQUAL "")
+    set(_bentoclaw_has_mpy "$ENV{BENTO_HAS_MPY}")
+else()
+    set(_bentoclaw_has_mpy ON)
+endif()
+set(BENTO_HAS_MPY "${_bentoclaw_has_mpy}" CACHE BOOL
+    "link the bentoclaw module and libbento_mpy.a (OFF: leave both out)")
+if(NOT BENTO_HAS_MPY)
+    # Nothing of bentoclaw in the image; cargo is never looked for nor run.
+    add_library(bentoclaw::bento_mpy INTERFACE IMPORTED GLOBAL)
+    set(BENTOCLAW_STATICLIB "")
+    message(STATUS "bentoclaw: BENTO_HAS_MPY=${BENTO_HAS_MPY}, module and libbento_mpy.a left out")
+    return()
+endif()
 
 if(CMAKE_CROSSCOMPILING)
     set(_bentoclaw_default_target "thumbv8m.main-none-eabihf")

@@ -10,10 +10,16 @@
 #   BENTOCLAW_PORT_FIRMWARE  ON: use the vendor firmware's claw_https_* /
 #                            claw_ipc_* instead of the unix HTTP/IPC port layer
 #   BENTOCLAW_RUST_TARGET    see cmake/bentoclaw.cmake
+#   BENTO_HAS_MPY            ON (default); OFF/0 leaves this module and
+#                            libbento_mpy.a out of the firmware, and cargo
+#                            does not run (see cmake/bentoclaw.cmake)
 
 option(BENTOCLAW_PORT_FIRMWARE "use the firmware's claw_https_*/claw_ipc_* transport" ON)
 
 include(${CMAKE_CURRENT_LIST_DIR}/../cmake/bentoclaw.cmake)
+if(NOT BENTO_HAS_MPY)
+    return()
+endif()
 
 add_library(usermod_bentoclaw INTERFACE)
 

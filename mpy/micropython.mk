@@ -13,6 +13,13 @@
 #   BENTOCLAW_PORT_FIRMWARE=1  use the vendor's claw_https_*/claw_ipc_*
 #                          instead of the unix HTTP/IPC port layer
 #   CARGO                  cargo executable (default: cargo)
+#   BENTO_HAS_MPY          1 (default); 0 leaves the module and libbento_mpy.a
+#                          out of the build: no source of it is compiled, no
+#                          archive is linked, cargo does not run (the seed's
+#                          build switch; also read from the environment)
+
+BENTO_HAS_MPY ?= 1
+ifneq ($(BENTO_HAS_MPY),0)
 
 BENTOCLAW_MOD_DIR := $(USERMOD_DIR)
 BENTOCLAW_ROOT := $(abspath $(BENTOCLAW_MOD_DIR)/..)
@@ -57,3 +64,5 @@ endif
 $(BENTOCLAW_LIB):
 	$(ECHO) "CARGO $@"
 	$(Q)cd $(BENTOCLAW_ROOT) && $(CARGO) $(BENTOCLAW_CARGO_ARGS)
+
+endif # BENTO_HAS_MPY

@@ -31,7 +31,8 @@ die() { log "error: $*"; exit 1; }
 # --- Debian packages the build needs --------------------------------------------
 # shellcheck source=scripts/lib.sh
 source "$ROOT/scripts/lib.sh"
-ensure_pkgs build-essential libffi-dev pkg-config python3
+# ca-certificates: cargo fetches the crates over HTTPS (a minimal Debian has none).
+ensure_pkgs build-essential libffi-dev pkg-config python3 ca-certificates
 
 "$ROOT/scripts/fetch_micropython.sh"
 [[ -f $SRC/ports/unix/Makefile ]] || die "no MicroPython source at $SRC"

@@ -56,69 +56,16 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 
 # --- 1. find the Debian mirror this machine already uses ----------------------
-# deb822 files first (Debian 12 default), then one-line sources.list files.
-# Prints "URI<TAB>SIGNED-BY" of the first main-archive entry (not -security).
-find_mirror() {
-    local f
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [[ -f $f && $f != "$SRC_LIST" ]] || continue
-        awk '
-            function flush() {
-                if (uris != "" && suites ~ /(^|[[:space:]])(bookworm|trixie|sid|stable|testing|unstable)([[:space:]]|$)/ \
-                    && uris !~ /security/ && enabled != "no") {
-                    split(uris, u, /[[:space:]]+/)
-                    printf "%s\t%s\n", u[1], signed
-                    found = 1; exit
-                }
-                uris = ""; suites = ""; signed = ""; enabled = ""
-            }
-            /^[[:space:]]*#/ { next }
-            /^[[:space:]]*$/ { flush(); next }
-            tolower($1) == "uris:"      { sub(/^[^:]*:[[:space:]]*/, ""); uris = $0 }
-            tolower($1) == "suites:"    { sub(/^[^:]*:[[:space:]]*/, ""); suites = $0 }
-            tolower($1) == "signed-by:" { sub(/^[^:]*:[[:space:]]*/, ""); signed = $0 }
-            tolower($1) == "enabled:"   { sub(/^[^:]*:[[:space:]]*/, ""); enabled = tolower($0) }
-            END { if (!found) flush() }
-        ' "$f" | head -n1 | grep . && return 0
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [[ -f $f ]] || continue
-        # deb [opts] URI SUITE COMPONENTS...
-        awk '
-            $1 == "deb" || $1 == "deb-src" {
-                i = 2; signed = ""
-                if ($2 ~ /^\[/) {
-                    for (; i <= NF; i++) {
-                        if ($i ~ /^\[?signed-by=/) { s = $i; sub(/^\[?signed-by=/, "", s); sub(/\]$/, "", s); signed = s }
-                        if ($i ~ /\]$/) { i++; break }
-                    }
-                }
-                uri = $i; suite = $(i + 1)
-                if (uri !~ /security/ && suite ~ /^(bookworm|trixie|sid|stable|testing|unstable)$/) {
-                    printf "%s\t%s\n", uri, signed; exit
-                }
-            }
-        ' "$f" | head -n1 | grep . && return 0
-    done
-    return 1
-}
-
-mirror_line="$(find_mirror)" || die "no Debian archive entry found in /etc/apt sources"
+# shellcheck source=scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+mirror_line="$(apt_mirror "$SRC_LIST")" || die "no Debian archive entry found in /etc/apt sources"
 MIRROR="${mirror_line%%$'\t'*}"
 SIGNED_BY="${mirror_line#*$'\t'}"
 [[ -n $SIGNED_BY ]] || SIGNED_BY=/usr/share/keyrings/debian-archive-keyring.gpg
 log "using the machine's Debian mirror for deb-src $SUITE"
 
 # --- 2. tools -------------------------------------------------------------------
-need_pkgs=()
-command -v dpkg-source >/dev/null || need_pkgs+=(dpkg-dev)
-command -v xz >/dev/null || need_pkgs+=(xz-utils)
-[[ -f /usr/share/keyrings/debian-archive-keyring.gpg ]] || need_pkgs+=(debian-archive-keyring)
-if ((${#need_pkgs[@]})); then
-    log "installing ${need_pkgs[*]}"
-    "${SUDO[@]}" apt-get update -qq || true
-    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
-fi
+ensure_pkgs dpkg-dev xz-utils patch debian-archive-keyring || die "installing dpkg-dev xz-utils patch"
 
 # --- 3. deb-src entry for the suite, then refresh only that entry ---------------
 want="Types: deb-src
@@ -165,7 +112,12 @@ fi
 dir="micropython-${upstream}"
 if [[ ! -f $dir/ports/unix/Makefile ]]; then
     rm -rf "$dir" "$dir.tmp"
-    dpkg-source -x "$dsc" "$dir.tmp" >/dev/null
+    # apt-get checked the files against the signed Sources index; dpkg-source
+    # checks them against the .dsc again. It cannot check the uploader's
+    # signature without debian-keyring and says so: kept out of sight unless
+    # the unpacking fails.
+    dpkg-source -x "$dsc" "$dir.tmp" >"$DEST/dpkg-source.log" 2>&1 \
+        || { cat "$DEST/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
     mv "$dir.tmp" "$dir"
 fi
 ln -sfn "$dir" "$LINK"

@@ -6,7 +6,8 @@
 #   Debian: build tools, libclang (bindgen), the Arm GNU toolchain with newlib
 #           (target image, size report), qemu-system-arm (emulated M55),
 #           faketime (time-dependent MicroPython tests), libffi/pkg-config
-#           (MicroPython unix port), dpkg-dev (apt-get source).
+#           (MicroPython unix port), dpkg-dev (apt-get source), cmake (the
+#           CMake build test), ca-certificates (cargo's downloads).
 #   rustup: thumbv8m.main-none-eabihf and thumbv7m-none-eabi, rustfmt, clippy;
 #           nightly with miri and rust-src; cargo-fuzz (cargo install).
 set -euo pipefail
@@ -15,7 +16,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 
 PKGS=(build-essential pkg-config libffi-dev libclang-dev clang dpkg-dev python3
       gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-      qemu-system-arm faketime valgrind patch)
+      qemu-system-arm faketime valgrind patch cmake ca-certificates)
 
 missing=()
 for p in "${PKGS[@]}"; do
