@@ -961,12 +961,14 @@ class Handler(BaseHTTPRequestHandler):
         st = self.server.state
         try:
             text, tokens_in, tokens_out = answer(*args)
-        except BridgeError as e:
+        except Exception as e:  # a bug here must still answer the device
+            status, reason = (e.status, "model endpoint: " + e.reason) if isinstance(
+                e, BridgeError) else (500, "bridge error: %s: %s" % (type(e).__name__, e))
             with st.lock:
-                self.rec["status"] = e.status
-                self.rec["problem"] = "model endpoint: " + e.reason
-            sys.stderr.write("backend: model endpoint: %s -> %d\n" % (e.reason, e.status))
-            return self.send_text(e.status, "model endpoint: %s\n" % e.reason)
+                self.rec["status"] = status
+                self.rec["problem"] = reason
+            sys.stderr.write("backend: %s -> %d\n" % (reason, status))
+            return self.send_text(status, reason + "\n")
         return self.send_reply(text, (tokens_in, tokens_out))
 
     def respond(self, mode, req):

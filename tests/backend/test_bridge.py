@@ -415,7 +415,7 @@ def client_errors():
         t0 = time.monotonic()
         t.raises_bridge(lambda: b4.answer(req), 504, "no answer within 1 s", "%s endpoint -> 504" % what)
         took = time.monotonic() - t0
-        t.check(0.9 <= took < 1.6, "%s endpoint: given up after the timeout" % what, took)
+        t.check(0.9 <= took < 2.5, "%s endpoint: given up after the timeout" % what, took)
         REPLAY.taken()
 
 
@@ -562,11 +562,11 @@ def process_front_end():
         REPLAY.queue("malformed_no_choices")
         st, body, _ = be.post({"summarize": "user: hi", "max_bytes": 255})
         t.eq((st, body), (502, "model endpoint: malformed response: no choices\n"), "a failed summary -> 502")
-        REPLAY.queue("llama_server_text", delay_s=3)
+        REPLAY.queue("llama_server_text", delay_s=6)
         t0 = time.monotonic()
         st, body, _ = be.post({"prompt": "hi", "context": ""})
         t.eq((st, body), (504, "model endpoint: no answer within 2 s\n"), "a late endpoint -> 504")
-        t.check(time.monotonic() - t0 < 2.8, "within --openai-timeout", time.monotonic() - t0)
+        t.check(time.monotonic() - t0 < 4.5, "within --openai-timeout", time.monotonic() - t0)
         REPLAY.taken()
 
         # The test machinery still works around the model.
