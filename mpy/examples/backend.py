@@ -35,6 +35,20 @@ Token counts (docs/BACKEND.md §3): every 200 answer of the protocol carries
     X-Tokens-Out: <ceil(reply bytes / 4)>
 unless /_control {"tokens": false} turned them off.
 
+Model bridge (docs/BACKEND.md §6): with --openai-base-url URL --model NAME the
+answering modes forward each request to an OpenAI-compatible chat-completions
+endpoint (llama-server, Ollama, vLLM, hosted APIs) through the `openai`
+package, imported only then: the context goes into the system message, the
+prompt is the user message, the request's "tools" [{"name", "risk"}] (or the
+--tool NAME:RISK list) become function tools, the model's first tool call
+becomes a tool request, a tool_result becomes the assistant's tool call and a
+tool message, usage becomes the X-Tokens-* headers, and a summary request a
+completion cut to max_bytes. An endpoint that cannot be reached or fails is a
+502 to the device, no answer within --openai-timeout a 504. With the bridge a
+request whose "tools" is malformed is a 400. Fixed and queued replies, the
+fixed summary and the fault modes take precedence over the model as they do
+over the rules.
+
 Checks made on every request (a failing check answers with the status shown):
     Content-Type is application/json ............. 415
     Authorization is "Bearer <--api-key>" ........ 401
@@ -93,6 +107,7 @@ SIGINT, and on stdin EOF when --stdin-exit is given.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -273,6 +288,418 @@ def answer_tools(prompt, context):
         return json.dumps({"tool_call": {"name": m.group(1), "arg": m.group(2)}},
                           ensure_ascii=False)
     return answer(prompt, context)
+
+
+# --- the model bridge ----------------------------------------------------------
+#
+# With --openai-base-url the answering modes forward each request to an
+# OpenAI-compatible chat-completions endpoint (llama.cpp's llama-server,
+# Ollama, vLLM, hosted APIs) through the `openai` package, imported only
+# then (class Bridge). The functions before it are the mapping, without I/O.
+
+REPLY_MAX = 4096  # the device's REPLY_MAX: a longer 200 body is a failed request
+BRIDGE_TIMEOUT_S = 4.5  # under the device's HTTP_TIMEOUT_MS (5000) by default
+BRIDGE_MAX_TOKENS = 512
+BRIDGE_TOOLS_MAX = 64
+CALL_MEMO_MAX = 64
+TOKENS_MAX = 4294967295  # the largest count the device reads
+TOOL_NAME_OK = re.compile(r"[A-Za-z0-9_-]{1,64}")  # names hosted APIs accept
+THINK_BLOCK = re.compile(r"\A\s*<think>.*?</think>", re.DOTALL)
+
+RISK_TEXT = {
+    0: "Risk 0 (low): the device runs it when you call it.",
+    1: "Risk 1 (medium): the device runs it when you call it.",
+    2: ("Risk 2 (high): the device refuses it when the backend calls it (it needs "
+        "a USB connection), so tell the user that instead of calling it."),
+}
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are the assistant of a small embedded device (bentoclaw). Answer the "
+    "user's last message briefly, in plain text, in the user's language."
+)
+
+CONTEXT_INTRO = (
+    "The device's context: what it remembers (\"- key: value\" lines under "
+    "\"Memory:\") and the recent conversation (\"role: text\" lines under "
+    "\"Conversation:\", oldest first; \"tool:\" lines are tool results, a "
+    "\"summary:\" line sums up older turns)."
+)
+
+SUMMARY_PROMPT = (
+    "You write the running summary of a conversation for a small device's "
+    "memory. The user message holds the turns to fold, one \"role: text\" line "
+    "each, oldest first; a \"summary:\" line is the previous summary, which "
+    "yours replaces, so keep what it says. Keep names, facts, numbers, "
+    "decisions and the user's preferences; leave out small talk. Reply with "
+    "the summary only, in plain text, at most %d bytes of UTF-8."
+)
+
+
+class BridgeError(Exception):
+    """A request the bridge could not answer; `status` is the device's answer."""
+
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def cut_utf8(text, max_bytes):
+    """text as valid UTF-8 (a lone surrogate becomes "?"), cut to at most
+    max_bytes bytes on a character boundary."""
+    return text.encode("utf-8", "replace")[:max(0, max_bytes)].decode("utf-8", "ignore")
+
+
+def parse_tool_spec(spec):
+    """--tool NAME[:RISK] -> {"name", "risk"} (risk 0 when left out)."""
+    name, sep, risk = spec.rpartition(":")
+    if not sep:
+        name, risk = spec, "0"
+    if not name or any(c.isspace() for c in name):
+        raise ValueError("a tool name must be non-empty, without blanks: %r" % spec)
+    if risk not in ("0", "1", "2"):
+        raise ValueError("a tool risk must be 0, 1 or 2: %r" % spec)
+    return {"name": name, "risk": int(risk)}
+
+
+def tools_problem(tools):
+    """None when a request's "tools" has the documented shape, else what is wrong."""
+    if not isinstance(tools, list):
+        return '"tools" must be a list'
+    if len(tools) > BRIDGE_TOOLS_MAX:
+        return '"tools" has more than %d entries' % BRIDGE_TOOLS_MAX
+    for t in tools:
+        if not (isinstance(t, dict) and isinstance(t.get("name"), str)
+                and type(t.get("risk")) is int and t["risk"] in RISK_TEXT):
+            return '"tools" entries must be objects with a string "name" and a "risk" of 0, 1 or 2'
+    return None
+
+
+def chat_tools(tools):
+    """The device's registry as the request's function tools, and the names
+    left out (a name hosted APIs would refuse, or one given twice)."""
+    out, skipped, seen = [], [], set()
+    for t in tools:
+        name = t["name"]
+        if not TOOL_NAME_OK.fullmatch(name) or name in seen:
+            skipped.append(name)
+            continue
+        seen.add(name)
+        out.append({
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": "Device tool %s. %s" % (name, RISK_TEXT[t["risk"]]),
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "arg": {
+                            "type": "string",
+                            "description": "The tool's argument as text; leave it out "
+                                           "when the tool takes none.",
+                        },
+                    },
+                    "required": [],
+                },
+            },
+        })
+    return out, skipped
+
+
+def call_id(prompt, name):
+    """The id of the tool call a follow-up answers: the same for the same
+    prompt and tool, so a follow-up needs no state to name it."""
+    digest = hashlib.sha256(("%s\0%s" % (prompt, name)).encode("utf-8", "replace"))
+    return "call_" + digest.hexdigest()[:24]
+
+
+def call_arguments(arg):
+    """The arguments JSON of a call whose argument the device got as `arg`."""
+    return "{}" if arg is None else json.dumps({"arg": arg}, ensure_ascii=False)
+
+
+def tool_message(tr):
+    """The tool message's text for a device tool_result."""
+    status, result = tr["status"], tr["result"]
+    if status == "ok":
+        return result
+    head = "unknown tool" if status == "unknown" else status
+    return "%s: %s" % (head, result) if result else head
+
+
+def chat_messages(req, system_prompt, sent_arg=None):
+    """The chat messages for a device request. The context goes into the
+    system message as it came (a chat template may insist that user and
+    assistant alternate, which the device's turns need not do); the prompt
+    is the user message. A follow-up adds the assistant's tool call and the
+    tool's result. `sent_arg(prompt, name)` -> (found, arg) recalls the
+    argument the device was given."""
+    system = system_prompt
+    if req["context"]:
+        system += "\n\n" + CONTEXT_INTRO + "\n\n" + req["context"]
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": req["prompt"]},
+    ]
+    tr = req.get("tool_result")
+    if tr is not None:
+        found, arg = sent_arg(req["prompt"], tr["name"]) if sent_arg else (False, None)
+        cid = call_id(req["prompt"], tr["name"])
+        messages.append({
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{
+                "id": cid,
+                "type": "function",
+                "function": {"name": tr["name"], "arguments": call_arguments(arg)},
+            }],
+        })
+        messages.append({"role": "tool", "tool_call_id": cid, "content": tool_message(tr)})
+    return messages
+
+
+def summary_messages(lines, max_bytes):
+    return [
+        {"role": "system", "content": SUMMARY_PROMPT % max_bytes},
+        {"role": "user", "content": lines},
+    ]
+
+
+def arg_from_arguments(arguments):
+    """A tool call's arguments (a JSON text, as the API sends them) -> the
+    device's `arg` (str or None):
+        '{"arg": "hi"}' -> "hi"        '{}', '', 'null', '{"arg": null}' -> None
+        '{"arg": 5}' -> "5"            '{"arg": {"a": 1}}' -> '{"a": 1}' (JSON)
+        '{"text": "hi"}' -> "hi"       (one member under another name)
+        '{"a": 1, "b": 2}' -> that JSON, compact
+        '"hi"' -> "hi"                 (a bare JSON string)
+        'hi', '{"arg": "hi' -> the text as it came (not JSON: given as is)
+    An object instead of a text (a server that sends one) is taken as parsed."""
+    if arguments is None:
+        return None
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return None
+        try:
+            value = json.loads(arguments)
+        except ValueError:
+            return arguments.strip()
+    else:
+        value = arguments
+    if isinstance(value, dict):
+        if "arg" in value:
+            value = value["arg"]
+        elif len(value) == 1:
+            value = next(iter(value.values()))
+        elif not value:
+            return None
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def tool_call_reply(name, arg):
+    """The device's tool request, at most REPLY_MAX bytes (a long argument is
+    cut on a character boundary to fit)."""
+    name = cut_utf8(name, REPLY_MAX)
+    if arg is not None:
+        arg = cut_utf8(arg, REPLY_MAX)
+
+    def render():
+        return json.dumps({"tool_call": {"name": name, "arg": arg}},
+                          ensure_ascii=False, separators=(",", ":"))
+
+    text = render()
+    if arg and len(text.encode("utf-8")) > REPLY_MAX:
+        # The longest prefix that fits once escaped (arg is surrogate-free
+        # here, so any prefix is whole characters).
+        full, lo, hi = arg, 0, len(arg)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            arg = full[:mid]
+            if len(render().encode("utf-8")) <= REPLY_MAX:
+                lo = mid
+            else:
+                hi = mid - 1
+        arg = full[:lo]
+        text = render()
+    return text
+
+
+def field(obj, name):
+    """obj[name] or obj.name, None when absent: a response that the client
+    could not validate comes back partly as plain dicts."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def token_count(value):
+    return value if type(value) is int and 0 <= value <= TOKENS_MAX else None
+
+
+def completion_parts(resp):
+    """(message, tokens_in, tokens_out) of a chat completion; BridgeError
+    (502) when it is not one."""
+    if resp is None or isinstance(resp, (str, bytes)):
+        raise BridgeError(502, "malformed response: not a chat completion")
+    choices = field(resp, "choices")
+    if not isinstance(choices, list) or not choices:
+        raise BridgeError(502, "malformed response: no choices")
+    message = field(choices[0], "message")
+    if message is None:
+        raise BridgeError(502, "malformed response: no message in the first choice")
+    usage = field(resp, "usage")
+    return message, token_count(field(usage, "prompt_tokens")), \
+        token_count(field(usage, "completion_tokens"))
+
+
+def first_tool_call(message):
+    """(name, arguments) of the message's first tool call, or None."""
+    calls = field(message, "tool_calls")
+    if isinstance(calls, list) and calls:
+        fn = field(calls[0], "function")
+    else:
+        fn = field(message, "function_call")  # the older single-call form
+        if fn is None:
+            return None
+    name = field(fn, "name")
+    if not isinstance(name, str) or not name:
+        raise BridgeError(502, "malformed response: a tool call without a name")
+    return name, field(fn, "arguments")
+
+
+def message_text(message):
+    """The message's text: a leading <think>…</think> block (reasoning
+    models) and surrounding blanks dropped."""
+    content = field(message, "content")
+    if isinstance(content, list):  # content parts
+        content = "".join(p for p in (field(x, "text") for x in content) if isinstance(p, str))
+    if not isinstance(content, str):
+        return ""
+    return THINK_BLOCK.sub("", content, count=1).strip()
+
+
+def error_detail(e):
+    """The message of an endpoint's error answer, on one line (the client
+    keeps the parsed body's "error" object in e.body)."""
+    body = getattr(e, "body", None)
+    text = field(body, "message") if isinstance(body, dict) else body
+    if not isinstance(text, str) or not text.strip():
+        text = str(e)
+    return cut_utf8(" ".join(text.split()), 300)
+
+
+class Bridge:
+    """Answers device requests with an OpenAI-compatible chat-completions
+    endpoint. Thread-safe: the handler threads share one instance."""
+
+    def __init__(self, base_url, model, api_key, timeout=BRIDGE_TIMEOUT_S, retries=0,
+                 max_tokens=BRIDGE_MAX_TOKENS, tools=(), system_prompt=DEFAULT_SYSTEM_PROMPT,
+                 log=None):
+        import openai  # here, not at the top: without the bridge no package is needed
+
+        self.openai = openai
+        self.base_url = base_url
+        self.model = model
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self.tools = list(tools)
+        self.system_prompt = system_prompt
+        self.log = log or (lambda text: None)
+        self.client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
+                                    max_retries=retries)
+        self.lock = threading.Lock()
+        self.sent = {}  # (prompt, tool name) -> the arg the device was given
+        self.warned = set()
+
+    def sent_arg(self, prompt, name):
+        with self.lock:
+            key = (prompt, name)
+            return (key in self.sent), self.sent.get(key)
+
+    def remember_call(self, prompt, name, arg):
+        with self.lock:
+            self.sent.pop((prompt, name), None)
+            self.sent[(prompt, name)] = arg
+            while len(self.sent) > CALL_MEMO_MAX:
+                del self.sent[next(iter(self.sent))]
+
+    def complete(self, params):
+        """One chat completion, within self.timeout seconds in all (the
+        client's own timeout bounds each connect and read; this bounds a
+        server that keeps sending slowly)."""
+        box = {}
+        done = threading.Event()
+
+        def run():
+            try:
+                box["resp"] = self.client.chat.completions.create(**params)
+            except Exception as e:  # reported below, in the handler thread
+                box["error"] = e
+            finally:
+                done.set()
+
+        threading.Thread(target=run, daemon=True).start()
+        if not done.wait(self.timeout):
+            raise BridgeError(504, "no answer within %g s" % self.timeout)
+        e = box.get("error")
+        oa = self.openai
+        if e is None:
+            return box["resp"]
+        if isinstance(e, oa.APITimeoutError):
+            raise BridgeError(504, "no answer within %g s" % self.timeout)
+        if isinstance(e, oa.APIConnectionError):
+            cause = e.__cause__ or e.__context__
+            raise BridgeError(502, "cannot reach %s: %s" % (
+                self.base_url, cause if cause is not None else e))
+        if isinstance(e, oa.APIStatusError):
+            raise BridgeError(502, "the endpoint answered %d: %s" % (e.status_code, error_detail(e)))
+        raise BridgeError(502, "malformed response: %s: %s" % (type(e).__name__, e))
+
+    def answer(self, req):
+        """A prompt request (with its tool_result, if any) -> (reply text,
+        tokens in, tokens out). The reply is the model's text or, when the
+        model calls a tool, the device's tool request for its first call."""
+        registry = req["tools"] if "tools" in req else self.tools
+        tools, skipped = chat_tools(registry)
+        for name in skipped:
+            if name not in self.warned:
+                self.warned.add(name)
+                self.log("tool %r not offered to the model (name not [A-Za-z0-9_-]{1,64}, "
+                         "or given twice)" % name)
+        params = {
+            "model": self.model,
+            "messages": chat_messages(req, self.system_prompt, self.sent_arg),
+        }
+        if tools:
+            params["tools"] = tools
+        if self.max_tokens:
+            params["max_tokens"] = self.max_tokens
+        message, tin, tout = completion_parts(self.complete(params))
+        call = first_tool_call(message)
+        if call is None:
+            return cut_utf8(message_text(message), REPLY_MAX), tin, tout
+        name, arguments = call
+        arg = arg_from_arguments(arguments)
+        reply = tool_call_reply(name, arg)
+        self.remember_call(req["prompt"], name, json.loads(reply)["tool_call"]["arg"])
+        return reply, tin, tout
+
+    def summarize(self, lines, max_bytes):
+        """A summary request -> (summary of at most max_bytes UTF-8 bytes,
+        tokens in, tokens out)."""
+        max_bytes = max(0, min(max_bytes, REPLY_MAX))
+        if max_bytes == 0:
+            return "", None, None
+        params = {"model": self.model, "messages": summary_messages(lines, max_bytes)}
+        if self.max_tokens:
+            params["max_tokens"] = min(self.max_tokens, max(16, max_bytes))
+        message, tin, tout = completion_parts(self.complete(params))
+        text = message_text(message).split("\0", 1)[0]
+        return cut_utf8(text, max_bytes).rstrip(), tin, tout
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -473,6 +900,10 @@ class Handler(BaseHTTPRequestHandler):
             elif "tool_result" in req:
                 problem = tool_result_problem(req["tool_result"])
                 rec["tool_result"] = req["tool_result"]
+            if isinstance(req, dict) and "tools" in req:
+                rec["tools"] = req["tools"]
+                if problem is None and self.server.bridge is not None:
+                    problem = tools_problem(req["tools"])
             rec["body_json"] = req
         except UnicodeDecodeError:
             problem = "body is not UTF-8"
@@ -496,10 +927,13 @@ class Handler(BaseHTTPRequestHandler):
         rec["status"] = 200 if mode in ANSWERING_MODES else "fault:" + mode
         st.record(rec)
         self.body_bytes = len(body)
+        self.rec = rec
         self.respond(mode, req)
 
-    def send_reply(self, text):
-        """A 200 answer of the protocol, with the token counts."""
+    def send_reply(self, text, tokens=None):
+        """A 200 answer of the protocol, with the token counts: computed from
+        the bytes, or the model's (tokens_in, tokens_out) when given (a count
+        that is None is left out)."""
         data = text.encode("utf-8") if isinstance(text, str) else text
         st = self.server.state
         self.send_response(200)
@@ -508,6 +942,10 @@ class Handler(BaseHTTPRequestHandler):
         if st.token_headers is not None:
             for k, v in st.token_headers.items():
                 self.send_header(k, v)
+        elif st.tokens and tokens is not None:
+            for name, count in zip(("X-Tokens-In", "X-Tokens-Out"), tokens):
+                if count is not None:
+                    self.send_header(name, str(count))
         elif st.tokens:
             self.send_header("X-Tokens-In", str((self.body_bytes + 3) // 4))
             self.send_header("X-Tokens-Out", str((len(data) + 3) // 4))
@@ -517,14 +955,34 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
+    def bridged(self, answer, *args):
+        """Answers with the model (Bridge.answer or Bridge.summarize); a
+        failure of the endpoint is a non-200 answer to the device."""
+        st = self.server.state
+        try:
+            text, tokens_in, tokens_out = answer(*args)
+        except Exception as e:  # a bug here must still answer the device
+            status, reason = (e.status, "model endpoint: " + e.reason) if isinstance(
+                e, BridgeError) else (500, "bridge error: %s: %s" % (type(e).__name__, e))
+            with st.lock:
+                self.rec["status"] = status
+                self.rec["problem"] = reason
+            sys.stderr.write("backend: %s -> %d\n" % (reason, status))
+            return self.send_text(status, reason + "\n")
+        return self.send_reply(text, (tokens_in, tokens_out))
+
     def respond(self, mode, req):
         st = self.server.state
+        bridge = self.server.bridge
         if mode in ANSWERING_MODES:
             if mode == "slow":
                 time.sleep(min(st.delay_ms, 600000) / 1000.0)
             if "summarize" in req:
                 with st.lock:
                     fixed = st.summary
+                if fixed is None and bridge is not None:
+                    return self.bridged(bridge.summarize, req["summarize"],
+                                        req.get("max_bytes", 255))
                 if fixed is None:
                     fixed = summarize(req["summarize"], req.get("max_bytes", 255))
                 return self.send_reply(fixed)
@@ -532,6 +990,8 @@ class Handler(BaseHTTPRequestHandler):
                 fixed = st.replies.pop(0) if st.replies else st.reply
             if fixed is not None:
                 text = fixed
+            elif bridge is not None:
+                return self.bridged(bridge.answer, req)
             elif "tool_result" in req:
                 text = tool_summary(req["tool_result"])
             elif mode == "tools":
@@ -592,6 +1052,49 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    bridge = None  # a Bridge when --openai-base-url is given
+
+
+def make_bridge(ap, args):
+    """The Bridge the options ask for, or None; exits with a message on a
+    bad option or a missing openai package."""
+    if args.openai_base_url is None:
+        given = [o for o, v in (("--model", args.model),
+                                ("--openai-api-key-env", args.openai_api_key_env),
+                                ("--tool", args.tool or None)) if v is not None]
+        if given:
+            ap.error("%s needs --openai-base-url" % given[0])
+        return None
+    if not args.model:
+        ap.error("--openai-base-url needs --model")
+    if not args.openai_timeout > 0:
+        ap.error("--openai-timeout must be > 0")
+    if args.openai_retries < 0 or args.max_tokens < 0:
+        ap.error("--openai-retries and --max-tokens must be >= 0")
+    try:
+        tools = [parse_tool_spec(t) for t in args.tool]
+    except ValueError as e:
+        ap.error("--tool: %s" % e)
+    if args.openai_api_key_env is not None:
+        key = os.environ.get(args.openai_api_key_env)
+        if not key:
+            ap.error("--openai-api-key-env: the environment variable %s is not set"
+                     % args.openai_api_key_env)
+    else:
+        key = os.environ.get("OPENAI_API_KEY") or "no-key"
+    try:
+        bridge = Bridge(args.openai_base_url, args.model, key, timeout=args.openai_timeout,
+                        retries=args.openai_retries, max_tokens=args.max_tokens,
+                        tools=tools, system_prompt=args.system_prompt,
+                        log=lambda text: sys.stderr.write("backend: %s\n" % text))
+    except ImportError as e:
+        sys.stderr.write("backend.py: --openai-base-url needs the Python package openai "
+                         "(pip install openai): %s\n" % e)
+        sys.exit(2)
+    if not args.quiet:
+        sys.stderr.write("backend: answering with model %s at %s\n"
+                         % (args.model, args.openai_base_url))
+    return bridge
 
 
 def main():
@@ -605,11 +1108,40 @@ def main():
                     help="seconds mode hang holds a connection at most")
     ap.add_argument("--stdin-exit", action="store_true", help="exit on stdin EOF")
     ap.add_argument("--quiet", action="store_true", help="no per-request log on stderr")
+    mb = ap.add_argument_group(
+        "model bridge",
+        "Answer with an OpenAI-compatible chat-completions endpoint instead of the "
+        "rules (modes ok, slow, tools; the fault modes and /_control work as "
+        "before). Needs the Python package openai (pip install openai).")
+    mb.add_argument("--openai-base-url", metavar="URL",
+                    help="the endpoint's base URL, e.g. http://127.0.0.1:8080/v1 "
+                         "(llama-server), http://127.0.0.1:11434/v1 (Ollama), "
+                         "http://127.0.0.1:8000/v1 (vLLM)")
+    mb.add_argument("--model", metavar="NAME", help="the model name sent in each request")
+    mb.add_argument("--openai-api-key-env", metavar="VAR",
+                    help="environment variable holding the endpoint's API key "
+                         "(default: OPENAI_API_KEY when set, else a placeholder "
+                         "key that local servers ignore)")
+    mb.add_argument("--openai-timeout", metavar="S", type=float, default=BRIDGE_TIMEOUT_S,
+                    help="seconds one model request may take in all (default %(default)s, "
+                         "under the device's HTTP_TIMEOUT_MS of 5 s)")
+    mb.add_argument("--openai-retries", metavar="N", type=int, default=0,
+                    help="retries of a failed model request within that time (default 0)")
+    mb.add_argument("--max-tokens", metavar="N", type=int, default=BRIDGE_MAX_TOKENS,
+                    help="max_tokens of each completion (default %(default)s; "
+                         "0 sends none)")
+    mb.add_argument("--tool", metavar="NAME[:RISK]", action="append", default=[],
+                    help="a device tool offered to the model when the request "
+                         "carries no \"tools\" (repeat it; risk 0..2, default 0)")
+    mb.add_argument("--system-prompt", metavar="TEXT", default=DEFAULT_SYSTEM_PROMPT,
+                    help="the instructions before the device's context")
     args = ap.parse_args()
     if not valid_mode(args.mode):
         ap.error("unknown mode %r" % args.mode)
+    bridge = make_bridge(ap, args)
 
     server = Server((args.host, args.port), Handler)
+    server.bridge = bridge
     server.state = State(args)
     server.stopping = threading.Event()
     stop = threading.Event()
