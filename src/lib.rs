@@ -29,7 +29,7 @@ pub mod context;
 pub mod core;
 pub mod ffi;
 /// cbindgen:ignore
-pub mod jsonl;
+pub mod format;
 /// cbindgen:ignore
 #[cfg(feature = "agent")]
 pub mod markdown;

@@ -22,7 +22,9 @@
 //!   even beyond the capacity.
 //! * Setting a key to the value it already has writes nothing.
 
-use crate::jsonl::{ByteReader, Line, LineWriter, Scalar, ScalarField, StrField, read_record};
+use crate::format::lines::{
+    ByteReader, Line, LineWriter, Scalar, ScalarField, StrField, read_record,
+};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).

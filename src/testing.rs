@@ -19,6 +19,8 @@ pub enum Op {
     Remove,
     /// `rename`.
     Rename,
+    /// `read`.
+    Read,
 }
 
 struct OpenFile {
@@ -115,7 +117,8 @@ impl MemPort {
         self.open.iter().filter(|f| f.is_some()).count()
     }
 
-    fn count(&self, op: Op) -> u32 {
+    /// Operations of a kind so far.
+    pub fn count(&self, op: Op) -> u32 {
         self.counts.get(&(op as u8)).copied().unwrap_or(0)
     }
 
@@ -166,6 +169,7 @@ impl Port for MemPort {
     }
 
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
+        self.tick(Op::Read)?;
         let f = self.slot(fd)?;
         assert_eq!(f.mode, Mode::Read, "read on a file opened for writing");
         let rest = &f.data[f.pos.min(f.data.len())..];

@@ -108,31 +108,60 @@ impl Model {
     }
 }
 
-/// What an independent JSON parser reads from the session file: trusted lines, newest 10.
+/// What an independent JSON parser reads from the session files (the
+/// layout of `crate::session`): the base up to its last end line (whole
+/// when it has none), then the slots newer than it in `seq` order, each up
+/// to its end line; newest 10.
 fn session_on_flash() -> VecDeque<(u8, String)> {
-    let Some(bytes) = port(|p| p.get(SESSION_PATH)) else {
-        return VecDeque::new();
-    };
-    let text = String::from_utf8(bytes).expect("session file is UTF-8");
-    let mut lines = Vec::new();
-    let mut trusted = 0;
-    for line in text.lines() {
-        let v = json::parse(line).expect("each line is JSON");
-        let role = match v["role"].as_str().unwrap() {
-            "user" => 0,
-            "assistant" => 1,
-            "system" => 2,
-            "tool" => 3,
-            r => panic!("role {r}"),
-        };
-        lines.push((role, v["content"].as_str().unwrap().to_string()));
-        if v["end"] == true {
-            trusted = lines.len();
+    fn batch(bytes: &[u8]) -> (Vec<(u8, String)>, Option<u64>) {
+        let text = String::from_utf8(bytes.to_vec()).expect("session file is UTF-8");
+        let mut lines = Vec::new();
+        let (mut trusted, mut seq) = (None, None);
+        for line in text.lines() {
+            let v = json::parse(line).expect("each line is JSON");
+            if !v["role"].is_null() {
+                let role = match v["role"].as_str().unwrap() {
+                    "user" => 0,
+                    "assistant" => 1,
+                    "system" => 2,
+                    "tool" => 3,
+                    r => panic!("role {r}"),
+                };
+                lines.push((role, v["content"].as_str().unwrap().to_string()));
+            }
+            if v["end"] == true {
+                trusted = Some(lines.len());
+                seq = Some(v["seq"].as_u64().unwrap_or(0));
+            }
+        }
+        if let Some(t) = trusted {
+            lines.truncate(t);
+        }
+        (lines, seq)
+    }
+    let mut ring = Vec::new();
+    let mut base_seq = 0;
+    if let Some(bytes) = port(|p| p.get(SESSION_PATH)) {
+        let (lines, seq) = batch(&bytes);
+        ring = lines;
+        base_seq = seq.unwrap_or(0);
+    }
+    let mut slots = Vec::new();
+    for (i, path) in crate::session::SLOT_PATHS.iter().enumerate() {
+        if let Some(bytes) = port(|p| p.get(path)) {
+            if let (lines, Some(seq)) = batch(&bytes) {
+                if seq > base_seq && seq % 6 == i as u64 {
+                    slots.push((seq, lines));
+                }
+            }
         }
     }
-    lines.truncate(trusted);
-    let skip = lines.len().saturating_sub(10);
-    lines.into_iter().skip(skip).collect()
+    slots.sort();
+    for (_, lines) in slots {
+        ring.extend(lines);
+    }
+    let skip = ring.len().saturating_sub(10);
+    ring.into_iter().skip(skip).collect()
 }
 
 fn memory_on_flash() -> BTreeMap<String, String> {

@@ -18,7 +18,7 @@
 use core::ffi::CStr;
 
 use super::ring::Message;
-use crate::jsonl::LineWriter;
+use crate::format::lines::LineWriter;
 use crate::port::{Errno, Mode, Port};
 
 /// The archive.

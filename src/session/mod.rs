@@ -1,53 +1,73 @@
 //! The session: the conversation ring in RAM and its copy on flash.
 //!
-//! # `/.bentoclaw_session` — JSON Lines, one message a line
+//! # On flash: a base and six slots
 //!
 //! ```text
-//! {"role":"system","content":"Connected to TESAIoT backend"}
-//! {"role":"user","content":"สวัสดี, what is my name?","end":true}
-//! {"role":"assistant","content":"Your name is Somchai.","end":true}
+//! /.bentoclaw_session        the base: the ring as of its last fold
+//! /.bentoclaw_session.0 … .5 one flush ("batch") each, slot = seq mod 6
 //! ```
 //!
-//! * `role` is `user`, `assistant`, `system` or `tool`; `content` is the
-//!   message, UTF-8, at most 255 bytes once decoded.
-//! * Every flush **appends** the messages added since the last flush (a
-//!   batch); the last line of a batch carries `"end":true`. A reader only
-//!   trusts lines up to the last `end` line, so a batch whose tail was lost
-//!   to a power cut is dropped whole: the ring read back is exactly the one
-//!   of some completed flush, never a mix. (littlefs also commits an append
-//!   atomically at close; the marker makes the format safe on FAT as well.)
-//! * The reader keeps the newest ten trusted lines. A line that is not a
-//!   record (torn, garbage, invalid UTF-8, too long) is skipped and the file
-//!   is marked for repair.
-//! * Appending forever would grow the file: once it would hold more than
-//!   [`COMPACT_LINES`] lines, or when it needs repair, the flush instead
-//!   writes the whole ring to `/.bentoclaw_session.tmp` and renames it over
-//!   the file (atomic on littlefs). Appends keep the bytes written per
-//!   exchange close to the size of the new lines; see `docs/PERFORMANCE.md`.
+//! The record format is in [`crate::format::session`]. Every flush writes
+//! the messages added since the last flush as one batch into the slot of
+//! its number (`"wb"`: on littlefs one metadata commit, a single 256-byte
+//! page for a short exchange). The batch's last line carries `"end":true`
+//! and its number `"seq"`; a slot without its end line is ignored.
+//!
+//! A load reads the base (its lines up to its last end line; a file in the
+//! seed's plain form, with no end line, whole), then every slot whose batch
+//! is newer than the base, in `seq` order, replaying them onto the ring
+//! exactly as RAM saw them: pushes, and compactions (a `summary` line with
+//! `"keep":K` keeps the newest K turns before it).
+//!
+//! **When the base is rewritten ("fold").** A flush overwrites the slot of
+//! batch `seq - 6`. When that batch still holds an entry of the ring as it
+//! is on flash now, the flush instead writes the whole ring to
+//! `/.bentoclaw_session.tmp` and renames it over the base, whose end line
+//! then carries this batch's `seq` (the slots up to it are ignored from
+//! then on). So a cut at any point of a flush leaves the old ring readable
+//! (the slot being overwritten holds nothing of it) or the new one, on any
+//! file system. With short exchanges the six slots hold the whole ring
+//! (ten messages in five batches) and the base is not rewritten at all; see
+//! `docs/DESIGN.md` for what the alternatives measured.
 //!
 //! # Laziness and failures
 //!
 //! `init` touches no file. The first call that needs the ring loads it; a
 //! file that exists but cannot be read is left alone and read again later.
 //! `add` never writes flash; `flush` does, and keeps the ring dirty when it
-//! fails (a failed append is followed by a whole rewrite from RAM, never by
-//! another write through the failed handle). `clear` deletes the file; when
-//! the delete fails it rewrites the file empty at once, and when that fails
-//! too the clear stays pending and the next flush retries it — the old
-//! conversation is never read back.
+//! fails (the retry writes the same batch again, from RAM). `clear` writes
+//! an empty base whose `seq` retires every slot, then removes the slots;
+//! when that write fails the clear stays pending and the next flush retries
+//! it — the old conversation is never read back.
 
 #[cfg(feature = "lasting")]
 pub mod archive;
 pub mod ring;
 
-use crate::jsonl::{ByteReader, Line, LineWriter, Scalar, ScalarField, StrField, read_record};
+use core::ffi::CStr;
+
+use crate::format::lines::{ByteReader, LineWriter};
+use crate::format::session::{self as fmt, End, Read, StatsArray};
 use crate::port::{Errno, Mode, Port, SESSION_PATH, SESSION_TMP_PATH};
 use crate::text::utf8_prefix;
 use ring::{MAX_MSGS, MSG_MAX_BYTES, Role, SessionRing};
 
-/// A flush rewrites the file instead of appending once it would hold more
-/// lines than this.
-pub(crate) const COMPACT_LINES: u16 = 3 * MAX_MSGS as u16;
+/// Slot files beside the base.
+pub const SLOTS: usize = 6;
+
+/// The slot files, by `seq % SLOTS`.
+pub const SLOT_PATHS: [&CStr; SLOTS] = [
+    c"/.bentoclaw_session.0",
+    c"/.bentoclaw_session.1",
+    c"/.bentoclaw_session.2",
+    c"/.bentoclaw_session.3",
+    c"/.bentoclaw_session.4",
+    c"/.bentoclaw_session.5",
+];
+
+fn slot_of(seq: u32) -> usize {
+    (seq % SLOTS as u32) as usize
+}
 
 /// Why `add` refused a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,8 +80,8 @@ pub enum AddError {
 }
 
 /// Byte and token accounting of a session (feature `lasting`). Persisted
-/// on the `end` line of every batch (`"in"`, `"out"`, `"tin"`, `"tout"`,
-/// `"ctx"`, `"n"`, `"at"`); reset with the session.
+/// on the end line of every batch as `"st":[in,out,tin,tout,ctx,n,at]`;
+/// reset with the session.
 #[cfg(feature = "lasting")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -92,9 +112,8 @@ impl Stats {
         exchanges: 0,
         last_active: 0,
     };
-    const FIELDS: [&'static [u8]; 7] = [b"in", b"out", b"tin", b"tout", b"ctx", b"n", b"at"];
 
-    fn values(&self) -> [u32; 7] {
+    fn values(&self) -> StatsArray {
         [
             self.in_bytes,
             self.out_bytes,
@@ -106,63 +125,72 @@ impl Stats {
         ]
     }
 
-    fn from_fields(f: &[ScalarField]) -> Stats {
-        let v = |i: usize| f.get(i).map_or(0, |f| f.value.uint());
+    fn from_values(v: &StatsArray) -> Stats {
+        let [
+            in_bytes,
+            out_bytes,
+            in_tokens,
+            out_tokens,
+            context_bytes,
+            exchanges,
+            last_active,
+        ] = *v;
         Stats {
-            in_bytes: v(1),
-            out_bytes: v(2),
-            in_tokens: v(3),
-            out_tokens: v(4),
-            context_bytes: v(5),
-            exchanges: v(6),
-            last_active: v(7),
+            in_bytes,
+            out_bytes,
+            in_tokens,
+            out_tokens,
+            context_bytes,
+            exchanges,
+            last_active,
         }
     }
 }
 
-/// Fields of a session line beyond role and content: `end`, then (feature
-/// `lasting`) the statistics.
-#[cfg(not(feature = "lasting"))]
-fn extra_fields() -> [ScalarField; 1] {
-    [ScalarField {
-        name: b"end",
-        value: Scalar::Absent,
-    }]
+/// What a first pass over one file found.
+#[derive(Clone, Copy)]
+struct Scan {
+    /// Offset just past the last end line (the whole file when it has none).
+    cut: u32,
+    /// No line was skipped and nothing follows the cut.
+    clean: bool,
+    /// Whether there was an end line.
+    ended: bool,
+    /// `seq` of that line.
+    seq: u32,
+    /// Its statistics.
+    stats: Option<StatsArray>,
 }
 
-#[cfg(feature = "lasting")]
-fn extra_fields() -> [ScalarField; 8] {
-    let f = |name| ScalarField {
-        name,
-        value: Scalar::Absent,
-    };
-    let n = Stats::FIELDS;
-    [
-        f(b"end"),
-        f(n[0]),
-        f(n[1]),
-        f(n[2]),
-        f(n[3]),
-        f(n[4]),
-        f(n[5]),
-        f(n[6]),
-    ]
-}
-
-/// The ring plus what is known about its file.
+/// The ring plus what is known about its files.
 pub struct Session {
     ring: SessionRing,
     loaded: bool,
     dirty: bool,
-    /// Newest messages of the ring that are not in the file yet.
+    /// Newest turns of the ring that are not on flash yet.
     unflushed: u8,
-    /// Trusted lines in the file.
-    file_lines: u16,
-    /// The next flush must rewrite the file whole (repair, failed append,
-    /// pending clear).
-    rewrite: bool,
+    /// A compaction since the last flush: (pending turns before its
+    /// summary, turns it kept).
+    #[cfg(feature = "lasting")]
+    compaction: Option<(u8, u8)>,
+    /// The newest batch the base holds.
+    base_seq: u32,
+    /// The number of the next batch.
+    next_seq: u32,
+    /// Slots (bit `seq % SLOTS`) holding an entry of the ring as on flash.
+    live: u8,
+    /// The next flush rewrites the base (a pending clear, or pending turns
+    /// the ring no longer holds).
+    fold_due: bool,
+    /// A clear is pending: the slots go once the empty base is written.
+    clearing: bool,
+    /// Whether any session file was found (or written).
+    on_flash: bool,
     #[cfg(feature = "lasting")]
     stats: Stats,
+    /// Whether compacted and retired turns go to the archive (opt-in).
+    #[cfg(feature = "lasting")]
+    pub archive: bool,
 }
 
 impl Session {
@@ -173,10 +201,18 @@ impl Session {
             loaded: false,
             dirty: false,
             unflushed: 0,
-            file_lines: 0,
-            rewrite: false,
+            #[cfg(feature = "lasting")]
+            compaction: None,
+            base_seq: 0,
+            next_seq: 1,
+            live: 0,
+            fold_due: false,
+            clearing: false,
+            on_flash: true,
             #[cfg(feature = "lasting")]
             stats: Stats::ZERO,
+            #[cfg(feature = "lasting")]
+            archive: false,
         }
     }
 
@@ -186,13 +222,21 @@ impl Session {
     pub fn init(&mut self) {
         self.ring.clear();
         self.loaded = false;
-        self.dirty = false;
-        self.unflushed = 0;
-        self.file_lines = 0;
-        self.rewrite = false;
+        self.forget_pending();
+        self.fold_due = false;
+        self.clearing = false;
         #[cfg(feature = "lasting")]
         {
             self.stats = Stats::ZERO;
+        }
+    }
+
+    fn forget_pending(&mut self) {
+        self.dirty = false;
+        self.unflushed = 0;
+        #[cfg(feature = "lasting")]
+        {
+            self.compaction = None;
         }
     }
 
@@ -228,33 +272,175 @@ impl Session {
         self.dirty
     }
 
-    /// Writes what is dirty to flash. On failure the ring stays dirty.
+    fn head(&self) -> usize {
+        usize::from(self.ring.summary().is_some())
+    }
+
+    /// Writes what is dirty to flash: one batch into its slot, or a fold
+    /// (see the module docs). On failure the ring stays dirty.
     pub fn flush<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
         if !self.dirty {
             return Ok(());
         }
-        let n = u16::from(self.unflushed);
-        // Nothing new to append but still dirty (statistics, a compaction):
-        // only a rewrite records it.
-        let result = if self.rewrite || n == 0 || self.file_lines.saturating_add(n) > COMPACT_LINES
-        {
-            self.rewrite_file(port)
+        let seq = self.next_seq.max(self.base_seq.saturating_add(1));
+        let turns = self.ring.len() - self.head();
+        let fold = self.fold_due
+            || self.live & (1 << slot_of(seq)) != 0
+            || usize::from(self.unflushed) > turns;
+        if fold {
+            self.write_base(port, seq)?;
         } else {
-            self.append(port, usize::from(self.unflushed))
-        };
-        match result {
-            Ok(()) => {
-                self.dirty = false;
-                self.unflushed = 0;
-                Ok(())
-            }
-            Err(e) => {
-                // The file may now end in a partial batch: only a rewrite
-                // from RAM repairs it.
-                self.rewrite = true;
-                Err(e)
+            self.write_slot(port, seq)?;
+        }
+        // On flash now: number what was pending.
+        let first = self.ring.len() - usize::from(self.unflushed).min(turns);
+        for i in first..self.ring.len() {
+            if let Some(m) = self.ring.get_mut(i) {
+                m.seq = seq;
             }
         }
+        #[cfg(feature = "lasting")]
+        if self.compaction.is_some() {
+            if let Some(m) = self.ring.get_mut(0) {
+                m.seq = seq;
+            }
+        }
+        if fold {
+            self.base_seq = seq;
+        }
+        self.next_seq = seq.saturating_add(1);
+        self.forget_pending();
+        self.fold_due = false;
+        self.on_flash = true;
+        self.live = self.live_slots();
+        if self.clearing {
+            self.clearing = false;
+            // The base retired them; removing them frees the space and the
+            // old text. The base goes last, and only when no slot is left
+            // that it would have to keep retired.
+            let gone = |r: Result<(), Errno>| matches!(r, Ok(()) | Err(Errno::ENOENT));
+            if SLOT_PATHS.iter().all(|path| gone(port.remove(path)))
+                && gone(port.remove(SESSION_PATH))
+            {
+                self.on_flash = false;
+            }
+        }
+        Ok(())
+    }
+
+    fn live_slots(&self) -> u8 {
+        self.ring
+            .iter()
+            .filter(|m| m.seq > self.base_seq)
+            .fold(0u8, |mask, m| mask | 1 << slot_of(m.seq))
+    }
+
+    #[cfg(feature = "lasting")]
+    fn stats_to_write(&self) -> Option<StatsArray> {
+        (self.stats != Stats::ZERO).then(|| self.stats.values())
+    }
+
+    #[cfg(not(feature = "lasting"))]
+    fn stats_to_write(&self) -> Option<StatsArray> {
+        None
+    }
+
+    /// The batch: pending turns, a pending compaction's summary among them.
+    #[inline(never)]
+    fn write_slot<P: Port>(&mut self, port: &mut P, seq: u32) -> Result<(), Errno> {
+        let path = SLOT_PATHS
+            .get(slot_of(seq))
+            .copied()
+            .unwrap_or(SESSION_TMP_PATH);
+        let fd = port.open(path, Mode::Write)?;
+        let mut w = LineWriter::new(fd);
+        let stats = self.stats_to_write();
+        let end = End {
+            seq,
+            stats: stats.as_ref(),
+        };
+        let written = self
+            .write_batch(port, &mut w, &end)
+            .and_then(|()| w.flush(port));
+        let closed = port.close(fd);
+        written.and(closed)
+    }
+
+    fn write_batch<P: Port>(
+        &self,
+        port: &mut P,
+        w: &mut LineWriter,
+        end: &End<'_>,
+    ) -> Result<(), Errno> {
+        let len = self.ring.len();
+        let pending = usize::from(self.unflushed).min(len - self.head());
+        // Lines in order: (ring index, keep); the summary goes after the
+        // pending turns the compaction kept.
+        let mut order = [(0usize, None::<u8>); MAX_MSGS + 1];
+        let mut n = 0usize;
+        let mut put = |i: usize, keep: Option<u8>| {
+            if let Some(slot) = order.get_mut(n) {
+                *slot = (i, keep);
+                n += 1;
+            }
+        };
+        #[cfg(feature = "lasting")]
+        let (before, keep) = match self.compaction {
+            Some((before, keep)) => (usize::from(before).min(pending), Some(keep)),
+            None => (pending, None),
+        };
+        #[cfg(not(feature = "lasting"))]
+        let (before, keep) = (pending, None::<u8>);
+        for i in len - pending..len - pending + before {
+            put(i, None);
+        }
+        if keep.is_some() {
+            put(0, keep);
+        }
+        for i in len - pending + before..len {
+            put(i, None);
+        }
+        if n == 0 {
+            return fmt::write_end(port, w, end);
+        }
+        for (k, &(i, keep)) in order.iter().take(n).enumerate() {
+            if let Some(m) = self.ring.get(i) {
+                fmt::write(port, w, m, keep, (k + 1 == n).then_some(end))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The fold: the whole ring into the base, through a temporary file.
+    #[inline(never)]
+    fn write_base<P: Port>(&mut self, port: &mut P, seq: u32) -> Result<(), Errno> {
+        let fd = port.open(SESSION_TMP_PATH, Mode::Write)?;
+        let mut w = LineWriter::new(fd);
+        let stats = self.stats_to_write();
+        let end = End {
+            seq,
+            stats: stats.as_ref(),
+        };
+        let mut written = Ok(());
+        let last = self.ring.len();
+        for (k, m) in self.ring.iter().enumerate() {
+            written = fmt::write(port, &mut w, m, None, (k + 1 == last).then_some(&end));
+            if written.is_err() {
+                break;
+            }
+        }
+        if last == 0 {
+            written = fmt::write_end(port, &mut w, &end);
+        }
+        let written = written.and_then(|()| w.flush(port));
+        let closed = port.close(fd);
+        let result = written
+            .and(closed)
+            .and_then(|()| port.rename(SESSION_TMP_PATH, SESSION_PATH));
+        if result.is_err() {
+            let _ = port.remove(SESSION_TMP_PATH);
+        }
+        result
     }
 
     /// Counts one exchange (feature `lasting`); no flash write, but the
@@ -287,11 +473,12 @@ impl Session {
 
     /// Folds all but the newest `keep` turns (and the old summary) into one
     /// summary entry at the head of the ring (feature `lasting`). The
-    /// folded turns go to the archive first; a tool turn stays with the
-    /// turn before it (the one that asked for it), and a reply with its
-    /// question (folding one turn less). `summary` is the text the
-    /// backend wrote, or `None` for a local digest. Returns how many turns
-    /// were folded; the file is rewritten at the next flush.
+    /// folded turns go to the archive first when it is on; a tool turn
+    /// stays with the turn before it (the one that asked for it), and a
+    /// reply with its question (folding one turn less). `summary` is the
+    /// text the backend wrote, or `None` for a local digest. Returns how
+    /// many turns were folded; the next flush records the compaction as a
+    /// summary line with `"keep"` in its batch.
     #[cfg(feature = "lasting")]
     pub fn compact<P: Port>(
         &mut self,
@@ -300,16 +487,25 @@ impl Session {
         keep: usize,
     ) -> Result<usize, Errno> {
         self.ensure_loaded(port)?;
-        let head = usize::from(self.ring.summary().is_some());
+        let head = self.head();
         let fold = self.fold_plan(keep);
         if fold == 0 {
             return Ok(0);
         }
-        archive::append(port, self.ring.iter().skip(head).take(fold))?;
+        if self.archive {
+            archive::append(port, self.ring.iter().skip(head).take(fold))?;
+        }
+        let turns = self.ring.len() - head;
+        let kept = turns - fold;
+        if usize::from(self.unflushed) > turns {
+            // Pending turns the ring lost: only a fold records the ring.
+            self.fold_due = true;
+        }
+        let pending = usize::from(self.unflushed).min(kept);
         self.summarize(head, fold, summary);
+        self.unflushed = pending as u8;
+        self.compaction = Some((pending as u8, kept as u8));
         self.dirty = true;
-        self.rewrite = true;
-        self.unflushed = 0;
         Ok(fold)
     }
 
@@ -318,7 +514,7 @@ impl Session {
     /// with the turn that asked for it, and a reply with its question.
     #[cfg(feature = "lasting")]
     pub fn fold_plan(&self, keep: usize) -> usize {
-        let head = usize::from(self.ring.summary().is_some());
+        let head = self.head();
         let turns = self.ring.len() - head;
         let role_at = |f: usize| self.ring.get(head + f).map(|m| m.role);
         let mut fold = turns.saturating_sub(keep);
@@ -357,48 +553,45 @@ impl Session {
         self.ring.fold(fold, &text);
     }
 
-    /// Retires the session (feature `lasting`): every entry goes to the
-    /// archive, then the session is cleared (statistics too). Nothing
-    /// changes when the archive cannot be written.
+    /// Retires the session (feature `lasting`): with the archive on, every
+    /// entry goes there first; then the session is cleared (statistics
+    /// too). Nothing changes when the archive cannot be written.
     #[cfg(feature = "lasting")]
     pub fn start_new<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
         self.ensure_loaded(port)?;
-        if !self.ring.is_empty() {
+        if self.archive && !self.ring.is_empty() {
             archive::append(port, self.ring.iter())?;
         }
         self.clear(port);
         Ok(())
     }
 
-    /// Empties the ring and deletes the file; see the module docs.
+    /// Empties the ring and retires its files; see the module docs.
     pub fn clear<P: Port>(&mut self, port: &mut P) {
+        let nothing_on_flash = self.loaded && !self.on_flash;
         self.ring.clear();
         self.loaded = true;
-        self.unflushed = 0;
+        self.forget_pending();
         #[cfg(feature = "lasting")]
         {
             self.stats = Stats::ZERO;
         }
-        match port.remove(SESSION_PATH) {
-            Ok(()) | Err(Errno::ENOENT) => {
-                self.file_lines = 0;
-                self.rewrite = false;
-                self.dirty = false;
-            }
-            Err(_) => {
-                self.rewrite = true;
-                self.dirty = true;
-                // Try to make the clear durable now rather than at the next
-                // flush; if this fails too, the next flush retries.
-                let _ = self.flush(port);
-            }
+        if nothing_on_flash {
+            self.fold_due = false;
+            return;
         }
+        self.fold_due = true;
+        self.clearing = true;
+        self.dirty = true;
+        // Durable now rather than at the next flush; when this fails the
+        // next flush retries.
+        let _ = self.flush(port);
     }
 
     /// Loads the ring on first use. A file that exists but cannot be read
-    /// leaves the session unloaded (and the file alone): the next call tries
-    /// again, rather than a later flush replacing a good file with an empty
-    /// ring.
+    /// leaves the session unloaded (and the files alone): the next call
+    /// tries again, rather than a later flush replacing a good file with an
+    /// empty ring.
     // Out of line (as the other file passes are): each pass has its own
     // decode buffers, and inlined into one frame they would add up on a
     // 1 KiB stack budget instead of taking turns.
@@ -407,135 +600,120 @@ impl Session {
         if self.loaded {
             return Ok(());
         }
-        self.ring.clear();
-        self.file_lines = 0;
-        match self.load(port) {
-            Ok(clean) => self.rewrite = !clean,
-            Err(Errno::ENOENT) => self.rewrite = false,
-            Err(e) => {
-                self.ring.clear();
-                self.file_lines = 0;
-                return Err(e);
-            }
+        if let Err(e) = self.load(port) {
+            self.ring.clear();
+            return Err(e);
         }
         self.loaded = true;
         Ok(())
     }
 
-    /// Loads the trusted lines; `Ok(false)` when the file needs repair.
-    fn load<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
-        // Pass 1: where does the last complete batch end?
-        let (cut, clean) = {
-            let fd = port.open(SESSION_PATH, Mode::Read)?;
-            let mut r = ByteReader::new(fd);
-            let res = scan_batches(port, &mut r);
-            let _ = port.close(fd);
-            let (cut, clean, _stats) = res?;
-            #[cfg(feature = "lasting")]
-            {
-                self.stats = _stats;
+    /// Reads the base, then the newer slots in `seq` order.
+    fn load<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
+        self.ring.clear();
+        self.base_seq = 0;
+        self.fold_due = false;
+        self.on_flash = false;
+        let mut newest = 0u32;
+        let mut stats: Option<StatsArray> = None;
+        if let Some(scan) = scan_file(port, SESSION_PATH)? {
+            self.on_flash = true;
+            self.base_seq = scan.seq;
+            newest = scan.seq;
+            stats = scan.stats;
+            // A damaged base is rewritten at the next flush.
+            self.fold_due = !scan.clean;
+            self.replay(port, SESSION_PATH, scan.cut, scan.seq)?;
+        }
+        // The slots newer than the base, oldest first (insertion sort).
+        let mut found = [(0u32, 0usize, 0u32); SLOTS];
+        let mut n = 0usize;
+        for (i, path) in SLOT_PATHS.iter().enumerate() {
+            let Some(scan) = scan_file(port, path)? else {
+                continue;
+            };
+            self.on_flash = true;
+            newest = newest.max(scan.seq);
+            if !scan.ended || scan.seq <= self.base_seq || slot_of(scan.seq) != i {
+                continue;
             }
-            (cut, clean)
-        };
-        // Pass 2: keep the newest lines before the cut.
-        let fd = port.open(SESSION_PATH, Mode::Read)?;
-        let mut r = ByteReader::new(fd);
-        let res = self.read_lines(port, &mut r, cut);
-        let _ = port.close(fd);
-        res?;
-        Ok(clean)
+            let mut j = n;
+            while j > 0 && found.get(j - 1).is_some_and(|f| f.0 > scan.seq) {
+                if let Ok([a, b]) = found.get_disjoint_mut([j - 1, j]) {
+                    *b = *a;
+                }
+                j -= 1;
+            }
+            if let Some(f) = found.get_mut(j) {
+                *f = (scan.seq, i, scan.cut);
+            }
+            n += 1;
+        }
+        for &(seq, i, cut) in found.iter().take(n) {
+            let path = SLOT_PATHS.get(i).copied().unwrap_or(SESSION_PATH);
+            if let Some(st) = self.replay(port, path, cut, seq)? {
+                stats = Some(st);
+            }
+        }
+        self.next_seq = newest.saturating_add(1);
+        self.live = self.live_slots();
+        #[cfg(feature = "lasting")]
+        {
+            self.stats = stats.as_ref().map_or(Stats::ZERO, Stats::from_values);
+        }
+        #[cfg(not(feature = "lasting"))]
+        let _ = stats;
+        Ok(())
     }
 
+    /// Pass 2 over one file: its records up to `cut` onto the ring, as
+    /// batch `seq`. Returns the statistics of its end line.
     #[inline(never)]
-    fn read_lines<P: Port>(
+    fn replay<P: Port>(
         &mut self,
         port: &mut P,
-        r: &mut ByteReader,
+        path: &CStr,
         cut: u32,
-    ) -> Result<(), Errno> {
-        while r.offset() < cut {
-            let mut role = [0u8; 9];
-            let mut text = [0u8; MSG_MAX_BYTES];
-            let mut strs = [
-                StrField::new(b"role", &mut role),
-                StrField::new(b"content", &mut text),
-            ];
-            let line = read_record(port, r, &mut strs, &mut [])?;
-            match line {
-                Line::Record | Line::RecordAtEof => {
-                    if let Some(role) = Role::from_name(strs[0].value()) {
-                        self.ring.push(role, strs[1].value());
-                        self.file_lines = self.file_lines.saturating_add(1);
-                    }
-                }
-                Line::Skipped => {}
-                Line::Eof => break,
+        seq: u32,
+    ) -> Result<Option<StatsArray>, Errno> {
+        let fd = port.open(path, Mode::Read)?;
+        let mut r = ByteReader::new(fd);
+        let mut text = [0u8; MSG_MAX_BYTES];
+        let mut stats = None;
+        let res = loop {
+            if r.offset() >= cut {
+                break Ok(());
             }
-        }
-        Ok(())
-    }
-
-    #[inline(never)]
-    fn write_lines<P: Port>(
-        &self,
-        port: &mut P,
-        w: &mut LineWriter,
-        newest: usize,
-    ) -> Result<(), Errno> {
-        let skip = self.ring.len().saturating_sub(newest);
-        let last = self.ring.len().saturating_sub(1);
-        for (i, m) in self.ring.iter().enumerate().skip(skip) {
-            w.raw(port, b"{\"role\":\"")?;
-            w.raw(port, m.role.name())?;
-            w.raw(port, b"\",\"content\":")?;
-            w.string(port, &m.text)?;
-            #[cfg(feature = "lasting")]
-            if i == last {
-                for (name, v) in Stats::FIELDS.iter().zip(self.stats.values()) {
-                    w.raw(port, b",\"")?;
-                    w.raw(port, name)?;
-                    w.raw(port, b"\":")?;
-                    w.uint(port, v)?;
-                }
+            let rec = match fmt::read(port, &mut r, &mut text) {
+                Ok(Read::Record(rec)) => rec,
+                Ok(Read::Skipped) => continue,
+                Ok(Read::Eof) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            if rec.stats.is_some() {
+                stats = rec.stats;
             }
-            w.raw(
-                port,
-                if i == last {
-                    b",\"end\":true}\n"
-                } else {
-                    b"}\n"
-                },
-            )?;
-        }
-        w.flush(port)
-    }
-
-    fn append<P: Port>(&mut self, port: &mut P, newest: usize) -> Result<(), Errno> {
-        let fd = port.open(SESSION_PATH, Mode::Append)?;
-        let mut w = LineWriter::new(fd);
-        let written = self.write_lines(port, &mut w, newest);
-        let closed = port.close(fd);
-        written?;
-        closed?;
-        self.file_lines = self.file_lines.saturating_add(newest as u16);
-        Ok(())
-    }
-
-    fn rewrite_file<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
-        let fd = port.open(SESSION_TMP_PATH, Mode::Write)?;
-        let mut w = LineWriter::new(fd);
-        let written = self.write_lines(port, &mut w, self.ring.len());
-        let closed = port.close(fd);
-        let result = written
-            .and(closed)
-            .and_then(|()| port.rename(SESSION_TMP_PATH, SESSION_PATH));
-        if result.is_err() {
-            let _ = port.remove(SESSION_TMP_PATH);
-            return result;
-        }
-        self.file_lines = self.ring.len() as u16;
-        self.rewrite = false;
-        Ok(())
+            let Some(role) = rec.role else {
+                continue;
+            };
+            let body = text.get(..rec.len).unwrap_or(&[]);
+            match rec.keep {
+                #[cfg(feature = "lasting")]
+                Some(keep) => self.ring.fold_keep(usize::from(keep), body),
+                _ => self.ring.push(role, body),
+            }
+            // The entry just written is the newest, or the summary.
+            let i = if rec.keep.is_some() || role == Role::Summary {
+                0
+            } else {
+                self.ring.len() - 1
+            };
+            if let Some(m) = self.ring.get_mut(i) {
+                m.seq = seq;
+            }
+        };
+        let _ = port.close(fd);
+        res.map(|()| stats)
     }
 }
 
@@ -545,8 +723,48 @@ impl Default for Session {
     }
 }
 
-/// Pass 1 of a load: the offset just past the last `"end":true` line, and
-/// whether the file is clean (no skipped line, nothing after that point).
+/// Pass 1 over one file: where its last end line ends. `None` when the file
+/// does not exist.
+#[inline(never)]
+fn scan_file<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Scan>, Errno> {
+    let fd = match port.open(path, Mode::Read) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut r = ByteReader::new(fd);
+    let mut text = [0u8; MSG_MAX_BYTES];
+    let mut scan = Scan {
+        cut: 0,
+        clean: true,
+        ended: false,
+        seq: 0,
+        stats: None,
+    };
+    let res = loop {
+        match fmt::read(port, &mut r, &mut text) {
+            Ok(Read::Record(rec)) if rec.end => {
+                scan.cut = r.offset();
+                scan.ended = true;
+                scan.seq = rec.seq;
+                scan.stats = rec.stats;
+            }
+            Ok(Read::Record(_)) => {}
+            Ok(Read::Skipped) => scan.clean = false,
+            Ok(Read::Eof) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = port.close(fd);
+    res?;
+    if !scan.ended {
+        // The seed's plain form: every line is trusted.
+        scan.cut = r.offset();
+    }
+    scan.clean &= scan.cut == r.offset();
+    Ok(Some(scan))
+}
+
 /// Appends a short account of `m` to a local digest, dropping the oldest
 /// bytes (on a character boundary) when it would pass the message size.
 #[cfg(feature = "lasting")]
@@ -582,60 +800,6 @@ fn digest(text: &mut heapless::Vec<u8, MSG_MAX_BYTES>, m: &ring::Message) {
     }
 }
 
-#[cfg(feature = "lasting")]
-type FileStats = Stats;
-/// Without `lasting` there are no statistics; a flag keeps the types simple.
-#[cfg(not(feature = "lasting"))]
-type FileStats = bool;
-
-fn file_stats(_f: &[ScalarField]) -> FileStats {
-    #[cfg(feature = "lasting")]
-    return Stats::from_fields(_f);
-    #[cfg(not(feature = "lasting"))]
-    false
-}
-
-/// Pass 1 of a load: the offset just past the last `"end":true` line,
-/// whether the file is clean (no skipped line, nothing after that point),
-/// and the statistics of that line.
-#[inline(never)]
-fn scan_batches<P: Port>(
-    port: &mut P,
-    r: &mut ByteReader,
-) -> Result<(u32, bool, FileStats), Errno> {
-    let mut cut = 0u32;
-    let mut clean = true;
-    let mut stats = file_stats(&[]);
-    loop {
-        let mut role = [0u8; 9];
-        // Checked, not kept: this pass only finds the batches.
-        let mut strs = [
-            StrField::new(b"role", &mut role),
-            StrField::counted(b"content", MSG_MAX_BYTES),
-        ];
-        let mut extra = extra_fields();
-        let line = read_record(port, r, &mut strs, &mut extra)?;
-        let is_end = extra.first().is_some_and(|e| e.value == Scalar::True);
-        match line {
-            Line::Eof => break,
-            Line::Record | Line::RecordAtEof if Role::from_name(strs[0].value()).is_some() => {
-                if is_end {
-                    cut = r.offset();
-                    stats = file_stats(&extra);
-                }
-                // Valid but unterminated: trust it, but an append would glue
-                // onto it, so the file gets rewritten.
-                clean &= line == Line::Record;
-            }
-            _ => clean = false,
-        }
-    }
-    if r.offset() != cut {
-        clean = false;
-    }
-    Ok((cut, clean, stats))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -667,8 +831,12 @@ mod tests {
         assert!(s.is_dirty());
     }
 
+    fn file(port: &MemPort, path: &CStr) -> String {
+        String::from_utf8(port.get(path).unwrap()).unwrap()
+    }
+
     #[test]
-    fn flush_then_reload_round_trips_and_appends() {
+    fn flush_writes_one_batch_per_slot_and_reloads() {
         let mut port = MemPort::new();
         let mut s = Session::new();
         s.add(&mut port, Role::User, "สวัสดี \"quoted\"\nline".as_bytes())
@@ -678,39 +846,100 @@ mod tests {
         assert!(!s.is_dirty());
         s.add(&mut port, Role::Tool, b"42").unwrap();
         s.flush(&mut port).unwrap();
-        let file = String::from_utf8(port.get(SESSION_PATH).unwrap()).unwrap();
-        assert_eq!(file.lines().count(), 3, "{file}");
-        assert!(file.lines().nth(1).unwrap().ends_with("\"end\":true}"));
+        assert!(port.get(SESSION_PATH).is_none(), "no base until a fold");
+        let one = file(&port, SLOT_PATHS[1]);
+        assert_eq!(one.lines().count(), 2, "{one}");
+        assert!(
+            one.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with("\"end\":true,\"seq\":1}")
+        );
+        assert_eq!(
+            file(&port, SLOT_PATHS[2]),
+            "{\"role\":\"tool\",\"content\":\"42\",\"end\":true,\"seq\":2}\n"
+        );
         let mut s2 = reboot(&mut port);
         assert_eq!(
             texts(&mut s2, &mut port),
             ["สวัสดี \"quoted\"\nline", "hi", "42"]
         );
         assert_eq!(s2.ring(&mut port).get(2).unwrap().role, Role::Tool);
+        // The next batch after a reboot takes the next number.
+        s2.add(&mut port, Role::User, b"again").unwrap();
+        s2.flush(&mut port).unwrap();
+        assert!(file(&port, SLOT_PATHS[3]).contains("\"seq\":3"));
     }
 
     #[test]
     #[cfg_attr(miri, ignore)] // long; no unsafe code under test
-    fn compacts_instead_of_growing() {
+    fn folds_only_when_the_slot_to_overwrite_is_live() {
         let mut port = MemPort::new();
         let mut s = Session::new();
+        let mut folds = 0;
         for i in 0..100 {
             s.add(&mut port, Role::User, format!("q{i}").as_bytes())
                 .unwrap();
             s.add(&mut port, Role::Assistant, format!("a{i}").as_bytes())
                 .unwrap();
+            let renames = port.count(Op::Rename);
             s.flush(&mut port).unwrap();
-            let lines = port
-                .get(SESSION_PATH)
-                .unwrap()
-                .split(|&b| b == b'\n')
-                .count()
-                - 1;
-            assert!(lines <= COMPACT_LINES as usize);
+            folds += port.count(Op::Rename) - renames;
+            // Every state read back is the ring in RAM.
+            let mut again = Session::new();
+            assert_eq!(
+                texts(&mut again, &mut port),
+                texts(&mut s, &mut port),
+                "{i}"
+            );
         }
-        let mut s2 = Session::new();
-        assert_eq!(texts(&mut s2, &mut port).last().unwrap(), "a99");
-        assert_eq!(s2.count(&mut port), 10);
+        assert_eq!(folds, 0, "two-message batches: six slots hold the ring");
+        // One-message batches: the ring spans ten batches, so slots are live.
+        for i in 0..20 {
+            s.add(&mut port, Role::User, format!("u{i}").as_bytes())
+                .unwrap();
+            s.flush(&mut port).unwrap();
+            let mut again = Session::new();
+            assert_eq!(texts(&mut again, &mut port), texts(&mut s, &mut port));
+        }
+        assert_eq!(Session::new().count(&mut port), 10);
+        let base = file(&port, SESSION_PATH);
+        assert!(base.lines().count() <= 10, "{base}");
+    }
+
+    #[test]
+    fn reads_the_seed_plain_form_and_the_previous_release() {
+        let mut port = MemPort::new();
+        // What the vendor library leaves: one message a line, no markers.
+        let mut seed = String::new();
+        for i in 0..12 {
+            seed += &format!("{{\"role\":\"user\",\"content\":\"s{i}\"}}\n");
+        }
+        port.put(SESSION_PATH, seed.as_bytes());
+        let mut s = Session::new();
+        let t = texts(&mut s, &mut port);
+        assert_eq!((t.len(), t[0].as_str(), t[9].as_str()), (10, "s2", "s11"));
+        s.add(&mut port, Role::User, b"next").unwrap();
+        s.flush(&mut port).unwrap();
+        assert_eq!(
+            texts(&mut Session::new(), &mut port).last().unwrap(),
+            "next"
+        );
+        assert_eq!(
+            file(&port, SESSION_PATH),
+            seed,
+            "the base is left as it was"
+        );
+
+        // The previous release: appended batches, statistics as fields.
+        let mut port = MemPort::new();
+        port.put(
+            SESSION_PATH,
+            b"{\"role\":\"user\",\"content\":\"a\",\"end\":true}\n\
+              {\"role\":\"user\",\"content\":\"b\",\"in\":5,\"n\":2,\"end\":true}\n\
+              {\"role\":\"user\",\"content\":\"torn\"}\n",
+        );
+        assert_eq!(texts(&mut Session::new(), &mut port), ["a", "b"]);
     }
 
     #[test]
@@ -729,7 +958,7 @@ mod tests {
     }
 
     #[test]
-    fn failed_flush_stays_dirty_and_retry_rewrites_from_ram() {
+    fn failed_flush_stays_dirty_and_the_retry_writes_the_batch_again() {
         let mut port = MemPort::new();
         let mut s = Session::new();
         s.add(&mut port, Role::User, b"one").unwrap();
@@ -738,57 +967,108 @@ mod tests {
         port.fail(Op::Write, 0, Errno::ENOSPC);
         assert_eq!(s.flush(&mut port), Err(Errno::ENOSPC));
         assert!(s.is_dirty());
-        // Nothing of the failed append was committed.
+        // Nothing of the failed batch is read back.
         assert_eq!(Session::new().count(&mut port), 1);
+        s.add(&mut port, Role::User, b"three").unwrap();
         s.flush(&mut port).unwrap();
-        let mut s2 = Session::new();
-        assert_eq!(texts(&mut s2, &mut port), ["one", "two"]);
+        assert_eq!(
+            texts(&mut Session::new(), &mut port),
+            ["one", "two", "three"]
+        );
+        assert!(
+            file(&port, SLOT_PATHS[2]).contains("three"),
+            "same batch number"
+        );
     }
 
     #[test]
-    fn torn_batch_is_dropped_whole_and_repaired() {
+    fn torn_slots_and_stale_slots_are_ignored() {
         let mut port = MemPort::new();
         port.put(
             SESSION_PATH,
-            b"{\"role\":\"user\",\"content\":\"a\",\"end\":true}\n\
-              {\"role\":\"user\",\"content\":\"b\"}\n\
-              {\"role\":\"assistant\",\"content\":\"c\"",
+            b"{\"role\":\"user\",\"content\":\"base\",\"end\":true,\"seq\":7}\n",
         );
+        // Older than the base: retired.
+        port.put(
+            SLOT_PATHS[1],
+            b"{\"role\":\"user\",\"content\":\"old\",\"end\":true,\"seq\":7}\n",
+        );
+        // No end line: torn.
+        port.put(SLOT_PATHS[0], b"{\"role\":\"user\",\"content\":\"torn\"}\n");
+        // In the wrong slot for its number.
+        port.put(
+            SLOT_PATHS[3],
+            b"{\"role\":\"user\",\"content\":\"moved\",\"end\":true,\"seq\":8}\n",
+        );
+        port.put(
+            SLOT_PATHS[2],
+            b"{\"role\":\"user\",\"content\":\"new\",\"end\":true,\"seq\":8}\n",
+        );
+        port.put(SLOT_PATHS[4], b"garbage\n{\"end\":true,\"seq\":10}\n");
         let mut s = Session::new();
-        assert_eq!(texts(&mut s, &mut port), ["a"]);
-        s.add(&mut port, Role::User, b"d").unwrap();
+        assert_eq!(texts(&mut s, &mut port), ["base", "new"]);
+        s.add(&mut port, Role::User, b"x").unwrap();
         s.flush(&mut port).unwrap();
-        let mut s2 = Session::new();
-        assert_eq!(texts(&mut s2, &mut port), ["a", "d"]);
-        let file = String::from_utf8(port.get(SESSION_PATH).unwrap()).unwrap();
-        assert_eq!(file.lines().count(), 2, "repaired by a rewrite: {file}");
+        assert!(
+            file(&port, SLOT_PATHS[5]).contains("\"seq\":11"),
+            "after the newest seen"
+        );
     }
 
     #[test]
-    fn clear_survives_a_failed_delete() {
+    fn clear_retires_every_slot_and_survives_failures() {
         let mut port = MemPort::new();
         let mut s = Session::new();
         s.add(&mut port, Role::User, b"secret").unwrap();
         s.flush(&mut port).unwrap();
-        port.fail(Op::Remove, 0, Errno::EIO);
         s.clear(&mut port);
         assert_eq!(s.count(&mut port), 0);
-        assert_eq!(
-            Session::new().count(&mut port),
-            0,
-            "rewritten empty at once"
-        );
+        assert_eq!(Session::new().count(&mut port), 0);
+        assert!(port.get(SLOT_PATHS[1]).is_none(), "the slot is removed");
 
-        // Delete and rewrite both fail: pending until the next flush.
+        // Removes fail: the base alone retires the slots.
         s.add(&mut port, Role::User, b"secret2").unwrap();
         s.flush(&mut port).unwrap();
         port.fail_all(Op::Remove, Errno::EIO);
+        s.clear(&mut port);
+        assert_eq!(Session::new().count(&mut port), 0);
+
+        // The base cannot be written either: pending until the next flush.
+        port.heal();
+        s.add(&mut port, Role::User, b"secret3").unwrap();
+        s.flush(&mut port).unwrap();
         port.fail_all(Op::Open, Errno::EIO);
         s.clear(&mut port);
         assert!(s.is_dirty());
+        assert_eq!(s.count(&mut port), 0);
         port.heal();
         assert!(s.flush(&mut port).is_ok());
         assert_eq!(Session::new().count(&mut port), 0);
+    }
+
+    #[test]
+    fn clear_on_a_fresh_device_writes_nothing() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        assert_eq!(s.count(&mut port), 0);
+        s.clear(&mut port);
+        assert_eq!(port.writes, 0);
+        assert!(!s.is_dirty());
+    }
+
+    #[test]
+    fn an_unreadable_slot_leaves_the_session_unloaded() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        s.add(&mut port, Role::User, b"keep").unwrap();
+        s.flush(&mut port).unwrap();
+        let mut again = Session::new();
+        port.fail(Op::Read, 0, Errno::EIO);
+        assert_eq!(
+            again.add(&mut port, Role::User, b"x"),
+            Err(AddError::Io(Errno::EIO))
+        );
+        assert_eq!(texts(&mut again, &mut port), ["keep"]);
     }
 
     #[test]
@@ -806,7 +1086,7 @@ mod tests {
 mod lasting_tests {
     use super::archive::ARCHIVE_PATH;
     use super::*;
-    use crate::testing::MemPort;
+    use crate::testing::{MemPort, Op};
 
     fn texts(s: &mut Session, port: &mut MemPort) -> Vec<(Role, String)> {
         s.ring(port)
@@ -849,6 +1129,7 @@ mod lasting_tests {
     fn compaction_folds_old_turns_into_a_summary_and_archives_them() {
         let mut port = MemPort::new();
         let mut s = Session::new();
+        s.archive = true;
         for i in 0..8 {
             let role = if i % 2 == 0 {
                 Role::User
@@ -962,6 +1243,7 @@ mod lasting_tests {
     fn a_new_session_archives_the_old_one() {
         let mut port = MemPort::new();
         let mut s = Session::new();
+        s.archive = true;
         s.add(&mut port, Role::User, b"old chat").unwrap();
         s.flush(&mut port).unwrap();
         s.start_new(&mut port).unwrap();
@@ -974,5 +1256,74 @@ mod lasting_tests {
         port.fail(crate::testing::Op::Open, 0, Errno::ENOSPC);
         assert!(s.start_new(&mut port).is_err());
         assert_eq!(s.count(&mut port), 1);
+    }
+
+    fn check_reload(s: &mut Session, port: &mut MemPort) {
+        let want = texts(s, port);
+        assert_eq!(texts(&mut Session::new(), port), want);
+    }
+
+    #[test]
+    fn a_compaction_is_one_summary_line_in_the_next_batch() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        for i in 0..4 {
+            s.add(&mut port, Role::User, format!("q{i}").as_bytes())
+                .unwrap();
+            s.add(&mut port, Role::Assistant, format!("a{i}").as_bytes())
+                .unwrap();
+            s.flush(&mut port).unwrap();
+        }
+        let before = port.writes;
+        assert_eq!(s.compact(&mut port, None, 4).unwrap(), 4);
+        assert_eq!(port.writes, before, "compact writes nothing by itself");
+        assert!(port.get(ARCHIVE_PATH).is_none(), "the archive is opt-in");
+        s.add(&mut port, Role::User, b"q4").unwrap();
+        s.add(&mut port, Role::Assistant, b"a4").unwrap();
+        s.flush(&mut port).unwrap();
+        let batch = String::from_utf8(port.get(SLOT_PATHS[5]).unwrap()).unwrap();
+        let lines: Vec<&str> = batch.lines().collect();
+        assert_eq!(lines.len(), 3, "{batch}");
+        assert!(lines[0].starts_with("{\"role\":\"summary\",\"content\":\"user: q0;"));
+        assert!(lines[0].ends_with(",\"keep\":4}"), "{}", lines[0]);
+        assert!(port.get(SESSION_PATH).is_none(), "no fold");
+        check_reload(&mut s, &mut port);
+        assert_eq!(texts(&mut s, &mut port).len(), 7);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)] // long; no unsafe code under test
+    fn compactions_between_flushes_replay_exactly() {
+        // Compactions before a flush, with pending turns before and after
+        // them, a backend summary, tool rounds, failed flushes: every state
+        // read back is the ring in RAM.
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        let mut n = 0u32;
+        for step in 0..400u32 {
+            let r = step.wrapping_mul(2_654_435_761) >> 7;
+            match r % 7 {
+                0..=2 => {
+                    let role = [Role::User, Role::Assistant, Role::Tool, Role::System]
+                        [(r / 7 % 4) as usize];
+                    n += 1;
+                    s.add(&mut port, role, format!("t{n}").as_bytes()).unwrap();
+                }
+                3 => {
+                    let text = format!("backend summary {n}");
+                    let summary = (r / 7 % 2 == 0).then_some(text.as_bytes());
+                    let _ = s.compact(&mut port, summary, (r / 14 % 6) as usize);
+                }
+                4 if r / 7 % 5 == 0 && s.is_dirty() => {
+                    port.fail(Op::Write, 0, Errno::ENOSPC);
+                    assert!(s.flush(&mut port).is_err());
+                    port.heal();
+                }
+                _ => {
+                    s.flush(&mut port).unwrap();
+                    check_reload(&mut s, &mut port);
+                }
+            }
+        }
     }
 }

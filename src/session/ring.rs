@@ -72,11 +72,15 @@ pub struct Message {
     pub role: Role,
     /// What was said.
     pub text: Vec<u8, MSG_MAX_BYTES>,
+    /// The batch that wrote it to flash (0: not written yet). See
+    /// [`crate::session`].
+    pub seq: u32,
 }
 
 const EMPTY: Message = Message {
     role: Role::User,
     text: Vec::new(),
+    seq: 0,
 };
 
 /// The newest messages, oldest first, in a circular array of slots.
@@ -109,6 +113,7 @@ impl SessionRing {
     fn write(&mut self, slot: usize, role: Role, text: &[u8]) {
         if let Some(m) = self.slots.get_mut(slot) {
             m.role = role;
+            m.seq = 0;
             m.text.clear();
             let keep = text.get(..MSG_MAX_BYTES.min(text.len())).unwrap_or(&[]);
             // Cannot fail: `keep` is at most the capacity.
@@ -120,6 +125,7 @@ impl SessionRing {
     fn copy_slot(&mut self, from: usize, to: usize) {
         if let Ok([a, b]) = self.slots.get_disjoint_mut([from, to]) {
             b.role = a.role;
+            b.seq = a.seq;
             b.text.clear();
             let _ = b.text.extend_from_slice(&a.text);
         }
@@ -157,6 +163,27 @@ impl SessionRing {
         None
     }
 
+    /// Makes `summary` the head and keeps only the newest `keep` turns after
+    /// it (all of them when there are fewer): how a compaction record is
+    /// replayed.
+    #[cfg(feature = "lasting")]
+    pub fn fold_keep(&mut self, keep: usize, summary: &[u8]) {
+        let head = usize::from(self.summary().is_some());
+        let fold = (self.len - head).saturating_sub(keep);
+        if head + fold > 0 {
+            self.fold(fold, summary);
+            return;
+        }
+        // Nothing to reuse: the summary goes in front of the turns.
+        if self.len >= MAX_MSGS {
+            self.head = self.slot(1);
+            self.len -= 1;
+        }
+        self.head = self.slot(MAX_MSGS - 1);
+        self.len += 1;
+        self.write(self.head, Role::Summary, summary);
+    }
+
     /// Replaces the summary (if any) and the `fold` oldest turns after it
     /// by one summary entry.
     #[cfg(feature = "lasting")]
@@ -191,6 +218,16 @@ impl SessionRing {
     /// Oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &Message> {
         (0..self.len).filter_map(|i| self.slots.get(self.slot(i)))
+    }
+
+    /// The `i`-th message, to change its `seq`.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Message> {
+        if i < self.len {
+            let slot = self.slot(i);
+            self.slots.get_mut(slot)
+        } else {
+            None
+        }
     }
 
     /// The `i`-th message, oldest first.

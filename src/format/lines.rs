@@ -99,6 +99,8 @@ pub struct StrField<'a> {
     pub len: usize,
     /// Whether the record had this field.
     pub seen: bool,
+    /// Whether a record without this field is not a record.
+    pub required: bool,
 }
 
 impl<'a> StrField<'a> {
@@ -111,6 +113,15 @@ impl<'a> StrField<'a> {
             max,
             len: 0,
             seen: false,
+            required: true,
+        }
+    }
+
+    /// Like [`StrField::new`], but a record may lack it.
+    pub fn optional(name: &'static [u8], buf: &'a mut [u8]) -> Self {
+        Self {
+            required: false,
+            ..Self::new(name, buf)
         }
     }
 
@@ -123,6 +134,7 @@ impl<'a> StrField<'a> {
             max,
             len: 0,
             seen: false,
+            required: true,
         }
     }
 
@@ -132,9 +144,12 @@ impl<'a> StrField<'a> {
     }
 }
 
-/// A scalar value: `true` (`"end"`, `"pin"`), and with the `lasting`
-/// feature non-negative integers (session statistics); anything else that
-/// is a scalar is accepted and skipped.
+/// Most numbers a flat array field holds (`"st"`, the session statistics).
+pub const ARRAY_MAX: usize = 7;
+
+/// A scalar value: `true` (`"end"`, `"pin"`, `"del"`), non-negative
+/// integers (`"seq"`, `"keep"`), a flat array of them (`"st"`); anything
+/// else that is a scalar is accepted and skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scalar {
     /// Field absent.
@@ -144,13 +159,14 @@ pub enum Scalar {
     /// `false`, `null` or a number that is not read.
     Other,
     /// A non-negative integer, saturating at `u32::MAX`.
-    #[cfg(feature = "lasting")]
     Uint(u32),
+    /// A flat array of at most [`ARRAY_MAX`] non-negative integers (more,
+    /// or anything else in it, makes the line invalid).
+    Array([u32; ARRAY_MAX], u8),
 }
 
 impl Scalar {
     /// The integer value, 0 when absent or not an integer.
-    #[cfg(feature = "lasting")]
     pub fn uint(self) -> u32 {
         match self {
             Scalar::Uint(v) => v,
@@ -165,6 +181,16 @@ pub struct ScalarField {
     pub name: &'static [u8],
     /// The value found.
     pub value: Scalar,
+}
+
+impl ScalarField {
+    /// A field called `name`, absent until read.
+    pub const fn new(name: &'static [u8]) -> Self {
+        Self {
+            name,
+            value: Scalar::Absent,
+        }
+    }
 }
 
 /// What one call of [`read_record`] found.
@@ -232,14 +258,14 @@ pub fn read_record<P: Port>(
     loop {
         match r.next(port)? {
             None => {
-                return Ok(if strs.iter().all(|f| f.seen) {
+                return Ok(if strs.iter().all(|f| f.seen || !f.required) {
                     Line::RecordAtEof
                 } else {
                     Line::Skipped
                 });
             }
             Some(b'\n') => {
-                return Ok(if strs.iter().all(|f| f.seen) {
+                return Ok(if strs.iter().all(|f| f.seen || !f.required) {
                     Line::Record
                 } else {
                     Line::Skipped
@@ -471,36 +497,64 @@ fn skip_string<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Bad> {
 fn parse_scalar<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad> {
     let first = r.peek(port)?.ok_or(Bad::Syntax)?;
     match first {
+        b'[' => {
+            r.bump();
+            let mut v = [0u32; ARRAY_MAX];
+            let mut n = 0usize;
+            if skip_ws(port, r)? == Some(b']') {
+                r.bump();
+                return Ok(Scalar::Array(v, 0));
+            }
+            loop {
+                skip_ws(port, r)?;
+                let Scalar::Uint(x) = parse_number(port, r)? else {
+                    return Err(Bad::Syntax);
+                };
+                *v.get_mut(n).ok_or(Bad::Syntax)? = x;
+                n += 1;
+                match skip_ws(port, r)? {
+                    Some(b',') => r.bump(),
+                    Some(b']') => {
+                        r.bump();
+                        return Ok(Scalar::Array(v, n as u8));
+                    }
+                    _ => return Err(Bad::Syntax),
+                }
+            }
+        }
         b't' => literal(port, r, b"true").map(|()| Scalar::True),
         b'f' => literal(port, r, b"false").map(|()| Scalar::Other),
         b'n' => literal(port, r, b"null").map(|()| Scalar::Other),
-        b'-' | b'0'..=b'9' => {
-            // A number longer than 64 characters is garbage.
-            let mut len = 0u32;
-            #[cfg(feature = "lasting")]
-            let (mut v, mut plain) = (0u32, true);
-            while let Some(b @ (b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) = r.peek(port)? {
-                #[cfg(feature = "lasting")]
-                match b {
-                    b'0'..=b'9' => v = v.saturating_mul(10).saturating_add(u32::from(b - b'0')),
-                    _ => plain = false,
-                }
-                #[cfg(not(feature = "lasting"))]
-                let _ = b;
-                r.bump();
-                len += 1;
-                if len > 64 {
-                    return Err(Bad::Syntax);
-                }
-            }
-            #[cfg(feature = "lasting")]
-            if plain {
-                return Ok(Scalar::Uint(v));
-            }
-            Ok(Scalar::Other)
-        }
+        b'-' | b'0'..=b'9' => parse_number(port, r),
         _ => Err(Bad::Syntax),
     }
+}
+
+/// A JSON number: a plain non-negative integer is `Uint` (saturating),
+/// any other number `Other`.
+fn parse_number<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad> {
+    // A number longer than 64 characters is garbage.
+    let mut len = 0u32;
+    let (mut v, mut plain) = (0u32, true);
+    while let Some(b @ (b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) = r.peek(port)? {
+        match b {
+            b'0'..=b'9' => v = v.saturating_mul(10).saturating_add(u32::from(b - b'0')),
+            _ => plain = false,
+        }
+        r.bump();
+        len += 1;
+        if len > 64 {
+            return Err(Bad::Syntax);
+        }
+    }
+    if len == 0 {
+        return Err(Bad::Syntax);
+    }
+    Ok(if plain {
+        Scalar::Uint(v)
+    } else {
+        Scalar::Other
+    })
 }
 
 fn literal<P: Port>(port: &mut P, r: &mut ByteReader, word: &[u8]) -> Result<(), Bad> {
@@ -519,6 +573,8 @@ pub struct LineWriter {
     len: usize,
     /// Bytes handed to the port so far plus those buffered.
     written: u32,
+    /// The last byte written.
+    last: u8,
 }
 
 impl LineWriter {
@@ -529,12 +585,18 @@ impl LineWriter {
             buf: [0; WRITE_CHUNK],
             len: 0,
             written: 0,
+            last: 0,
         }
     }
 
     /// The descriptor, for closing.
     pub fn fd(&self) -> Fd {
         self.fd
+    }
+
+    /// The last byte written, if any.
+    pub fn last(&self) -> Option<u8> {
+        (self.written > 0).then_some(self.last)
     }
 
     /// Total bytes written (including those still buffered).
@@ -558,6 +620,7 @@ impl LineWriter {
             *slot = b;
             self.len += 1;
             self.written = self.written.saturating_add(1);
+            self.last = b;
         }
         Ok(())
     }
@@ -586,7 +649,6 @@ impl LineWriter {
     }
 
     /// Appends a decimal number.
-    #[cfg(feature = "lasting")]
     pub fn uint<P: Port>(&mut self, port: &mut P, v: u32) -> Result<(), Errno> {
         let mut digits = [0u8; 10];
         let mut n = 0usize;
@@ -654,7 +716,7 @@ mod tests {
     fn reads_records_and_skips_garbage() {
         let text = b"{\"a\":\"x\",\"b\":\"y\"}\n\
                      garbage\n\
-                     {\"a\":\"1\",\"zz\":[1],\"b\":\"2\"}\n\
+                     {\"a\":\"1\",\"zz\":[[1]],\"b\":\"2\"}\n\
                      {\"b\":\"\\u0e01\\n\\\"\",\"unknown\":\"long string that is skipped\",\"a\":\"q\",\"end\":true}\r\n\
                      {\"a\":\"torn";
         let lines = parse_all(text);
