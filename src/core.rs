@@ -38,6 +38,17 @@ impl Core {
     }
 }
 
+#[cfg(feature = "agent")]
+impl Core {
+    /// The agent's settings (read at first use), passing on what the
+    /// session needs of them.
+    pub fn config<P: crate::port::Port>(&mut self, p: &mut P) -> crate::agent::config::Config {
+        let c = self.agent.config(p);
+        self.session.archive = c.archive;
+        c
+    }
+}
+
 impl Default for Core {
     fn default() -> Self {
         Self::new()

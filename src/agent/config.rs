@@ -5,7 +5,8 @@
 //! ```text
 //! {"compact_threshold_pct":80,"compact_min_msgs":4,"compact_keep":4,
 //!  "context_budget":4096,"idle_timeout_s":0,"daily_reset_hour":4,
-//!  "auto_compact":true,"backend_summary":false,"send_tools":false}
+//!  "auto_compact":true,"backend_summary":false,"send_tools":false,
+//!  "archive":false}
 //! ```
 //!
 //! Written whole through `/.bentoclaw_config.tmp` and a rename, so a power
@@ -57,7 +58,7 @@ const fn key(name: &'static str, lo: i32, hi: i32, def: i32, is_bool: bool) -> K
 /// Every setting, in `config()`'s order. `compact_keep` stops at
 /// 10 - 3: after a compaction the summary, the kept turns and one exchange
 /// fit the ring.
-pub const KEYS: [Key; 9] = [
+pub const KEYS: [Key; 10] = [
     key("compact_threshold_pct", 1, 100, 80, false),
     key("compact_min_msgs", 1, 10, 4, false),
     key("compact_keep", 0, 7, 4, false),
@@ -73,6 +74,7 @@ pub const KEYS: [Key; 9] = [
     key("auto_compact", 0, 1, 1, true),
     key("backend_summary", 0, 1, 0, true),
     key("send_tools", 0, 1, 0, true),
+    key("archive", 0, 1, 0, true),
 ];
 
 /// The settings in RAM.
@@ -98,6 +100,9 @@ pub struct Config {
     pub backend_summary: bool,
     /// List the tool registry in every request (opt-in: `"tools"`).
     pub send_tools: bool,
+    /// Keep compacted and retired turns in `/.bentoclaw_archive` (opt-in:
+    /// flash writes beyond the session's own).
+    pub archive: bool,
 }
 
 impl Config {
@@ -113,6 +118,7 @@ impl Config {
         auto_compact: false,
         backend_summary: false,
         send_tools: false,
+        archive: false,
     };
 
     /// The defaults.
@@ -135,7 +141,8 @@ impl Config {
             5 => i32::from(self.daily_reset_hour),
             6 => i32::from(self.auto_compact),
             7 => i32::from(self.backend_summary),
-            _ => i32::from(self.send_tools),
+            8 => i32::from(self.send_tools),
+            _ => i32::from(self.archive),
         }
     }
 
@@ -156,7 +163,8 @@ impl Config {
             5 => self.daily_reset_hour = v as i8,
             6 => self.auto_compact = v != 0,
             7 => self.backend_summary = v != 0,
-            _ => self.send_tools = v != 0,
+            8 => self.send_tools = v != 0,
+            _ => self.archive = v != 0,
         }
         true
     }
@@ -187,10 +195,12 @@ struct Doc {
     backend_summary: Option<bool>,
     #[serde(default)]
     send_tools: Option<bool>,
+    #[serde(default)]
+    archive: Option<bool>,
 }
 
 impl Doc {
-    fn values(&self) -> [Option<i32>; 9] {
+    fn values(&self) -> [Option<i32>; 10] {
         let b = |v: Option<bool>| v.map(i32::from);
         [
             self.compact_threshold_pct,
@@ -202,6 +212,7 @@ impl Doc {
             b(self.auto_compact),
             b(self.backend_summary),
             b(self.send_tools),
+            b(self.archive),
         ]
     }
 
@@ -216,6 +227,7 @@ impl Doc {
             auto_compact: Some(c.auto_compact),
             backend_summary: Some(c.backend_summary),
             send_tools: Some(c.send_tools),
+            archive: Some(c.archive),
         }
     }
 }

@@ -1322,7 +1322,7 @@ fn post_request<H: Host>(
         if !c.agent.chain.take_request() {
             return Err(Status::RequestLimit);
         }
-        let cfg = c.agent.config(p);
+        let cfg = c.config(p);
         let budget = usize::from(cfg.context_budget).min(CONTEXT_MAX);
         let ctx_cap = (budget + 1).min(w.reply.len());
         let ctx_len = crate::context::build(

@@ -61,6 +61,7 @@ pub fn run_command<H: Host>(
     match cmd {
         Command::New => {
             let ok = core(h, |c, p| {
+                let _ = c.config(p);
                 let ok = c.session.start_new(p).is_ok();
                 if ok {
                     c.agent.last_ticks_valid = false;
@@ -77,7 +78,7 @@ pub fn run_command<H: Host>(
         }
         Command::Compact => {
             let (keep, fold, ask_backend) = core(h, |c, p| {
-                let cfg = c.agent.config(p);
+                let cfg = c.config(p);
                 let _ = c.session.ring(p);
                 let fold = c.session.fold_plan(usize::from(cfg.compact_keep));
                 let ask = cfg.backend_summary && !c.agent.last_request_failed;
@@ -131,7 +132,7 @@ pub fn run_command<H: Host>(
 /// Whether the session is due for a fresh start (idle timeout, daily
 /// reset); `now_s` is the RTC (0: not set).
 fn reset_due<P: Port>(c: &mut Core, p: &mut P, now_s: u32) -> bool {
-    let cfg = c.agent.config(p);
+    let cfg = c.config(p);
     let last = c.session.stats(p).last_active;
     let now = if now_s >= RTC_SET_AFTER { now_s } else { 0 };
     if cfg.idle_timeout_s > 0 {
@@ -176,12 +177,12 @@ pub fn prepare<H: Host>(
 ) -> Result<(), Status> {
     let now_s = h.time_s();
     let (ask_backend, keep) = match core(h, |c, p| {
+        let cfg = c.config(p);
         if reset_due(c, p, now_s) && c.session.start_new(p).is_ok() {
             // (An archive that cannot be written keeps the session; the next
             // ask() tries again.)
             c.agent.last_ticks_valid = false;
         }
-        let cfg = c.agent.config(p);
         if !cfg.auto_compact {
             return None;
         }
@@ -230,7 +231,7 @@ pub fn prepare<H: Host>(
 /// `ask()`'s USER turn and its TOOL turns. No request in the middle of a
 /// tool round.
 pub fn before_tool_turn<P: Port>(c: &mut Core, p: &mut P, round: u8) {
-    let cfg = c.agent.config(p);
+    let cfg = c.config(p);
     if !cfg.auto_compact || usize::from(c.session.count(p)) + 2 <= MAX_MSGS {
         return;
     }

@@ -319,7 +319,10 @@ impl Session {
             // old text. The base goes last, and only when no slot is left
             // that it would have to keep retired.
             let gone = |r: Result<(), Errno>| matches!(r, Ok(()) | Err(Errno::ENOENT));
+            // (Turns added since the clear are in the base now: it stays.)
             if SLOT_PATHS.iter().all(|path| gone(port.remove(path)))
+                && self.ring.is_empty()
+                && self.stats_to_write().is_none()
                 && gone(port.remove(SESSION_PATH))
             {
                 self.on_flash = false;
