@@ -225,6 +225,7 @@ impl Session {
         self.forget_pending();
         self.fold_due = false;
         self.clearing = false;
+        self.on_flash = true;
         #[cfg(feature = "lasting")]
         {
             self.stats = Stats::ZERO;
@@ -313,7 +314,8 @@ impl Session {
         self.fold_due = false;
         self.on_flash = true;
         self.live = self.live_slots();
-        if self.clearing {
+        // (Only a fold retires the slots.)
+        if fold && self.clearing {
             self.clearing = false;
             // The base retired them; removing them frees the space and the
             // old text. The base goes last, and only when no slot is left
@@ -581,6 +583,7 @@ impl Session {
         }
         if nothing_on_flash {
             self.fold_due = false;
+            self.clearing = false;
             return;
         }
         self.fold_due = true;
