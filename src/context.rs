@@ -97,10 +97,9 @@ fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &m
     let mut total = 0usize;
     // The store is read here rather than through `memory::for_each`: one
     // frame with the pair buffer instead of two (the 1 KiB stack budget).
-    if let Ok(Some(fd)) = memory::open_store(port) {
-        let mut reader = memory::PairReader::new(fd);
+    if let Ok(mut store) = memory::Store::open(port) {
         let mut p = memory::Pair::new();
-        while let Ok(Some(())) = reader.next(port, &mut p) {
+        while let Ok(Some(())) = store.next(port, &mut p) {
             let (Some(n), Some(s)) = (need.get_mut(lines), score.get_mut(lines)) else {
                 break;
             };
@@ -113,7 +112,7 @@ fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &m
             total += len;
             lines += 1;
         }
-        let _ = port.close(fd);
+        store.close(port);
     }
     if lines == 0 {
         return 0;

@@ -125,8 +125,8 @@ fn corrupt_memory_keeps_valid_pairs_and_gets_repaired() {
         let text = String::from_utf8(port.get(MEMORY_PATH).unwrap()).unwrap();
         assert_eq!(
             text,
-            "{\"key\":\"b\",\"value\":\"2\"}\n{\"key\":\"a\",\"value\":\"3\"}\n{\"key\":\"c\",\"value\":\"4\"}\n",
-            "{what}"
+            "{\"seq\":1}\n{\"key\":\"b\",\"value\":\"2\"}\n{\"key\":\"a\",\"value\":\"3\"}\n{\"key\":\"c\",\"value\":\"4\"}\n",
+            "{what}: folded clean"
         );
     }
 }

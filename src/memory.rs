@@ -1,10 +1,16 @@
 //! The persistent key/value store.
 //!
-//! # `/.bentoclaw_memory` — JSON Lines, one pair a line
+//! # On flash: a base and eight shards
 //!
 //! ```text
+//! /.bentoclaw_memory        the base: {"seq":G}, then one pair a line
+//! /.bentoclaw_memory.0 … .7 pairs set since the base was written, by key hash
+//! ```
+//!
+//! ```text
+//! {"seq":3}                                    the base's generation
 //! {"key":"name","value":"สมชาย"}
-//! {"key":"city","value":"Chiang Mai"}
+//! {"key":"wifi","value":"hunter2","pin":true}
 //! ```
 //!
 //! * A key is 1..=31 bytes of UTF-8, a value 0..=127 bytes (the C buffers are
@@ -12,18 +18,35 @@
 //! * The store holds at most [`MAX_ENTRIES`] keys; a new key beyond that is
 //!   refused ("full"). Replacing a key is always possible.
 //! * The store is not kept in RAM (that would cost 5 KB of a 4 KB budget):
-//!   `get` streams the file, `set` streams the old file into
-//!   `/.bentoclaw_memory.tmp` with the pair replaced or added, closes it and
-//!   renames it over the store. The rename is the commit: a power cut or a
-//!   failed write at any point leaves the old store exactly as it was.
-//! * A reader skips lines that are not pairs (torn, garbage, invalid UTF-8,
-//!   over-long). When a key appears twice (a hand-edited file), the last line
-//!   wins, and the next `set` writes each key once; every valid pair is kept,
-//!   even beyond the capacity.
+//!   every read streams the files.
+//! * **A `set` rewrites one shard**: `/.bentoclaw_memory.<h>` with
+//!   `h = FNV-1a(key) mod 8` holds a header `{"seq":G}` naming the base's
+//!   generation, then the pairs of its keys set since that base was written
+//!   (`{"key":"k","del":true}` for a forgotten key). The shard is written
+//!   whole with `"wb"`, which littlefs commits at close: a power cut leaves
+//!   the old shard or the new one (a single 256-byte page for a shard of up
+//!   to 220 bytes). A shard whose header names another generation is stale
+//!   and ignored.
+//! * **When a shard would pass 220 bytes ("fold")**, the merged store is
+//!   written to `/.bentoclaw_memory.tmp` under `{"seq":G+1}` and renamed over
+//!   the base: one rename commits it, and every shard is stale from then on.
+//!   So is a store that needs repair (garbage lines, a key twice).
+//! * A reader takes the base's pairs whose keys no shard overrides, then the
+//!   shards' pairs: a key set since the last fold comes after the others
+//!   (the newest last). Shard keys are recognised by a 16-bit fingerprint
+//!   within their shard; a `set` whose key shares one with another key folds
+//!   instead, so the fingerprints the files hold are unique.
+//! * A base in the seed's plain form (no header: generation 0) is read as it
+//!   is; so is a store with no base.
+//! * A reader skips lines that are not records (torn, garbage, invalid UTF-8,
+//!   over-long). When a key appears twice in the base (a hand-edited file),
+//!   the last line wins, and the next `set` folds, writing each key once.
 //! * Setting a key to the value it already has writes nothing.
 
+use core::ffi::CStr;
+
 use crate::format::lines::{
-    ByteReader, Line, LineWriter, Scalar, ScalarField, StrField, read_record,
+    ByteReader, Bytes, Count, Line, LineWriter, Scalar, ScalarField, StrField, read_record,
 };
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
@@ -38,6 +61,25 @@ pub(crate) const VAL_MAX_BYTES: usize = 127;
 const HASHED: usize = MAX_ENTRIES;
 /// Pairs among which duplicated keys are merged by a rewrite.
 const DEDUP_PAIRS: usize = 128;
+/// Shard files beside the base.
+pub const SHARDS: usize = 8;
+/// The shard files, by `FNV-1a(key) % SHARDS`.
+pub const SHARD_PATHS: [&CStr; SHARDS] = [
+    c"/.bentoclaw_memory.0",
+    c"/.bentoclaw_memory.1",
+    c"/.bentoclaw_memory.2",
+    c"/.bentoclaw_memory.3",
+    c"/.bentoclaw_memory.4",
+    c"/.bentoclaw_memory.5",
+    c"/.bentoclaw_memory.6",
+    c"/.bentoclaw_memory.7",
+];
+/// Largest shard written: one 256-byte page with littlefs's commit
+/// overhead (`tests/bench/FLASH_LAYOUTS.md`).
+const SHARD_MAX: usize = 220;
+/// Records a shard may hold (220 bytes of records of at least 23 bytes);
+/// a shard with more is not one of ours and is ignored.
+const SHARD_RECORDS: usize = 10;
 
 /// Why a memory operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,14 +102,47 @@ impl From<Errno> for MemError {
     }
 }
 
-/// Forgets the whole store (the `wipe_memory` tool). A store that is not
-/// there is already wiped.
+/// Forgets the whole store (the `wipe_memory` tool): an empty base of a new
+/// generation retires every shard, then the files are removed. A store that
+/// is not there is already wiped.
 pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     let _ = port.remove(MEMORY_TMP_PATH);
-    match port.remove(MEMORY_PATH) {
-        Ok(()) | Err(Errno::ENOENT) => Ok(()),
-        Err(e) => Err(e),
+    let generation = match base_gen(port)? {
+        Some(g) => g,
+        None if !any_shard(port)? => return Ok(()),
+        None => 0,
+    };
+    let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
+    let mut w = LineWriter::new(tmp);
+    let written =
+        write_header(port, &mut w, generation.wrapping_add(1)).and_then(|()| w.flush(port));
+    let closed = port.close(tmp);
+    let result = written
+        .and(closed)
+        .and_then(|()| port.rename(MEMORY_TMP_PATH, MEMORY_PATH));
+    if result.is_err() {
+        let _ = port.remove(MEMORY_TMP_PATH);
+        return result;
     }
+    let gone = |r: Result<(), Errno>| matches!(r, Ok(()) | Err(Errno::ENOENT));
+    if SHARD_PATHS.iter().all(|p| gone(port.remove(p))) {
+        let _ = port.remove(MEMORY_PATH);
+    }
+    Ok(())
+}
+
+fn any_shard<P: Port>(port: &mut P) -> Result<bool, Errno> {
+    for path in SHARD_PATHS {
+        match port.open(path, Mode::Read) {
+            Ok(fd) => {
+                let _ = port.close(fd);
+                return Ok(true);
+            }
+            Err(Errno::ENOENT) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 /// Checks a key and value against the limits.
@@ -79,6 +154,24 @@ pub fn validate(key: &[u8], value: &[u8]) -> Result<(), MemError> {
     } else {
         Err(MemError::Invalid)
     }
+}
+
+fn fnv(key: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in key {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// The shard of `key`.
+pub fn shard_of(key: &[u8]) -> usize {
+    (fnv(key) % SHARDS as u32) as usize
+}
+
+/// The fingerprint of `key` within its shard.
+fn sig(key: &[u8]) -> u16 {
+    (fnv(key) >> 16) as u16
 }
 
 /// One pair read from the file.
@@ -124,7 +217,18 @@ impl Default for Pair {
     }
 }
 
-/// Reads the pairs of an open store file, one at a time.
+/// What a line of a store file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rec {
+    /// A pair (in the `Pair` read into).
+    Pair,
+    /// A forgotten key (its key in the `Pair`).
+    Del,
+    /// A generation header.
+    Header(u32),
+}
+
+/// Reads the records of an open store file, one at a time.
 pub struct PairReader {
     r: ByteReader,
     /// Whether a line was skipped (the file needs a rewrite).
@@ -164,66 +268,264 @@ impl PairReader {
         }
     }
 
-    /// The next valid pair, or `None` at the end of the file.
-    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
+    /// The next record into `key` and `val` (an empty `val`: the value is
+    /// checked, not kept): (what, key length, value length, pinned).
+    fn rec<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+        val: &mut [u8],
+    ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
         loop {
-            let mut strs = [
-                StrField::new(b"key", &mut pair.key),
-                StrField::new(b"value", &mut pair.val),
-            ];
+            let mut value = if val.is_empty() {
+                StrField::counted(b"value", VAL_MAX_BYTES)
+            } else {
+                StrField::new(b"value", &mut *val)
+            };
+            value.required = false;
+            let mut strs = [StrField::optional(b"key", key), value];
             // Pins exist for relevant recall only: a build without it reads
             // every pair as unpinned (and a rewrite drops the flag).
-            #[cfg(feature = "recall")]
-            let mut pin = [ScalarField {
-                name: b"pin",
-                value: Scalar::Absent,
-            }];
-            #[cfg(not(feature = "recall"))]
-            let mut pin: [ScalarField; 0] = [];
-            let line = read_record(port, &mut self.r, &mut strs, &mut pin)?;
-            let (kl, vl) = (strs[0].len, strs[1].len);
-            pair.pinned = pin.first().is_some_and(|p| p.value == Scalar::True);
-            match line {
-                Line::Eof => return Ok(None),
-                Line::Record | Line::RecordAtEof if kl > 0 => {
+            let mut extra = [
+                ScalarField::new(if cfg!(feature = "recall") {
+                    b"pin"
+                } else {
+                    b""
+                }),
+                ScalarField::new(b"del"),
+                ScalarField::new(b"seq"),
+            ];
+            let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
+            let [k, v] = &strs;
+            let rec = match (k.seen, k.len > 0, v.seen, extra[1].value, extra[2].value) {
+                (true, true, true, _, _) => Some(Rec::Pair),
+                (true, true, false, Scalar::True, _) => Some(Rec::Del),
+                (false, _, false, _, Scalar::Uint(g)) => Some(Rec::Header(g)),
+                _ => None,
+            };
+            match (line, rec) {
+                (Line::Eof, _) => return Ok(None),
+                (Line::Record | Line::RecordAtEof, Some(rec)) => {
                     if line == Line::RecordAtEof {
                         self.skipped = true;
                     }
                     // At most 31 and 127: the fields' limits.
-                    pair.key_len = kl as u8;
-                    pair.val_len = vl as u8;
-                    return Ok(Some(()));
+                    let pinned = extra[0].value == Scalar::True;
+                    return Ok(Some((rec, k.len as u8, v.len as u8, pinned)));
                 }
                 _ => self.skipped = true,
             }
         }
     }
+
+    /// The next record, or `None` at the end of the file.
+    fn record<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<Rec>, Errno> {
+        let got = self.rec(port, &mut pair.key, &mut pair.val)?;
+        Ok(got.map(|(rec, kl, vl, pinned)| {
+            pair.key_len = kl;
+            pair.val_len = vl;
+            pair.pinned = pinned;
+            rec
+        }))
+    }
+
+    /// The next valid pair, or `None` at the end of the file.
+    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
+        loop {
+            match self.record(port, pair)? {
+                None => return Ok(None),
+                Some(Rec::Pair) => return Ok(Some(())),
+                Some(_) => {}
+            }
+        }
+    }
 }
 
-/// Opens the store for reading; `None` when there is no store yet.
-pub fn open_store<P: Port>(port: &mut P) -> Result<Option<Fd>, Errno> {
-    match port.open(MEMORY_PATH, Mode::Read) {
+fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
+    match port.open(path, Mode::Read) {
         Ok(fd) => Ok(Some(fd)),
         Err(Errno::ENOENT) => Ok(None),
         Err(e) => Err(e),
     }
 }
 
-/// Calls `f` for each pair of the store in file order (duplicates included).
-pub fn for_each<P: Port>(port: &mut P, mut f: impl FnMut(&Pair)) -> Result<(), Errno> {
-    let Some(fd) = open_store(port)? else {
-        return Ok(());
+/// The base's generation: `None` without a base, 0 for one in the seed's
+/// plain form.
+#[inline(never)]
+fn base_gen<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
+    let Some(fd) = open_opt(port, MEMORY_PATH)? else {
+        return Ok(None);
     };
-    let mut reader = PairReader::new(fd);
+    let mut r = PairReader::new(fd);
+    let mut pair = Pair::new();
+    let first = r.record(port, &mut pair);
+    let _ = port.close(fd);
+    Ok(Some(match first? {
+        Some(Rec::Header(g)) => g,
+        _ => 0,
+    }))
+}
+
+/// The merged store, streamed: the base's pairs no shard overrides, then
+/// the shards' pairs. One file open at a time.
+pub struct Store {
+    reader: Option<PairReader>,
+    /// 0: the base; `1 + s`: shard `s`; past [`SHARDS`]: done.
+    phase: usize,
+    /// The base's generation.
+    generation: u32,
+    /// Shards of this generation (bit `s`).
+    valid: u8,
+    /// Fingerprints of the shards' keys, shard `s` at `start[s]..start[s+1]`.
+    sigs: [u16; SHARDS * SHARD_RECORDS],
+    start: [u8; SHARDS + 1],
+    /// Pairs of the base read so far (overridden ones included).
+    base_pairs: usize,
+    /// Whether the base had a line that is not a record.
+    skipped: bool,
+    /// Whether the last pair came from the base.
+    from_base: bool,
+}
+
+impl Store {
+    /// Reads the base's generation and the shards' keys.
+    #[inline(never)]
+    pub fn open<P: Port>(port: &mut P) -> Result<Store, Errno> {
+        let generation = base_gen(port)?.unwrap_or(0);
+        let mut s = Store {
+            reader: None,
+            phase: 0,
+            generation,
+            valid: 0,
+            sigs: [0; SHARDS * SHARD_RECORDS],
+            start: [0; SHARDS + 1],
+            base_pairs: 0,
+            skipped: false,
+            from_base: false,
+        };
+        let mut pair = Pair::new();
+        let mut n = 0usize;
+        for (i, path) in SHARD_PATHS.iter().enumerate() {
+            if let Some(fd) = open_opt(port, path)? {
+                let mut r = PairReader::new(fd);
+                let res = s.read_shard(port, &mut r, &mut pair, n);
+                let _ = port.close(fd);
+                if let Some(end) = res? {
+                    s.valid |= 1 << i;
+                    n = end;
+                }
+            }
+            if let Some(st) = s.start.get_mut(i + 1) {
+                *st = n as u8;
+            }
+        }
+        Ok(s)
+    }
+
+    /// The keys of one shard from `sigs[from]`; `None` when it is stale or
+    /// not one of ours.
+    fn read_shard<P: Port>(
+        &mut self,
+        port: &mut P,
+        r: &mut PairReader,
+        pair: &mut Pair,
+        from: usize,
+    ) -> Result<Option<usize>, Errno> {
+        if r.record(port, pair)? != Some(Rec::Header(self.generation)) {
+            return Ok(None);
+        }
+        let mut n = from;
+        while let Some(rec) = r.record(port, pair)? {
+            if rec == Rec::Header(self.generation) {
+                continue;
+            }
+            match self.sigs.get_mut(n) {
+                Some(slot) if n - from < SHARD_RECORDS => *slot = sig(pair.key()),
+                _ => return Ok(None),
+            }
+            n += 1;
+        }
+        Ok(Some(n))
+    }
+
+    fn overridden(&self, key: &[u8]) -> bool {
+        let s = shard_of(key);
+        if self.valid & (1 << s) == 0 {
+            return false;
+        }
+        let (a, b) = (
+            usize::from(self.start.get(s).copied().unwrap_or(0)),
+            usize::from(self.start.get(s + 1).copied().unwrap_or(0)),
+        );
+        let k = sig(key);
+        self.sigs.get(a..b).is_some_and(|v| v.contains(&k))
+    }
+
+    /// The next pair of the merged store, or `None` at its end.
+    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
+        loop {
+            let Some(r) = self.reader.as_mut() else {
+                let path = match self.phase {
+                    0 => MEMORY_PATH,
+                    p if p <= SHARDS && self.valid & (1 << (p - 1)) != 0 => {
+                        SHARD_PATHS.get(p - 1).copied().unwrap_or(MEMORY_PATH)
+                    }
+                    p if p <= SHARDS => {
+                        self.phase += 1;
+                        continue;
+                    }
+                    _ => return Ok(None),
+                };
+                match open_opt(port, path)? {
+                    Some(fd) => self.reader = Some(PairReader::new(fd)),
+                    None => self.phase += 1,
+                }
+                continue;
+            };
+            match r.record(port, pair)? {
+                None => {
+                    if self.phase == 0 {
+                        self.skipped = r.skipped;
+                    }
+                    self.close(port);
+                    self.phase += 1;
+                }
+                Some(Rec::Pair) if self.phase == 0 => {
+                    self.base_pairs += 1;
+                    if !self.overridden(pair.key()) {
+                        self.from_base = true;
+                        return Ok(Some(()));
+                    }
+                }
+                Some(Rec::Pair) => {
+                    self.from_base = false;
+                    return Ok(Some(()));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Closes the file being read (after an error, or to stop early).
+    pub fn close<P: Port>(&mut self, port: &mut P) {
+        if let Some(r) = self.reader.take() {
+            let _ = port.close(r.r.fd());
+        }
+    }
+}
+
+/// Calls `f` for each pair of the merged store (base duplicates included).
+pub fn for_each<P: Port>(port: &mut P, mut f: impl FnMut(&Pair)) -> Result<(), Errno> {
+    let mut store = Store::open(port)?;
     let mut pair = Pair::new();
     let res = loop {
-        match reader.next(port, &mut pair) {
+        match store.next(port, &mut pair) {
             Ok(Some(())) => f(&pair),
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
         }
     };
-    let _ = port.close(fd);
+    store.close(port);
     res
 }
 
@@ -258,14 +560,11 @@ pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, M
 fn hash(key: &[u8]) -> u16 {
     // FNV-1a folded to 16 bits: a pre-check only; equal hashes are
     // confirmed byte by byte.
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in key {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
+    let h = fnv(key);
     (h ^ (h >> 16)) as u16
 }
 
-/// Key hashes of the first [`HASHED`] pairs of the store.
+/// Key hashes of the first [`HASHED`] pairs of the base.
 struct KeyHashes {
     hashes: [u16; HASHED],
     len: usize,
@@ -286,8 +585,7 @@ impl KeyHashes {
 /// A change to one key of the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Edit<'a> {
-    /// Store this value (a new key is added at the end; an existing key
-    /// keeps its place and its pin).
+    /// Store this value (an existing key keeps its pin).
     Set(&'a [u8]),
     /// Delete the key.
     Forget,
@@ -323,19 +621,27 @@ struct Scan {
     pairs: usize,
     /// The key's last line: (value equals the new one, pinned).
     found: Option<(bool, bool)>,
+    /// Another key has the key's shard and fingerprint.
+    collides: bool,
+    /// The base's generation.
+    generation: u32,
+    /// The key's value (for a pin written to its shard).
+    #[cfg(feature = "recall")]
+    value: [u8; VAL_MAX_BYTES],
+    #[cfg(feature = "recall")]
+    value_len: u8,
 }
 
 // The passes of an edit stay out of line: each has its own pair buffer, and
 // inlined into one frame they would add up on a 1 KiB stack budget.
 #[inline(never)]
 fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
-    let Some(fd) = open_store(port)? else {
-        return Ok(());
-    };
-    let mut reader = PairReader::new(fd);
+    let mut store = Store::open(port)?;
+    s.generation = store.generation;
+    let (my_shard, my_sig) = (shard_of(key), sig(key));
     let mut pair = Pair::new();
     let res = loop {
-        match reader.next(port, &mut pair) {
+        match store.next(port, &mut pair) {
             Ok(Some(())) => {
                 // Maybe a duplicate: the rewrite pass decides.
                 let h = hash(pair.key());
@@ -349,20 +655,27 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
                 s.hashes.truncated |= s.pairs > HASHED;
                 if pair.key() == key {
                     s.found = Some((pair.value() == value, pair.pinned));
+                    #[cfg(feature = "recall")]
+                    {
+                        crate::text::copy_prefix(&mut s.value, pair.value());
+                        s.value_len = pair.val_len;
+                    }
+                } else if shard_of(pair.key()) == my_shard && sig(pair.key()) == my_sig {
+                    s.collides = true;
                 }
             }
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
         }
     };
-    s.skipped = reader.skipped;
-    let _ = port.close(fd);
+    s.skipped = store.skipped;
+    store.close(port);
     res
 }
 
-/// Applies `e` to `key`: the old store is streamed into the temporary file
-/// with the change made, which is then renamed over the store. A change
-/// that changes nothing writes nothing.
+/// Applies `e` to `key`: in its shard when it fits there, else by a fold
+/// (see the module docs). A change that changes nothing writes nothing;
+/// a failure leaves the store as it was.
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
     let new_value = match e {
         Edit::Set(v) => v,
@@ -379,6 +692,12 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         skipped: false,
         pairs: 0,
         found: None,
+        collides: false,
+        generation: 0,
+        #[cfg(feature = "recall")]
+        value: [0; VAL_MAX_BYTES],
+        #[cfg(feature = "recall")]
+        value_len: 0,
     };
     scan(port, key, new_value, &mut s)?;
     let clean = !s.maybe_dup && !s.skipped;
@@ -396,14 +715,170 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
         _ => {}
     }
-    let gone = if s.maybe_dup {
-        superseded(port, &s.hashes)?
+    if clean && !s.collides {
+        let pinned = s.found.is_some_and(|(_, p)| p);
+        #[cfg(feature = "recall")]
+        let value = s.value.get(..usize::from(s.value_len)).unwrap_or(&[]);
+        #[cfg(not(feature = "recall"))]
+        let value: &[u8] = &[];
+        let change = match e {
+            Edit::Set(v) => Change::Pair(v, pinned),
+            Edit::Forget => Change::Del,
+            #[cfg(feature = "recall")]
+            Edit::Pin(on) => Change::Pair(value, on),
+        };
+        let _ = value;
+        if shard_edit(port, key, change, s.generation)? {
+            return Ok(());
+        }
+    }
+    fold(port, key, e, &mut s)
+}
+
+/// The record a shard gets for its key.
+#[derive(Clone, Copy)]
+enum Change<'a> {
+    /// The key's value and pin.
+    Pair(&'a [u8], bool),
+    /// The key is forgotten.
+    Del,
+}
+
+/// Rewrites the key's shard with `change`; false (nothing written) when
+/// the shard would pass [`SHARD_MAX`] or holds another key with the same
+/// fingerprint: then the caller folds.
+#[inline(never)]
+fn shard_edit<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    change: Change<'_>,
+    generation: u32,
+) -> Result<bool, MemError> {
+    let path = SHARD_PATHS
+        .get(shard_of(key))
+        .copied()
+        .unwrap_or(MEMORY_TMP_PATH);
+    // The shard's bytes: one of ours is at most SHARD_MAX.
+    let mut old = [0u8; SHARD_MAX + 1];
+    let len = match open_opt(port, path)? {
+        Some(fd) => {
+            let r = read_all(port, fd, &mut old);
+            let _ = port.close(fd);
+            r?
+        }
+        None => 0,
+    };
+    if len > SHARD_MAX {
+        return Ok(false);
+    }
+    // Its records of other keys, as byte ranges (none when it is stale).
+    let mut keep = [(0u8, 0u8); SHARD_RECORDS];
+    let mut n = 0usize;
+    {
+        let mut src = Bytes::new(old.get(..len).unwrap_or(&[]));
+        let mut r = PairReader::new(0);
+        let mut other = [0u8; KEY_MAX_BYTES];
+        let mut header = false;
+        let mut from = 0u32;
+        while let Some((rec, kl, _, _)) = r.rec(&mut src, &mut other, &mut [])? {
+            let to = r.r.offset();
+            match rec {
+                Rec::Header(g) if from == 0 => header = g == generation,
+                _ if !header => break,
+                Rec::Header(_) => {}
+                Rec::Pair | Rec::Del => {
+                    let k = other.get(..usize::from(kl)).unwrap_or(&[]);
+                    if k != key {
+                        if sig(k) == sig(key) {
+                            return Ok(false);
+                        }
+                        match keep.get_mut(n) {
+                            Some(slot) => *slot = (from as u8, to as u8),
+                            None => return Ok(false),
+                        }
+                        n += 1;
+                    }
+                }
+            }
+            from = to;
+        }
+    }
+    let kept = keep.get(..n).unwrap_or(&[]);
+    let old = old.get(..len).unwrap_or(&[]);
+    let mut count = Count::new();
+    let size =
+        write_shard(&mut count, 0, old, kept, generation, key, change).map(|()| count.bytes());
+    if size.map_or(true, |n| n > SHARD_MAX) {
+        return Ok(false);
+    }
+    let fd = port.open(path, Mode::Write)?;
+    let written = write_shard(port, fd, old, kept, generation, key, change);
+    let closed = port.close(fd);
+    written.and(closed)?;
+    Ok(true)
+}
+
+fn read_all<P: Port>(port: &mut P, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
+    let mut len = 0usize;
+    loop {
+        let Some(room) = buf.get_mut(len..).filter(|r| !r.is_empty()) else {
+            return Ok(len);
+        };
+        match port.read(fd, room)? {
+            0 => return Ok(len),
+            n => len += n.min(room.len()),
+        }
+    }
+}
+
+fn write_shard<P: Port>(
+    port: &mut P,
+    fd: Fd,
+    old: &[u8],
+    kept: &[(u8, u8)],
+    generation: u32,
+    key: &[u8],
+    change: Change<'_>,
+) -> Result<(), Errno> {
+    let mut w = LineWriter::new(fd);
+    write_header(port, &mut w, generation)?;
+    for &(a, b) in kept {
+        let line = old.get(usize::from(a)..usize::from(b)).unwrap_or(&[]);
+        w.raw(port, line)?;
+        if line.last() != Some(&b'\n') {
+            w.raw(port, b"\n")?;
+        }
+    }
+    match change {
+        Change::Pair(v, pinned) => write_pair(port, &mut w, key, v, pinned)?,
+        Change::Del => {
+            w.raw(port, b"{\"key\":")?;
+            w.string(port, key)?;
+            w.raw(port, b",\"del\":true}\n")?;
+        }
+    }
+    w.flush(port)
+}
+
+fn write_header<P: Port>(port: &mut P, w: &mut LineWriter, generation: u32) -> Result<(), Errno> {
+    w.raw(port, b"{\"seq\":")?;
+    w.uint(port, generation)?;
+    w.raw(port, b"}\n")
+}
+
+/// The fold: the merged store with the edit made, under the next
+/// generation, through the temporary file and a rename.
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> Result<(), MemError> {
+    let gone = if s.maybe_dup || s.skipped {
+        superseded(port)?
     } else {
         0
     };
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
-    let copied = copy_pairs(port, &mut w, key, e, gone);
+    let copied = write_header(port, &mut w, s.generation.wrapping_add(1))
+        .map_err(MemError::Io)
+        .and_then(|()| copy_pairs(port, &mut w, key, e, gone));
     let result = match copied {
         Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
         Ok((_, true)) => w.flush(port).map_err(MemError::Io),
@@ -425,7 +900,7 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
             // apart (gone only when the rename happened), and the store must
             // then hold the edit — `false` must mean "as before".
             Err(err) => match port.remove(MEMORY_TMP_PATH) {
-                Err(Errno::ENOENT) if landed(port, key, e, &mut s) => return Ok(()),
+                Err(Errno::ENOENT) if landed(port, key, e, s) => return Ok(()),
                 _ => Err(MemError::Io(err)),
             },
         },
@@ -458,9 +933,9 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
     }
 }
 
-/// Copies the store, keeping only the last line of a duplicated key and
-/// applying `e` to `key` in place. Returns how many other pairs were copied
-/// and whether `key` existed.
+/// Copies the merged store, keeping only the last line of a key the base
+/// holds twice and applying `e` to `key` in place. Returns how many other
+/// pairs were copied and whether `key` existed.
 #[inline(never)]
 fn copy_pairs<P: Port>(
     port: &mut P,
@@ -469,19 +944,14 @@ fn copy_pairs<P: Port>(
     e: Edit<'_>,
     gone: u128,
 ) -> Result<(usize, bool), MemError> {
-    let Some(fd) = open_store(port)? else {
-        return Ok((0, false));
-    };
-    let mut reader = PairReader::new(fd);
+    let mut store = Store::open(port)?;
     let mut pair = Pair::new();
-    let mut index = 0usize;
     let mut copied = 0usize;
     let mut existed = false;
     let res = loop {
-        match reader.next(port, &mut pair) {
+        match store.next(port, &mut pair) {
             Ok(Some(())) => {
-                index += 1;
-                if gone & bit(index - 1) != 0 {
+                if store.from_base && gone & bit(store.base_pairs - 1) != 0 {
                     continue;
                 }
                 let written = if pair.key() == key {
@@ -504,54 +974,73 @@ fn copy_pairs<P: Port>(
             Err(e) => break Err(MemError::Io(e)),
         }
     };
-    let _ = port.close(fd);
+    store.close(port);
     res
 }
 
-/// Whether `key` is the key of a pair after the first `index` pairs.
 /// Bit `i` for pair index `i`, 0 past [`DEDUP_PAIRS`].
 fn bit(i: usize) -> u128 {
     if i < DEDUP_PAIRS { 1 << i } else { 0 }
 }
 
-/// Pairs a later line with the same key supersedes: bit `i` for pair `i`.
-/// A pass of its own, before the copy, so that its look-ahead reads are
-/// not nested under the copy's pair buffer (1 KiB stack budget). Covers
-/// the first [`DEDUP_PAIRS`] pairs; a hand-made store longer than that
-/// keeps later duplicates (reads still take the last line).
+/// Pairs of the base a later line with the same key supersedes: bit `i`
+/// for its pair `i`. Passes of their own, before the copy, so that the
+/// look-ahead reads are not nested under the copy's pair buffer (1 KiB
+/// stack budget). Covers the first [`DEDUP_PAIRS`] pairs; a hand-made store
+/// longer than that keeps later duplicates (reads still take the last line).
 #[inline(never)]
-fn superseded<P: Port>(port: &mut P, hashes: &KeyHashes) -> Result<u128, Errno> {
-    let Some(fd) = open_store(port)? else {
-        return Ok(0);
+fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
+    let mut hashes = KeyHashes {
+        hashes: [0; HASHED],
+        len: 0,
+        truncated: false,
     };
-    let mut reader = PairReader::new(fd);
     let mut key = [0u8; KEY_MAX_BYTES];
-    let mut index = 0usize;
-    let mut gone = 0u128;
-    let res = loop {
-        match reader.next_key(port, &mut key) {
-            Ok(Some(len)) if index < DEDUP_PAIRS => {
-                let k = key.get(..len).unwrap_or(&[]);
-                if hashes.maybe_duplicate(index, k) {
-                    match appears_after(port, k, index + 1) {
-                        Ok(true) => gone |= bit(index),
-                        Ok(false) => {}
-                        Err(e) => break Err(e),
+    for pass in 0..2 {
+        let Some(fd) = open_opt(port, MEMORY_PATH)? else {
+            return Ok(0);
+        };
+        let mut reader = PairReader::new(fd);
+        let mut index = 0usize;
+        let mut gone = 0u128;
+        let res = loop {
+            match reader.next_key(port, &mut key) {
+                Ok(Some(len)) if pass == 0 => {
+                    match hashes.hashes.get_mut(index) {
+                        Some(h) => *h = hash(key.get(..len).unwrap_or(&[])),
+                        None => hashes.truncated = true,
                     }
+                    index += 1;
+                    hashes.len = index.min(HASHED);
                 }
-                index += 1;
+                Ok(Some(len)) if index < DEDUP_PAIRS => {
+                    let k = key.get(..len).unwrap_or(&[]);
+                    if hashes.maybe_duplicate(index, k) {
+                        match appears_after(port, k, index + 1) {
+                            Ok(true) => gone |= bit(index),
+                            Ok(false) => {}
+                            Err(e) => break Err(e),
+                        }
+                    }
+                    index += 1;
+                }
+                Ok(_) => break Ok(gone),
+                Err(e) => break Err(e),
             }
-            Ok(_) => break Ok(gone),
-            Err(e) => break Err(e),
+        };
+        let _ = port.close(fd);
+        let gone = res?;
+        if pass == 1 {
+            return Ok(gone);
         }
-    };
-    let _ = port.close(fd);
-    res
+    }
+    Ok(0)
 }
 
+/// Whether `key` is the key of a pair of the base after its first `index`.
 #[inline(never)]
 fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool, Errno> {
-    let Some(fd) = open_store(port)? else {
+    let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(false);
     };
     let mut reader = PairReader::new(fd);
@@ -599,6 +1088,27 @@ mod tests {
             .map(|n| String::from_utf8(out[..n].to_vec()).unwrap())
     }
 
+    fn pairs(port: &mut MemPort) -> Vec<(String, String, bool)> {
+        let mut v = Vec::new();
+        for_each(port, |p| {
+            v.push((
+                String::from_utf8(p.key().to_vec()).unwrap(),
+                String::from_utf8(p.value().to_vec()).unwrap(),
+                p.pinned(),
+            ))
+        })
+        .unwrap();
+        v
+    }
+
+    fn file(port: &MemPort, path: &CStr) -> String {
+        String::from_utf8(port.get(path).unwrap_or_default()).unwrap()
+    }
+
+    fn shard(port: &MemPort, key: &str) -> String {
+        file(port, SHARD_PATHS[shard_of(key.as_bytes())])
+    }
+
     #[test]
     fn set_get_replace_thai() {
         let mut port = MemPort::new();
@@ -611,9 +1121,123 @@ mod tests {
             recall(&mut port, "city").as_deref(),
             Some("Chiang \"Mai\"\n")
         );
-        let file = String::from_utf8(port.get(MEMORY_PATH).unwrap()).unwrap();
-        assert_eq!(file.lines().count(), 2);
+        assert_eq!(pairs(&mut port).len(), 2);
         assert!(port.get(MEMORY_TMP_PATH).is_none());
+    }
+
+    #[test]
+    fn a_set_writes_one_shard_in_one_write() {
+        let mut port = MemPort::new();
+        set(&mut port, b"name", b"Somchai").unwrap();
+        assert!(port.get(MEMORY_PATH).is_none(), "no base until a fold");
+        assert_eq!(
+            shard(&port, "name"),
+            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Somchai\"}\n"
+        );
+        let renames = port.count(Op::Rename);
+        set(&mut port, b"name", b"Som").unwrap();
+        assert_eq!(port.count(Op::Rename), renames, "no rename");
+        assert!(port.get(MEMORY_PATH).is_none(), "no fold");
+        assert_eq!(
+            shard(&port, "name"),
+            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Som\"}\n",
+            "the key's old line is replaced"
+        );
+    }
+
+    #[test]
+    fn reads_the_seed_plain_form_and_shards_override_it() {
+        let mut port = MemPort::new();
+        let seed =
+            "{\"key\":\"name\",\"value\":\"สมชาย\"}\n{\"key\":\"city\",\"value\":\"Chiang Mai\"}\n";
+        port.put(MEMORY_PATH, seed.as_bytes());
+        assert_eq!(recall(&mut port, "city").as_deref(), Some("Chiang Mai"));
+        set(&mut port, b"name", b"Somchai").unwrap();
+        set(&mut port, b"pet", b"cat").unwrap();
+        forget(&mut port, b"city").unwrap();
+        assert_eq!(file(&port, MEMORY_PATH), seed, "the base is left as it was");
+        let got = pairs(&mut port);
+        let keys: Vec<&str> = got.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(keys.len(), 2);
+        assert!(keys.contains(&"name") && keys.contains(&"pet"));
+        assert_eq!(recall(&mut port, "name").as_deref(), Some("Somchai"));
+        assert_eq!(recall(&mut port, "city"), None);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)] // long; no unsafe code under test
+    fn a_full_shard_folds_into_the_base_and_retires_the_shards() {
+        let mut port = MemPort::new();
+        let v = "v".repeat(90);
+        let mut folds = 0;
+        for i in 0..40 {
+            let key = format!("k{}", i % 12);
+            let renames = port.count(Op::Rename);
+            set(&mut port, key.as_bytes(), format!("{v}{i}").as_bytes()).unwrap();
+            folds += port.count(Op::Rename) - renames;
+            for s in SHARD_PATHS {
+                assert!(file(&port, s).len() <= SHARD_MAX);
+            }
+            assert_eq!(recall(&mut port, &key), Some(format!("{v}{i}")));
+        }
+        assert!(folds > 0, "shards filled");
+        assert_eq!(pairs(&mut port).len(), 12);
+        let base = file(&port, MEMORY_PATH);
+        assert!(
+            base.starts_with(&format!("{{\"seq\":{folds}}}\n")),
+            "{base}"
+        );
+        for i in 0..12 {
+            assert!(recall(&mut port, &format!("k{i}")).is_some());
+        }
+    }
+
+    #[test]
+    fn stale_and_foreign_shards_are_ignored() {
+        let mut port = MemPort::new();
+        port.put(
+            MEMORY_PATH,
+            b"{\"seq\":4}\n{\"key\":\"a\",\"value\":\"base\"}\n",
+        );
+        let s = SHARD_PATHS[shard_of(b"a")];
+        port.put(s, b"{\"seq\":3}\n{\"key\":\"a\",\"value\":\"stale\"}\n");
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("base"));
+        port.put(s, b"{\"key\":\"a\",\"value\":\"no header\"}\n");
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("base"));
+        port.put(s, b"{\"seq\":4}\n{\"key\":\"a\",\"value\":\"new\"}\n");
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("new"));
+        // A torn shard line is skipped; the rest of it stands.
+        port.put(s, b"{\"seq\":4}\n{\"key\":\"a\",\"value\":\"ne");
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("base"));
+    }
+
+    #[test]
+    fn keys_sharing_a_fingerprint_fold_instead() {
+        // Two keys of one shard with the same 16-bit fingerprint.
+        let mut found = None;
+        'outer: for i in 0..200_000u32 {
+            let a = format!("a{i}");
+            for j in 0..64u32 {
+                let b = format!("b{j}");
+                if a != b
+                    && shard_of(a.as_bytes()) == shard_of(b.as_bytes())
+                    && sig(a.as_bytes()) == sig(b.as_bytes())
+                {
+                    found = Some((a, b));
+                    break 'outer;
+                }
+            }
+        }
+        let (a, b) = found.expect("a fingerprint collision");
+        let mut port = MemPort::new();
+        set(&mut port, a.as_bytes(), b"1").unwrap();
+        set(&mut port, b.as_bytes(), b"2").unwrap();
+        assert!(port.get(MEMORY_PATH).is_some(), "folded");
+        assert_eq!(recall(&mut port, &a).as_deref(), Some("1"));
+        assert_eq!(recall(&mut port, &b).as_deref(), Some("2"));
+        set(&mut port, a.as_bytes(), b"3").unwrap();
+        assert_eq!(recall(&mut port, &b).as_deref(), Some("2"));
+        assert_eq!(recall(&mut port, &a).as_deref(), Some("3"));
     }
 
     #[test]
@@ -622,6 +1246,7 @@ mod tests {
         let k31 = "k".repeat(31);
         let v127 = "v".repeat(127);
         assert!(set(&mut port, k31.as_bytes(), v127.as_bytes()).is_ok());
+        assert_eq!(recall(&mut port, &k31), Some(v127.clone()));
         assert_eq!(
             set(&mut port, "k".repeat(32).as_bytes(), b"v"),
             Err(MemError::Invalid)
@@ -647,10 +1272,8 @@ mod tests {
         for i in 0..MAX_ENTRIES {
             set(&mut port, format!("k{i}").as_bytes(), b"v").unwrap();
         }
-        let before = port.get(MEMORY_PATH);
         let writes = port.writes;
         assert_eq!(set(&mut port, b"new", b"v"), Err(MemError::Full));
-        assert_eq!(port.get(MEMORY_PATH), before);
         assert_eq!(
             port.writes, writes,
             "a full store is refused without writing"
@@ -658,23 +1281,44 @@ mod tests {
         assert!(port.get(MEMORY_TMP_PATH).is_none());
         assert_eq!(set(&mut port, b"k3", b"changed"), Ok(()));
         assert_eq!(recall(&mut port, "k3").as_deref(), Some("changed"));
+        forget(&mut port, b"k4").unwrap();
+        assert_eq!(set(&mut port, b"new", b"v"), Ok(()), "room again");
+        assert_eq!(set(&mut port, b"new2", b"v"), Err(MemError::Full));
     }
 
     #[test]
     fn failures_leave_the_old_store() {
-        for op in [Op::Open, Op::Write, Op::Close, Op::Rename] {
-            let mut port = MemPort::new();
-            set(&mut port, b"a", b"1").unwrap();
-            let before = port.get(MEMORY_PATH);
-            let n = if op == Op::Open { 1 } else { 0 }; // open #0 is the read
-            port.fail(op, n, Errno::ENOSPC);
-            assert_eq!(
-                set(&mut port, b"b", b"2"),
-                Err(MemError::Io(Errno::ENOSPC)),
-                "{op:?}"
-            );
-            assert_eq!(port.get(MEMORY_PATH), before, "{op:?}");
-            assert!(port.get(MEMORY_TMP_PATH).is_none(), "{op:?}");
+        // A shard write, then a fold (a value too big for a shard).
+        for big in [false, true] {
+            for op in [Op::Open, Op::Write, Op::Close, Op::Rename] {
+                if op == Op::Rename && !big {
+                    continue;
+                }
+                let mut port = MemPort::new();
+                set(&mut port, b"a", b"1").unwrap();
+                set(&mut port, b"b", b"2").unwrap();
+                let before = pairs(&mut port);
+                let value = if big { "\"".repeat(127) } else { "3".into() };
+                // Count the opens for reading first.
+                let mut probe = MemPort::new();
+                set(&mut probe, b"a", b"1").unwrap();
+                set(&mut probe, b"b", b"2").unwrap();
+                let opens = probe.count(Op::Open);
+                set(&mut probe, b"b", value.as_bytes()).unwrap();
+                let n = if op == Op::Open {
+                    probe.count(Op::Open) - opens - 1
+                } else {
+                    0
+                };
+                port.fail(op, n, Errno::ENOSPC);
+                assert_eq!(
+                    set(&mut port, b"b", value.as_bytes()),
+                    Err(MemError::Io(Errno::ENOSPC)),
+                    "{op:?} big {big}"
+                );
+                assert_eq!(pairs(&mut port), before, "{op:?} big {big}");
+                assert!(port.get(MEMORY_TMP_PATH).is_none(), "{op:?}");
+            }
         }
     }
 
@@ -691,7 +1335,7 @@ mod tests {
         let file = String::from_utf8(port.get(MEMORY_PATH).unwrap()).unwrap();
         assert_eq!(
             file,
-            "{\"key\":\"b\",\"value\":\"x\"}\n{\"key\":\"a\",\"value\":\"new\"}\n{\"key\":\"d\",\"value\":\"4\"}\n"
+            "{\"seq\":1}\n{\"key\":\"b\",\"value\":\"x\"}\n{\"key\":\"a\",\"value\":\"new\"}\n{\"key\":\"d\",\"value\":\"4\"}\n"
         );
         assert!(port.max_open <= crate::port::MAX_OPEN_FILES);
     }
@@ -712,30 +1356,37 @@ mod tests {
         set(&mut port, b"b", b"two").unwrap();
         forget(&mut port, b"a").unwrap();
         assert_eq!(recall(&mut port, "a"), None);
-        let file = String::from_utf8(port.get(MEMORY_PATH).unwrap()).unwrap();
+        let mut got = pairs(&mut port);
+        got.sort();
         assert_eq!(
-            file,
-            "{\"key\":\"b\",\"value\":\"two\",\"pin\":true}\n{\"key\":\"c\",\"value\":\"3\"}\n",
-            "a set keeps the key's place and pin"
+            got,
+            [
+                ("b".to_string(), "two".to_string(), true),
+                ("c".to_string(), "3".to_string(), false)
+            ],
+            "a set keeps the key's pin"
         );
         pin(&mut port, b"b", false).unwrap();
-        let mut pinned = Vec::new();
-        for_each(&mut port, |p| pinned.push(p.pinned())).unwrap();
-        assert_eq!(pinned, [false, false]);
+        assert!(pairs(&mut port).iter().all(|p| !p.2));
     }
 
     #[test]
     fn a_rename_that_landed_but_reported_an_error_is_a_success() {
         let mut port = MemPort::new();
-        set(&mut port, b"a", b"1").unwrap();
+        // Quotes escape to two bytes: too big for a shard, so folds.
+        let big = "\"".repeat(120);
+        set(&mut port, b"a", big.as_bytes()).unwrap();
         // The rename happens, then its read-back fails.
         port.fail_after(Op::Rename, 0, Errno::EIO);
-        assert_eq!(set(&mut port, b"a", b"2"), Ok(()));
-        assert_eq!(recall(&mut port, "a").as_deref(), Some("2"));
+        assert_eq!(set(&mut port, b"a", format!("{big}2").as_bytes()), Ok(()));
+        assert_eq!(recall(&mut port, "a"), Some(format!("{big}2")));
         // A rename that did not happen stays a failure, store as before.
         port.fail(Op::Rename, 0, Errno::EIO);
-        assert_eq!(set(&mut port, b"a", b"3"), Err(MemError::Io(Errno::EIO)));
-        assert_eq!(recall(&mut port, "a").as_deref(), Some("2"));
+        assert_eq!(
+            set(&mut port, b"a", format!("{big}3").as_bytes()),
+            Err(MemError::Io(Errno::EIO))
+        );
+        assert_eq!(recall(&mut port, "a"), Some(format!("{big}2")));
         assert!(port.get(MEMORY_TMP_PATH).is_none());
     }
 
@@ -746,5 +1397,27 @@ mod tests {
         let w = port.writes;
         set(&mut port, b"a", b"1").unwrap();
         assert_eq!(port.writes, w);
+    }
+
+    #[test]
+    fn wipe_retires_base_and_shards() {
+        let mut port = MemPort::new();
+        wipe(&mut port).unwrap();
+        assert_eq!(port.writes, 0, "nothing to wipe");
+        set(&mut port, b"a", b"1").unwrap();
+        set(&mut port, b"b", "\"".repeat(127).as_bytes()).unwrap();
+        set(&mut port, b"c", b"3").unwrap();
+        port.fail_all(Op::Remove, Errno::EIO);
+        wipe(&mut port).unwrap();
+        assert!(
+            pairs(&mut port).is_empty(),
+            "the new generation retires the shards"
+        );
+        port.heal();
+        set(&mut port, b"d", b"4").unwrap();
+        wipe(&mut port).unwrap();
+        assert!(pairs(&mut port).is_empty());
+        assert!(port.get(MEMORY_PATH).is_none(), "no files left");
+        assert!(SHARD_PATHS.iter().all(|s| port.get(s).is_none()));
     }
 }

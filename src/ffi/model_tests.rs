@@ -164,17 +164,47 @@ fn session_on_flash() -> VecDeque<(u8, String)> {
     ring.into_iter().skip(skip).collect()
 }
 
+/// What an independent JSON parser reads from the store's files (the
+/// layout of `crate::memory`): the base, then the shards of its generation,
+/// whose records replace or (`"del"`) remove the base's pair of their key.
 fn memory_on_flash() -> BTreeMap<String, String> {
-    let Some(bytes) = port(|p| p.get(MEMORY_PATH)) else {
-        return BTreeMap::new();
-    };
-    let text = String::from_utf8(bytes).expect("memory file is UTF-8");
+    fn lines(bytes: &[u8]) -> Vec<json::JsonValue> {
+        let text = String::from_utf8(bytes.to_vec()).expect("memory file is UTF-8");
+        text.lines()
+            .map(|l| json::parse(l).expect("each line is JSON"))
+            .collect()
+    }
     let mut map = BTreeMap::new();
-    for line in text.lines() {
-        let v = json::parse(line).expect("each line is JSON");
-        let k = v["key"].as_str().unwrap().to_string();
-        assert!(!map.contains_key(&k), "duplicate key {k} written");
-        map.insert(k, v["value"].as_str().unwrap().to_string());
+    let mut generation = 0;
+    if let Some(bytes) = port(|p| p.get(MEMORY_PATH)) {
+        for (i, v) in lines(&bytes).into_iter().enumerate() {
+            if i == 0 && v["seq"].is_number() {
+                generation = v["seq"].as_u64().unwrap();
+                continue;
+            }
+            let k = v["key"].as_str().unwrap().to_string();
+            assert!(!map.contains_key(&k), "duplicate key {k} written");
+            map.insert(k, v["value"].as_str().unwrap().to_string());
+        }
+    }
+    for path in crate::memory::SHARD_PATHS {
+        let Some(bytes) = port(|p| p.get(path)) else {
+            continue;
+        };
+        let recs = lines(&bytes);
+        if recs.first().and_then(|h| h["seq"].as_u64()) != Some(generation) {
+            continue;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for v in &recs[1..] {
+            let k = v["key"].as_str().unwrap().to_string();
+            assert!(seen.insert(k.clone()), "key {k} twice in a shard");
+            if v["del"] == true {
+                map.remove(&k);
+            } else {
+                map.insert(k, v["value"].as_str().unwrap().to_string());
+            }
+        }
     }
     map
 }

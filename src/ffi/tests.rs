@@ -7,7 +7,7 @@ use std::ffi::CString;
 use super::safety::*;
 use super::session::*;
 use super::test_port::{fresh, port};
-use crate::port::{Errno, MEMORY_PATH, SESSION_PATH};
+use crate::port::{Errno, SESSION_PATH};
 use crate::testing::Op;
 
 fn cs(s: &str) -> CString {
@@ -147,10 +147,11 @@ fn memory_limits_and_out_max() {
     assert_eq!(get("missing", 128), None);
     assert_eq!(get(&k31, 128).map(|v| v.len()), Some(127));
     assert_eq!(get(&k31, 127), None);
-    let before = port(|p| p.get(MEMORY_PATH));
-    port(|p| p.fail(Op::Rename, 0, Errno::EIO));
-    assert!(!set("new", "x"));
-    assert_eq!(port(|p| p.get(MEMORY_PATH)), before);
+    // A failed write (of the key's shard) leaves the store as it was.
+    port(|p| p.fail(Op::Write, 0, Errno::EIO));
+    assert!(!set("t", "x"));
+    port(|p| p.heal());
+    assert_eq!(get("t", 3).as_deref(), Some("ab"));
 }
 
 #[test]
@@ -249,8 +250,9 @@ fn search_forget_pin_and_export_through_c() {
     // SAFETY: valid strings and one element.
     unsafe {
         assert!(claw_memory_pin(cat.as_ptr(), true));
+        // A changed key comes after the others (newest last).
         let mut one = empty;
-        assert!(claw_memory_at(1, &mut one));
+        assert!(claw_memory_at(2, &mut one));
         assert_eq!(key(&one), "cat");
         assert!(one.pinned);
         assert!(!claw_memory_at(3, &mut one));
