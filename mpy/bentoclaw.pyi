@@ -60,9 +60,9 @@ class _Status(TypedDict):
     dirty: bool
     """The ring holds turns not on flash yet."""
     bytes_in: int
-    """Request bytes sent this session."""
+    """Request body bytes sent to the backend this session (what goes into the model)."""
     bytes_out: int
-    """Reply bytes received this session."""
+    """Reply bytes received this session (what comes out)."""
     tokens_in: int
     """Input tokens the backend reported (docs/BACKEND.md, "Token counts")."""
     tokens_out: int
