@@ -251,12 +251,13 @@ def c_table(path):
 
 
 def c_args(path):
-    """How modbentoclaw.c defines each function of its module table:
+    """How the binding (mpy/*.c) defines each function of the module table:
     {"kind": "fixed", "n"} (MP_DEFINE_CONST_FUN_OBJ_N), {"kind": "var", "min",
     "max"} (VAR_BETWEEN), {"kind": "kw", "args": [{"name", "required",
     "kw_only"}]} (KW with an mp_arg_t table; "args": null when the function
     reads its keywords itself)."""
-    text = Path(path).read_text()
+    # The table is in modbentoclaw.c; a function may be defined in any mpy/*.c.
+    text = "\n".join(f.read_text() for f in sorted(Path(path).parent.glob("*.c")))
     objs = dict(re.findall(r"\{\s*MP_ROM_QSTR\(MP_QSTR_(\w+)\),\s*MP_ROM_PTR\(&(\w+)_obj\)", text))
     defs = {}
     for m in re.finditer(r"MP_DEFINE_CONST_FUN_OBJ_(\d)\((\w+)_obj,\s*(\w+)\)", text):
