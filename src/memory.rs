@@ -31,11 +31,14 @@
 //!   written to `/.bentoclaw_memory.tmp` under `{"seq":G+1}` and renamed over
 //!   the base: one rename commits it, and every shard is stale from then on.
 //!   So is a store that needs repair (garbage lines, a key twice).
-//! * A reader takes the base's pairs whose keys no shard overrides, then the
-//!   shards' pairs: a key set since the last fold comes after the others
-//!   (the newest last). Shard keys are recognised by a 16-bit fingerprint
-//!   within their shard; a `set` whose key shares one with another key folds
-//!   instead, so the fingerprints the files hold are unique.
+//! * A reader takes the base's pairs in their order, each replaced by its
+//!   shard's record when there is one (a forgotten key is left out), then
+//!   the keys added since the base in the order they were added (a shard
+//!   pair of a new key carries its place as `"n":N`). So a key keeps its
+//!   place when it changes, and a fold keeps the order. Shard keys are
+//!   recognised by a 16-bit fingerprint within their shard; a `set` whose
+//!   key shares one with another key folds instead, so the fingerprints
+//!   the files hold are unique.
 //! * A base in the seed's plain form (no header: generation 0) is read as it
 //!   is; so is a store with no base.
 //! * A reader skips lines that are not records (torn, garbage, invalid UTF-8,
@@ -220,8 +223,9 @@ impl Default for Pair {
 /// What a line of a store file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rec {
-    /// A pair (in the `Pair` read into).
-    Pair,
+    /// A pair (in the `Pair` read into), with its place among the keys
+    /// new since the base (`"n"`, shards only; 0 when absent).
+    Pair(u8),
     /// A forgotten key (its key in the `Pair`).
     Del,
     /// A generation header.
@@ -294,11 +298,12 @@ impl PairReader {
                 }),
                 ScalarField::new(b"del"),
                 ScalarField::new(b"seq"),
+                ScalarField::new(b"n"),
             ];
             let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
             let [k, v] = &strs;
             let rec = match (k.seen, k.len > 0, v.seen, extra[1].value, extra[2].value) {
-                (true, true, true, _, _) => Some(Rec::Pair),
+                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value.uint().min(255) as u8)),
                 (true, true, false, Scalar::True, _) => Some(Rec::Del),
                 (false, _, false, _, Scalar::Uint(g)) => Some(Rec::Header(g)),
                 _ => None,
@@ -334,7 +339,7 @@ impl PairReader {
         loop {
             match self.record(port, pair)? {
                 None => return Ok(None),
-                Some(Rec::Pair) => return Ok(Some(())),
+                Some(Rec::Pair(_)) => return Ok(Some(())),
                 Some(_) => {}
             }
         }
@@ -366,25 +371,42 @@ fn base_gen<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
     }))
 }
 
-/// The merged store, streamed: the base's pairs no shard overrides, then
-/// the shards' pairs. One file open at a time.
+/// Records the shards of one generation hold at most (8 shards).
+const ENTRIES: usize = SHARDS * SHARD_RECORDS;
+
+/// The merged store, streamed: the base's pairs in their order, each with
+/// its shard's record when one overrides it (a forgotten key is left out),
+/// then the keys new since the base, in the order they were added. At
+/// most two files open at a time.
 pub struct Store {
     reader: Option<PairReader>,
-    /// 0: the base; `1 + s`: shard `s`; past [`SHARDS`]: done.
-    phase: usize,
+    /// 0: the base; 1: the new keys; 2: done.
+    phase: u8,
     /// The base's generation.
     generation: u32,
-    /// Shards of this generation (bit `s`).
-    valid: u8,
-    /// Fingerprints of the shards' keys, shard `s` at `start[s]..start[s+1]`.
-    sigs: [u16; SHARDS * SHARD_RECORDS],
+    /// The shards' records: fingerprint, `"n"`; shard `s` at
+    /// `start[s]..start[s+1]`.
+    sigs: [u16; ENTRIES],
+    ns: [u8; ENTRIES],
     start: [u8; SHARDS + 1],
+    /// Records that are `"del"` (bit per entry).
+    dels: u64,
+    /// Records that override a pair of the base.
+    matched: u64,
+    /// New keys already returned.
+    emitted: u64,
+    /// The largest `"n"`.
+    max_n: u8,
     /// Pairs of the base read so far (overridden ones included).
     base_pairs: usize,
     /// Whether the base had a line that is not a record.
     skipped: bool,
-    /// Whether the last pair came from the base.
+    /// Whether the last pair holds a place of the base.
     from_base: bool,
+}
+
+fn bit64(j: usize) -> u64 {
+    if j < 64 { 1 << j } else { 0 }
 }
 
 impl Store {
@@ -396,9 +418,13 @@ impl Store {
             reader: None,
             phase: 0,
             generation,
-            valid: 0,
-            sigs: [0; SHARDS * SHARD_RECORDS],
+            sigs: [0; ENTRIES],
+            ns: [0; ENTRIES],
             start: [0; SHARDS + 1],
+            dels: 0,
+            matched: 0,
+            emitted: 0,
+            max_n: 0,
             base_pairs: 0,
             skipped: false,
             from_base: false,
@@ -411,7 +437,6 @@ impl Store {
                 let res = s.read_shard(port, &mut r, &mut pair, n);
                 let _ = port.close(fd);
                 if let Some(end) = res? {
-                    s.valid |= 1 << i;
                     n = end;
                 }
             }
@@ -422,8 +447,8 @@ impl Store {
         Ok(s)
     }
 
-    /// The keys of one shard from `sigs[from]`; `None` when it is stale or
-    /// not one of ours.
+    /// The records of one shard from entry `from`; `None` when it is stale
+    /// or not one of ours.
     fn read_shard<P: Port>(
         &mut self,
         port: &mut P,
@@ -434,74 +459,118 @@ impl Store {
         if r.record(port, pair)? != Some(Rec::Header(self.generation)) {
             return Ok(None);
         }
-        let mut n = from;
+        let mut j = from;
+        let mut max_n = self.max_n;
+        let mut dels = self.dels;
         while let Some(rec) = r.record(port, pair)? {
-            if rec == Rec::Header(self.generation) {
-                continue;
-            }
-            match self.sigs.get_mut(n) {
-                Some(slot) if n - from < SHARD_RECORDS => *slot = sig(pair.key()),
+            let n = match rec {
+                Rec::Header(_) => continue,
+                Rec::Pair(n) => n,
+                Rec::Del => {
+                    dels |= bit64(j);
+                    0
+                }
+            };
+            match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
+                (Some(sg), Some(nn)) if j - from < SHARD_RECORDS => {
+                    *sg = sig(pair.key());
+                    *nn = n;
+                }
                 _ => return Ok(None),
             }
-            n += 1;
+            max_n = max_n.max(n);
+            j += 1;
         }
-        Ok(Some(n))
+        self.max_n = max_n;
+        self.dels = dels;
+        Ok(Some(j))
     }
 
-    fn overridden(&self, key: &[u8]) -> bool {
+    /// The entry of the shards that holds `key`.
+    fn entry(&self, key: &[u8]) -> Option<usize> {
         let s = shard_of(key);
-        if self.valid & (1 << s) == 0 {
-            return false;
-        }
-        let (a, b) = (
-            usize::from(self.start.get(s).copied().unwrap_or(0)),
-            usize::from(self.start.get(s + 1).copied().unwrap_or(0)),
-        );
+        let a = usize::from(self.start.get(s).copied().unwrap_or(0));
+        let b = usize::from(self.start.get(s + 1).copied().unwrap_or(0));
         let k = sig(key);
-        self.sigs.get(a..b).is_some_and(|v| v.contains(&k))
+        (a..b).find(|&j| self.sigs.get(j) == Some(&k))
+    }
+
+    /// Reads entry `j`'s record into `pair`; false when it is not there.
+    #[inline(never)]
+    fn read_entry<P: Port>(&self, port: &mut P, j: usize, pair: &mut Pair) -> Result<bool, Errno> {
+        let Some(s) = (0..SHARDS).find(|&s| {
+            let a = usize::from(self.start.get(s).copied().unwrap_or(0));
+            let b = usize::from(self.start.get(s + 1).copied().unwrap_or(0));
+            (a..b).contains(&j)
+        }) else {
+            return Ok(false);
+        };
+        let first = usize::from(self.start.get(s).copied().unwrap_or(0));
+        let path = SHARD_PATHS.get(s).copied().unwrap_or(MEMORY_PATH);
+        let Some(fd) = open_opt(port, path)? else {
+            return Ok(false);
+        };
+        let mut r = PairReader::new(fd);
+        let mut k = first;
+        let res = loop {
+            match r.record(port, pair) {
+                Ok(Some(Rec::Header(_))) => {}
+                Ok(Some(rec)) if k == j => break Ok(matches!(rec, Rec::Pair(_))),
+                Ok(Some(_)) => k += 1,
+                Ok(None) => break Ok(false),
+                Err(e) => break Err(e),
+            }
+        };
+        let _ = port.close(fd);
+        res
     }
 
     /// The next pair of the merged store, or `None` at its end.
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        loop {
+        while self.phase == 0 {
             let Some(r) = self.reader.as_mut() else {
-                let path = match self.phase {
-                    0 => MEMORY_PATH,
-                    p if p <= SHARDS && self.valid & (1 << (p - 1)) != 0 => {
-                        SHARD_PATHS.get(p - 1).copied().unwrap_or(MEMORY_PATH)
-                    }
-                    p if p <= SHARDS => {
-                        self.phase += 1;
-                        continue;
-                    }
-                    _ => return Ok(None),
-                };
-                match open_opt(port, path)? {
+                match open_opt(port, MEMORY_PATH)? {
                     Some(fd) => self.reader = Some(PairReader::new(fd)),
-                    None => self.phase += 1,
+                    None => self.phase = 1,
                 }
                 continue;
             };
             match r.record(port, pair)? {
                 None => {
-                    if self.phase == 0 {
-                        self.skipped = r.skipped;
-                    }
+                    self.skipped = r.skipped;
                     self.close(port);
-                    self.phase += 1;
+                    self.phase = 1;
                 }
-                Some(Rec::Pair) if self.phase == 0 => {
+                Some(Rec::Pair(_)) => {
                     self.base_pairs += 1;
-                    if !self.overridden(pair.key()) {
-                        self.from_base = true;
+                    self.from_base = true;
+                    let Some(j) = self.entry(pair.key()) else {
+                        return Ok(Some(()));
+                    };
+                    self.matched |= bit64(j);
+                    if self.dels & bit64(j) == 0 && self.read_entry(port, j, pair)? {
                         return Ok(Some(()));
                     }
                 }
-                Some(Rec::Pair) => {
-                    self.from_base = false;
-                    return Ok(Some(()));
-                }
                 Some(_) => {}
+            }
+        }
+        // The keys new since the base: by "n", then by place (at most
+        // ENTRIES rounds: each takes one entry).
+        let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
+        loop {
+            let used = self.dels | self.matched | self.emitted;
+            let next = (0..total)
+                .filter(|&j| used & bit64(j) == 0)
+                .min_by_key(|&j| (self.ns.get(j).copied().unwrap_or(0), j));
+            let Some(j) = next else {
+                self.phase = 2;
+                return Ok(None);
+            };
+            self.emitted |= bit64(j);
+            self.from_base = false;
+            if self.read_entry(port, j, pair)? {
+                return Ok(Some(()));
             }
         }
     }
@@ -625,6 +694,10 @@ struct Scan {
     collides: bool,
     /// The base's generation.
     generation: u32,
+    /// The key holds a place of the base.
+    in_base: bool,
+    /// The largest `"n"` of the shards.
+    max_n: u8,
     /// The key's value (for a pin written to its shard).
     #[cfg(feature = "recall")]
     value: [u8; VAL_MAX_BYTES],
@@ -638,6 +711,7 @@ struct Scan {
 fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut store = Store::open(port)?;
     s.generation = store.generation;
+    s.max_n = store.max_n;
     let (my_shard, my_sig) = (shard_of(key), sig(key));
     let mut pair = Pair::new();
     let res = loop {
@@ -655,6 +729,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
                 s.hashes.truncated |= s.pairs > HASHED;
                 if pair.key() == key {
                     s.found = Some((pair.value() == value, pair.pinned));
+                    s.in_base = store.from_base;
                     #[cfg(feature = "recall")]
                     {
                         crate::text::copy_prefix(&mut s.value, pair.value());
@@ -694,6 +769,8 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         found: None,
         collides: false,
         generation: 0,
+        in_base: false,
+        max_n: 0,
         #[cfg(feature = "recall")]
         value: [0; VAL_MAX_BYTES],
         #[cfg(feature = "recall")]
@@ -728,8 +805,27 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
             Edit::Pin(on) => Change::Pair(value, on),
         };
         let _ = value;
-        if shard_edit(port, key, change, s.generation)? {
-            return Ok(());
+        // Its place among the new keys (kept when it is one already).
+        let n = if s.in_base {
+            Some(0)
+        } else {
+            s.max_n.checked_add(1)
+        };
+        if let Some(n) = n {
+            match shard_edit(port, key, change, n, s.generation) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                // A commit that landed but reported an error (littlefs reads
+                // it back): the store must then hold the edit.
+                Err(MemError::Io(err)) => {
+                    return if landed(port, key, e, &mut s) {
+                        Ok(())
+                    } else {
+                        Err(MemError::Io(err))
+                    };
+                }
+                Err(other) => return Err(other),
+            }
         }
     }
     fold(port, key, e, &mut s)
@@ -752,8 +848,10 @@ fn shard_edit<P: Port>(
     port: &mut P,
     key: &[u8],
     change: Change<'_>,
+    n: u8,
     generation: u32,
 ) -> Result<bool, MemError> {
+    let mut place = n;
     let path = SHARD_PATHS
         .get(shard_of(key))
         .copied()
@@ -786,8 +884,13 @@ fn shard_edit<P: Port>(
                 Rec::Header(g) if from == 0 => header = g == generation,
                 _ if !header => break,
                 Rec::Header(_) => {}
-                Rec::Pair | Rec::Del => {
+                Rec::Pair(_) | Rec::Del => {
                     let k = other.get(..usize::from(kl)).unwrap_or(&[]);
+                    if let (true, Rec::Pair(old)) = (k == key, rec) {
+                        if old != 0 {
+                            place = old;
+                        }
+                    }
                     if k != key {
                         if sig(k) == sig(key) {
                             return Ok(false);
@@ -806,13 +909,13 @@ fn shard_edit<P: Port>(
     let kept = keep.get(..n).unwrap_or(&[]);
     let old = old.get(..len).unwrap_or(&[]);
     let mut count = Count::new();
-    let size =
-        write_shard(&mut count, 0, old, kept, generation, key, change).map(|()| count.bytes());
+    let size = write_shard(&mut count, 0, old, kept, generation, key, change, place)
+        .map(|()| count.bytes());
     if size.map_or(true, |n| n > SHARD_MAX) {
         return Ok(false);
     }
     let fd = port.open(path, Mode::Write)?;
-    let written = write_shard(port, fd, old, kept, generation, key, change);
+    let written = write_shard(port, fd, old, kept, generation, key, change, place);
     let closed = port.close(fd);
     written.and(closed)?;
     Ok(true)
@@ -839,6 +942,7 @@ fn write_shard<P: Port>(
     generation: u32,
     key: &[u8],
     change: Change<'_>,
+    n: u8,
 ) -> Result<(), Errno> {
     let mut w = LineWriter::new(fd);
     write_header(port, &mut w, generation)?;
@@ -850,7 +954,14 @@ fn write_shard<P: Port>(
         }
     }
     match change {
-        Change::Pair(v, pinned) => write_pair(port, &mut w, key, v, pinned)?,
+        Change::Pair(v, pinned) => {
+            write_pair_fields(port, &mut w, key, v, pinned)?;
+            if n != 0 {
+                w.raw(port, b",\"n\":")?;
+                w.uint(port, u32::from(n))?;
+            }
+            w.raw(port, b"}\n")?;
+        }
         Change::Del => {
             w.raw(port, b"{\"key\":")?;
             w.string(port, key)?;
@@ -951,7 +1062,7 @@ fn copy_pairs<P: Port>(
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => {
-                if store.from_base && gone & bit(store.base_pairs - 1) != 0 {
+                if store.from_base && gone & bit(store.base_pairs.saturating_sub(1)) != 0 {
                     continue;
                 }
                 let written = if pair.key() == key {
@@ -1069,11 +1180,25 @@ fn write_pair<P: Port>(
     value: &[u8],
     pinned: bool,
 ) -> Result<(), Errno> {
+    write_pair_fields(port, w, key, value, pinned)?;
+    w.raw(port, b"}\n")
+}
+
+fn write_pair_fields<P: Port>(
+    port: &mut P,
+    w: &mut LineWriter,
+    key: &[u8],
+    value: &[u8],
+    pinned: bool,
+) -> Result<(), Errno> {
     w.raw(port, b"{\"key\":")?;
     w.string(port, key)?;
     w.raw(port, b",\"value\":")?;
     w.string(port, value)?;
-    w.raw(port, if pinned { b",\"pin\":true}\n" } else { b"}\n" })
+    if pinned {
+        w.raw(port, b",\"pin\":true")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1132,7 +1257,7 @@ mod tests {
         assert!(port.get(MEMORY_PATH).is_none(), "no base until a fold");
         assert_eq!(
             shard(&port, "name"),
-            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Somchai\"}\n"
+            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Somchai\",\"n\":1}\n"
         );
         let renames = port.count(Op::Rename);
         set(&mut port, b"name", b"Som").unwrap();
@@ -1140,8 +1265,8 @@ mod tests {
         assert!(port.get(MEMORY_PATH).is_none(), "no fold");
         assert_eq!(
             shard(&port, "name"),
-            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Som\"}\n",
-            "the key's old line is replaced"
+            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Som\",\"n\":1}\n",
+            "the key's old line is replaced, its place kept"
         );
     }
 
@@ -1190,6 +1315,29 @@ mod tests {
         for i in 0..12 {
             assert!(recall(&mut port, &format!("k{i}")).is_some());
         }
+    }
+
+    #[test]
+    fn keys_keep_their_places() {
+        let mut port = MemPort::new();
+        port.put(
+            MEMORY_PATH,
+            b"{\"key\":\"a\",\"value\":\"1\"}\n{\"key\":\"b\",\"value\":\"2\"}\n",
+        );
+        for k in ["c", "d", "e", "f", "g", "h", "i", "j"] {
+            set(&mut port, k.as_bytes(), b"new").unwrap();
+        }
+        set(&mut port, b"a", b"changed").unwrap();
+        set(&mut port, b"d", b"changed").unwrap();
+        forget(&mut port, b"e").unwrap();
+        set(&mut port, b"e", b"again").unwrap();
+        let order: Vec<String> = pairs(&mut port).into_iter().map(|p| p.0).collect();
+        assert_eq!(order, ["a", "b", "c", "d", "f", "g", "h", "i", "j", "e"]);
+        // A fold keeps the order.
+        set(&mut port, b"b", "\"".repeat(127).as_bytes()).unwrap();
+        assert!(file(&port, MEMORY_PATH).starts_with("{\"seq\":1}"));
+        let after: Vec<String> = pairs(&mut port).into_iter().map(|p| p.0).collect();
+        assert_eq!(after, order);
     }
 
     #[test]

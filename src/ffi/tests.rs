@@ -250,9 +250,9 @@ fn search_forget_pin_and_export_through_c() {
     // SAFETY: valid strings and one element.
     unsafe {
         assert!(claw_memory_pin(cat.as_ptr(), true));
-        // A changed key comes after the others (newest last).
+        // A changed key keeps its place.
         let mut one = empty;
-        assert!(claw_memory_at(2, &mut one));
+        assert!(claw_memory_at(1, &mut one));
         assert_eq!(key(&one), "cat");
         assert!(one.pinned);
         assert!(!claw_memory_at(3, &mut one));
