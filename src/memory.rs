@@ -799,10 +799,10 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         #[cfg(not(feature = "recall"))]
         let value: &[u8] = &[];
         let change = match e {
-            Edit::Set(v) => Change::Pair(v, pinned),
+            Edit::Set(v) => Change::Pair(v, pinned, 0),
             Edit::Forget => Change::Del,
             #[cfg(feature = "recall")]
-            Edit::Pin(on) => Change::Pair(value, on),
+            Edit::Pin(on) => Change::Pair(value, on, 0),
         };
         let _ = value;
         // Its place among the new keys (kept when it is one already).
@@ -834,8 +834,8 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
 /// The record a shard gets for its key.
 #[derive(Clone, Copy)]
 enum Change<'a> {
-    /// The key's value and pin.
-    Pair(&'a [u8], bool),
+    /// The key's value, pin and place among the new keys (0: none).
+    Pair(&'a [u8], bool, u8),
     /// The key is forgotten.
     Del,
 }
@@ -907,15 +907,19 @@ fn shard_edit<P: Port>(
         }
     }
     let kept = keep.get(..n).unwrap_or(&[]);
+    let change = match change {
+        Change::Pair(v, pinned, _) => Change::Pair(v, pinned, place),
+        Change::Del => Change::Del,
+    };
     let old = old.get(..len).unwrap_or(&[]);
     let mut count = Count::new();
-    let size = write_shard(&mut count, 0, old, kept, generation, key, change, place)
-        .map(|()| count.bytes());
+    let size =
+        write_shard(&mut count, 0, old, kept, generation, key, change).map(|()| count.bytes());
     if size.map_or(true, |n| n > SHARD_MAX) {
         return Ok(false);
     }
     let fd = port.open(path, Mode::Write)?;
-    let written = write_shard(port, fd, old, kept, generation, key, change, place);
+    let written = write_shard(port, fd, old, kept, generation, key, change);
     let closed = port.close(fd);
     written.and(closed)?;
     Ok(true)
@@ -942,7 +946,6 @@ fn write_shard<P: Port>(
     generation: u32,
     key: &[u8],
     change: Change<'_>,
-    n: u8,
 ) -> Result<(), Errno> {
     let mut w = LineWriter::new(fd);
     write_header(port, &mut w, generation)?;
@@ -954,7 +957,7 @@ fn write_shard<P: Port>(
         }
     }
     match change {
-        Change::Pair(v, pinned) => {
+        Change::Pair(v, pinned, n) => {
             write_pair_fields(port, &mut w, key, v, pinned)?;
             if n != 0 {
                 w.raw(port, b",\"n\":")?;
