@@ -132,7 +132,7 @@
 /**
  * Settings of `config()`.
  */
-#define CLAW_CONFIG_KEYS 9
+#define CLAW_CONFIG_KEYS 11
 
 /**
  * Size of `claw_agent_status_t.last_result` (47 bytes + NUL).

@@ -6,7 +6,7 @@
 //! {"compact_threshold_pct":80,"compact_min_msgs":4,"compact_keep":4,
 //!  "context_budget":4096,"idle_timeout_s":0,"daily_reset_hour":4,
 //!  "auto_compact":true,"backend_summary":false,"send_tools":false,
-//!  "archive":false}
+//!  "archive":false,"compact_before_drop":false}
 //! ```
 //!
 //! Written whole through `/.bentoclaw_config.tmp` and a rename, so a power
@@ -58,7 +58,7 @@ const fn key(name: &'static str, lo: i32, hi: i32, def: i32, is_bool: bool) -> K
 /// Every setting, in `config()`'s order. `compact_keep` stops at
 /// 10 - 3: after a compaction the summary, the kept turns and one exchange
 /// fit the ring.
-pub const KEYS: [Key; 10] = [
+pub const KEYS: [Key; 11] = [
     key("compact_threshold_pct", 1, 100, 80, false),
     key("compact_min_msgs", 1, 10, 4, false),
     key("compact_keep", 0, 7, 4, false),
@@ -75,6 +75,7 @@ pub const KEYS: [Key; 10] = [
     key("backend_summary", 0, 1, 0, true),
     key("send_tools", 0, 1, 0, true),
     key("archive", 0, 1, 0, true),
+    key("compact_before_drop", 0, 1, 0, true),
 ];
 
 /// The settings in RAM.
@@ -103,6 +104,10 @@ pub struct Config {
     /// Keep compacted and retired turns in `/.bentoclaw_archive` (opt-in:
     /// flash writes beyond the session's own).
     pub archive: bool,
+    /// Compact before the ring would drop a turn (opt-in: the seed's ring
+    /// drops its oldest turn; this writes a summary every second exchange
+    /// once the ring is full).
+    pub compact_before_drop: bool,
 }
 
 impl Config {
@@ -119,6 +124,7 @@ impl Config {
         backend_summary: false,
         send_tools: false,
         archive: false,
+        compact_before_drop: false,
     };
 
     /// The defaults.
@@ -142,7 +148,8 @@ impl Config {
             6 => i32::from(self.auto_compact),
             7 => i32::from(self.backend_summary),
             8 => i32::from(self.send_tools),
-            _ => i32::from(self.archive),
+            9 => i32::from(self.archive),
+            _ => i32::from(self.compact_before_drop),
         }
     }
 
@@ -164,7 +171,8 @@ impl Config {
             6 => self.auto_compact = v != 0,
             7 => self.backend_summary = v != 0,
             8 => self.send_tools = v != 0,
-            _ => self.archive = v != 0,
+            9 => self.archive = v != 0,
+            _ => self.compact_before_drop = v != 0,
         }
         true
     }
@@ -197,10 +205,12 @@ struct Doc {
     send_tools: Option<bool>,
     #[serde(default)]
     archive: Option<bool>,
+    #[serde(default)]
+    compact_before_drop: Option<bool>,
 }
 
 impl Doc {
-    fn values(&self) -> [Option<i32>; 10] {
+    fn values(&self) -> [Option<i32>; 11] {
         let b = |v: Option<bool>| v.map(i32::from);
         [
             self.compact_threshold_pct,
@@ -213,6 +223,7 @@ impl Doc {
             b(self.backend_summary),
             b(self.send_tools),
             b(self.archive),
+            b(self.compact_before_drop),
         ]
     }
 
@@ -228,6 +239,7 @@ impl Doc {
             backend_summary: Some(c.backend_summary),
             send_tools: Some(c.send_tools),
             archive: Some(c.archive),
+            compact_before_drop: Some(c.compact_before_drop),
         }
     }
 }

@@ -195,8 +195,9 @@ pub fn prepare<H: Host>(
         let ring = c.session.ring_loaded();
         let head = usize::from(ring.summary().is_some());
         let turns = ring.len() - head;
-        // 1. The exchange's USER and ASSISTANT turns would push a turn out.
-        let mut due = head + turns + 2 > MAX_MSGS;
+        // 1. (Opt-in) the exchange's USER and ASSISTANT turns would push a
+        //    turn out.
+        let mut due = cfg.compact_before_drop && head + turns + 2 > MAX_MSGS;
         // 2. The last request's context passed the threshold, the ring
         //    holds enough turns, and folding frees more than a summary takes.
         if !due
@@ -226,13 +227,17 @@ pub fn prepare<H: Host>(
     Ok(())
 }
 
-/// Before a TOOL turn of round `round` of an `ask()`: a local compaction
+/// Before a TOOL turn of round `round` of an `ask()` (with
+/// `compact_before_drop`): a local compaction
 /// when the ring has no room for it and the reply, keeping at least the
 /// `ask()`'s USER turn and its TOOL turns. No request in the middle of a
 /// tool round.
 pub fn before_tool_turn<P: Port>(c: &mut Core, p: &mut P, round: u8) {
     let cfg = c.config(p);
-    if !cfg.auto_compact || usize::from(c.session.count(p)) + 2 <= MAX_MSGS {
+    if !cfg.auto_compact
+        || !cfg.compact_before_drop
+        || usize::from(c.session.count(p)) + 2 <= MAX_MSGS
+    {
         return;
     }
     let keep = usize::from(cfg.compact_keep).max(usize::from(round));

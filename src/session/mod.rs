@@ -65,6 +65,23 @@ pub const SLOT_PATHS: [&CStr; SLOTS] = [
     c"/.bentoclaw_session.5",
 ];
 
+/// Largest batch written with a compaction in it: littlefs keeps a file
+/// of up to 512 bytes (an eighth of a 4 KiB block) inline in its
+/// directory; a larger one takes a data block, and erases it. So a
+/// compaction whose batch would be larger goes to flash first, in a batch
+/// of its own (its summary and any turns before it: the ring as it was
+/// right after the compaction), and the turns after it in the next.
+const INLINE_MAX: usize = 512;
+
+/// What a flush step writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// Everything pending.
+    All,
+    /// The pending compaction and the turns before it.
+    Compaction,
+}
+
 fn slot_of(seq: u32) -> usize {
     (seq % SLOTS as u32) as usize
 }
@@ -283,19 +300,69 @@ impl Session {
         if !self.dirty {
             return Ok(());
         }
-        let seq = self.next_seq.max(self.base_seq.saturating_add(1));
+        // A compaction whose batch would not stay inline on littlefs goes
+        // first, in a batch of its own (see `INLINE_MAX`).
+        if self.compaction_pending() && !self.fold_planned() && self.batch_size() > INLINE_MAX {
+            self.flush_step(port, Part::Compaction)?;
+        }
+        self.flush_step(port, Part::All)
+    }
+
+    #[cfg(feature = "lasting")]
+    fn compaction_pending(&self) -> bool {
+        self.compaction.is_some()
+    }
+
+    #[cfg(not(feature = "lasting"))]
+    fn compaction_pending(&self) -> bool {
+        false
+    }
+
+    fn next_batch(&self) -> u32 {
+        self.next_seq.max(self.base_seq.saturating_add(1))
+    }
+
+    /// Whether the next flush step rewrites the base.
+    fn fold_planned(&self) -> bool {
         let turns = self.ring.len() - self.head();
-        let fold = self.fold_due
-            || self.live & (1 << slot_of(seq)) != 0
-            || usize::from(self.unflushed) > turns;
+        self.fold_due
+            || self.live & (1 << slot_of(self.next_batch())) != 0
+            || usize::from(self.unflushed) > turns
+    }
+
+    /// Bytes of the pending batch.
+    fn batch_size(&self) -> usize {
+        let mut count = crate::format::lines::Count::new();
+        let mut w = LineWriter::new(0);
+        let stats = self.stats_to_write();
+        let end = End {
+            seq: self.next_batch(),
+            stats: stats.as_ref(),
+        };
+        let _ = self
+            .write_batch(&mut count, &mut w, &end, Part::All)
+            .and_then(|()| w.flush(&mut count));
+        count.bytes()
+    }
+
+    /// One batch (or a fold) to flash; on success RAM records what is there.
+    fn flush_step<P: Port>(&mut self, port: &mut P, part: Part) -> Result<(), Errno> {
+        let seq = self.next_batch();
+        let fold = self.fold_planned();
         if fold {
             self.write_base(port, seq)?;
         } else {
-            self.write_slot(port, seq)?;
+            self.write_slot(port, seq, part)?;
         }
         // On flash now: number what was pending.
-        let first = self.ring.len() - usize::from(self.unflushed).min(turns);
-        for i in first..self.ring.len() {
+        let turns = self.ring.len() - self.head();
+        let pending = usize::from(self.unflushed).min(turns);
+        let first = self.ring.len() - pending;
+        let done = match (fold, part) {
+            (false, Part::Compaction) => self.before().min(pending),
+            _ => pending,
+        };
+        for i in first..first + done {
             if let Some(m) = self.ring.get_mut(i) {
                 m.seq = seq;
             }
@@ -310,7 +377,12 @@ impl Session {
             self.base_seq = seq;
         }
         self.next_seq = seq.saturating_add(1);
-        self.forget_pending();
+        self.unflushed = (pending - done) as u8;
+        #[cfg(feature = "lasting")]
+        {
+            self.compaction = None;
+        }
+        self.dirty = self.unflushed > 0;
         self.fold_due = false;
         self.on_flash = true;
         self.live = self.live_slots();
@@ -333,6 +405,15 @@ impl Session {
         Ok(())
     }
 
+    /// Pending turns that go before a compaction's summary.
+    fn before(&self) -> usize {
+        #[cfg(feature = "lasting")]
+        if let Some((before, _)) = self.compaction {
+            return usize::from(before);
+        }
+        usize::from(self.unflushed)
+    }
+
     fn live_slots(&self) -> u8 {
         self.ring
             .iter()
@@ -352,7 +433,7 @@ impl Session {
 
     /// The batch: pending turns, a pending compaction's summary among them.
     #[inline(never)]
-    fn write_slot<P: Port>(&mut self, port: &mut P, seq: u32) -> Result<(), Errno> {
+    fn write_slot<P: Port>(&mut self, port: &mut P, seq: u32, part: Part) -> Result<(), Errno> {
         let path = SLOT_PATHS
             .get(slot_of(seq))
             .copied()
@@ -365,7 +446,7 @@ impl Session {
             stats: stats.as_ref(),
         };
         let written = self
-            .write_batch(port, &mut w, &end)
+            .write_batch(port, &mut w, &end, part)
             .and_then(|()| w.flush(port));
         let closed = port.close(fd);
         written.and(closed)
@@ -376,6 +457,7 @@ impl Session {
         port: &mut P,
         w: &mut LineWriter,
         end: &End<'_>,
+        part: Part,
     ) -> Result<(), Errno> {
         let len = self.ring.len();
         let pending = usize::from(self.unflushed).min(len - self.head());
@@ -402,8 +484,10 @@ impl Session {
         if keep.is_some() {
             put(0, keep);
         }
-        for i in len - pending + before..len {
-            put(i, None);
+        if part == Part::All {
+            for i in len - pending + before..len {
+                put(i, None);
+            }
         }
         if n == 0 {
             return fmt::write_end(port, w, end);
@@ -1330,6 +1414,42 @@ mod lasting_tests {
                     check_reload(&mut s, &mut port);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_compaction_too_big_to_stay_inline_goes_first_in_a_batch_of_its_own() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        let long = "ข".repeat(60); // 180 bytes
+        for i in 0..8 {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            s.add(&mut port, role, format!("{i} {long}").as_bytes())
+                .unwrap();
+            s.flush(&mut port).unwrap();
+        }
+        assert!(s.compact(&mut port, None, 4).unwrap() > 0);
+        s.add(&mut port, Role::User, long.as_bytes()).unwrap();
+        s.add(&mut port, Role::Assistant, long.as_bytes()).unwrap();
+        // The second step fails: the compaction alone is on flash.
+        port.fail(Op::Open, 1, Errno::ENOSPC);
+        assert!(s.flush(&mut port).is_err());
+        assert!(s.is_dirty());
+        let mid = texts(&mut Session::new(), &mut port);
+        assert_eq!(mid.len(), 5, "the summary and the 4 kept turns");
+        assert_eq!(mid[0].0, Role::Summary);
+        let summary_slot = String::from_utf8(port.get(SLOT_PATHS[9 % 6]).unwrap()).unwrap();
+        assert!(summary_slot.contains("\"keep\":4"), "{summary_slot}");
+        assert!(summary_slot.len() <= INLINE_MAX);
+        s.flush(&mut port).unwrap();
+        check_reload(&mut s, &mut port);
+        assert_eq!(texts(&mut s, &mut port).len(), 7);
+        for path in SLOT_PATHS {
+            assert!(port.get(path).map_or(0, |f| f.len()) <= 512, "stays inline");
         }
     }
 }
