@@ -97,6 +97,8 @@ class _Config(TypedDict):
     auto_compact: bool
     backend_summary: bool
     send_tools: bool
+    archive: bool
+    compact_before_drop: bool
 
 # --- constants ------------------------------------------------------------------
 
@@ -309,6 +311,8 @@ def config(
     auto_compact: _ConfigFlag = True,
     backend_summary: _ConfigFlag = False,
     send_tools: _ConfigFlag = False,
+    archive: _ConfigFlag = False,
+    compact_before_drop: _ConfigFlag = False,
 ) -> _Config:
     """
     Change the given settings (none: only read them); every setting, after the change.
@@ -319,7 +323,10 @@ def config(
     ``compact_keep`` 0..7, ``context_budget`` 256..``CONTEXT_MAX``,
     ``idle_timeout_s`` 0..2592000 (0 off), ``daily_reset_hour`` -1..23 (-1 off).
     ``backend_summary``: the backend writes compaction summaries;
-    ``send_tools``: requests list the tool registry (both opt-in, docs/BACKEND.md).
+    ``send_tools``: requests list the tool registry (both opt-in, docs/BACKEND.md);
+    ``archive``: compacted and retired turns are kept in ``/.bentoclaw_archive``;
+    ``compact_before_drop``: compact before the ring would drop a turn (both
+    opt-in, docs/SESSIONS.md).
     An ``int`` setting does not take ``True``/``False``.
 
     Raises:

@@ -893,9 +893,19 @@ pub unsafe extern "C" fn claw_text_prefix(s: *const u8, len: usize) -> usize {
 /// The keywords of `config()`, for an error message.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_config_names() -> *const c_char {
-    c"compact_threshold_pct, compact_min_msgs, compact_keep, context_budget, \
-idle_timeout_s, daily_reset_hour, auto_compact, backend_summary, send_tools"
-        .as_ptr()
+    CONFIG_NAMES.as_ptr()
+}
+
+/// `config()`'s keys, in `config::KEYS` order (a unit test holds them equal).
+const CONFIG_NAMES: &core::ffi::CStr = c"compact_threshold_pct, compact_min_msgs, compact_keep, \
+context_budget, idle_timeout_s, daily_reset_hour, auto_compact, backend_summary, send_tools, \
+archive, compact_before_drop";
+
+#[cfg(test)]
+#[test]
+fn config_names_are_the_keys() {
+    let names: Vec<&str> = config::KEYS.iter().map(|k| k.name).collect();
+    assert_eq!(CONFIG_NAMES.to_str().unwrap(), names.join(", "));
 }
 
 /// Bytes of work buffer `claw_memory_export` needs now (0 when the store
