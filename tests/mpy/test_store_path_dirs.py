@@ -147,5 +147,5 @@ for path, full in [(p, f) for p in PATHS for f in (False, True)]:
 print("RELIABILITY: a directory where a store file should be (every public call)|%d|%d" % (cases, losses))
 print("CRASHCLASS: a directory (empty or not) where a store file should be (8 paths)|test_store_path_dirs|"
       "%s|no crash; remember() False with no hint" % (
-          "no crash; False or OSError, other files intact (see the NOTE lines)" if t.failed == 0 else "FAILED"))
+          "no crash; remember() False, no hint yet (the API is open); other files intact" if t.failed == 0 else "FAILED"))
 t.done()
