@@ -20,7 +20,7 @@
 #
 # Before the fix (41ae5d2, the last release) this file failed: the states in
 # which littlefs says 36 raised OSError(36).
-# targets: unix qemu
+# targets: unix
 import os
 import claw_rig as rig
 import bentoclaw

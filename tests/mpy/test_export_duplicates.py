@@ -20,7 +20,7 @@
 # the wrong line, so the next cut took bytes of another key's line: a stale
 # line for one key and a value cut short for another (on "a, b, c, a, c":
 # c's stale line kept, b's value cut from 100 bytes).
-# targets: unix qemu
+# targets: unix
 import claw_rig as rig
 import bentoclaw
 import json

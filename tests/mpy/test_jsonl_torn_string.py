@@ -14,7 +14,7 @@
 #
 # Before any fix (41ae5d2, and main as of this test): the record after a
 # line cut inside a string is lost (recall() None, the turn missing).
-# targets: unix qemu
+# targets: unix
 import claw_rig as rig
 import bentoclaw
 

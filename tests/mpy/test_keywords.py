@@ -15,7 +15,7 @@
 # (a risk=2 tool refused over HTTPS is not tested here: see test_trust_doors),
 # and MicroPython's own argument errors (exact texts) for an unknown keyword,
 # a missing argument and an argument given twice.
-# targets: unix qemu
+# targets: unix
 import claw_rig as rig
 import bentoclaw
 

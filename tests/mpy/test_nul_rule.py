@@ -24,7 +24,7 @@
 #   a result "a\x00b"              was stored as the TOOL turn "nulres: a"
 #   a tool request arg "a\x00b"    ran the tool; its turn was stored cut
 # needs: backend
-# targets: unix qemu
+# targets: unix
 import claw_rig as rig
 import bentoclaw
 import json

@@ -13,7 +13,7 @@
 #
 # Before the fix (41ae5d2, the last release): the same — no crash, a bare
 # False (this test documents the behaviour; it does not fail on either).
-# targets: unix qemu
+# targets: unix
 import os
 import claw_rig as rig
 import bentoclaw

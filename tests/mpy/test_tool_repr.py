@@ -14,7 +14,7 @@
 # a list that holds itself) — each a success with a text, none a crash; and
 # the breaker and rate accounting of such calls.
 # needs: backend
-# targets: unix qemu
+# targets: unix
 import claw_rig as rig
 import bentoclaw
 import json
