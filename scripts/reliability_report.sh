@@ -6,16 +6,19 @@
 #
 # Sources of rows, each a line printed by a test:
 #     RELIABILITY: <fault class>|<cases tried>|<losses>[|<command>]
-#   * every tests/mpy/test_*.py that mentions "reliability" (the power-cut,
-#     flash-fault and corrupt-file tests, and any other test that prints such
-#     lines). Their output is read from build/test-mpy/<name>.log when that
-#     log is newer than the test, tests/mpy/claw_rig.py, tests/mpy/fault_rig.py
-#     and the interpreter; otherwise (or with --run) the stale tests are run
-#     first with scripts/test_mpy.sh --no-build.
+#     CRASHCLASS: <crash class>|<reproducer test>|<result now>[|<before the fix>]
+#   * every tests/mpy/test_*.py that mentions "reliability" or "CRASHCLASS"
+#     (the power-cut, flash-fault, corrupt-file and issue-13 crash tests, and
+#     any other test that prints such lines). Their output is read from
+#     build/test-mpy/<name>.log when that log is newer than the test,
+#     tests/mpy/claw_rig.py, tests/mpy/fault_rig.py and the interpreter;
+#     otherwise (or with --run) the stale tests are run first with
+#     scripts/test_mpy.sh --no-build.
 #   * EXTRA_LOG files (e.g. build/test-logs/*.log from Rust fuzzing/property
 #     tests): every RELIABILITY line in them, anywhere.
 # A row fails when its losses are not 0 or the test that printed it failed;
-# a reporting test that failed without printing rows is one failed row.
+# a crash-class row fails when its test failed or its result says FAILED; a
+# reporting test that failed without printing rows is one failed row.
 # The last line is "RESULT: <n> passed, <m> failed"; the exit status is 1 on
 # any failure.
 set -uo pipefail
@@ -32,7 +35,7 @@ extras=()
 for a in "$@"; do
     case "$a" in
         --run) force=1 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) extras+=("$a") ;;
     esac
 done
@@ -41,7 +44,7 @@ done
 shopt -s nullglob
 tests=()
 for t in tests/mpy/test_*.py; do
-    grep -qi 'reliability' "$t" && tests+=("$(basename "$t" .py)")
+    grep -qiE 'reliability|CRASHCLASS' "$t" && tests+=("$(basename "$t" .py)")
 done
 shopt -u nullglob
 
@@ -90,6 +93,26 @@ add_rows() { # file source default_cmd test_ok
     return $((n == 0))
 }
 
+# Crash-class rows: class, before, now, command, ok(1/0)
+crash_class=() crash_before=() crash_now=() crash_cmd=() crash_ok=()
+cre='^[[:space:]]*CRASHCLASS: ([^|]+)\|([^|]+)\|([^|]*)(\|(.*))?[[:space:]]*$'
+
+add_crash_rows() { # file test_ok
+    local file=$1 test_ok=$2 line n=0 ok
+    while IFS= read -r line || [[ -n $line ]]; do
+        [[ $line =~ $cre ]] || continue
+        local c=${BASH_REMATCH[1]} r=${BASH_REMATCH[2]} now=${BASH_REMATCH[3]} before=${BASH_REMATCH[5]:-}
+        r="${r%"${r##*[![:space:]]}"}"
+        ok=1
+        ((test_ok)) || ok=0
+        [[ $now == FAILED* ]] && ok=0
+        crash_class+=("${c%"${c##*[![:space:]]}"}") crash_before+=("${before:-—}") crash_now+=("$now")
+        crash_cmd+=("bash scripts/test_mpy.sh ${r#tests/mpy/}") crash_ok+=("$ok")
+        n=$((n + 1))
+    done <"$file"
+    return $((n == 0))
+}
+
 declare -A seen=()
 for name in "${tests[@]}"; do
     log="$LOGDIR/$name.log"
@@ -100,9 +123,17 @@ for name in "${tests[@]}"; do
         last="$(grep -v '^[[:space:]]*$' "$log" | tail -n 1)"
         [[ $last =~ ^RESULT:\ [0-9]+\ passed,\ 0\ failed$ ]] && test_ok=1
     fi
-    if ! add_rows "${log}" "tests/mpy/$name.py" "$cmd" "$test_ok" 2>/dev/null && ((!test_ok)); then
-        rows_class+=("test $name (failed before reporting)") rows_cases+=(0) rows_losses+=(0)
-        rows_source+=("tests/mpy/$name.py") rows_cmd+=("$cmd") rows_ok+=(0)
+    got_rows=0
+    add_rows "${log}" "tests/mpy/$name.py" "$cmd" "$test_ok" 2>/dev/null && got_rows=1
+    add_crash_rows "${log}" "$test_ok" 2>/dev/null && got_rows=1
+    if ((!got_rows && !test_ok)); then
+        if ! grep -qi 'reliability' "tests/mpy/$name.py"; then
+            crash_class+=("test $name (failed before reporting)") crash_before+=("—") crash_now+=("FAILED")
+            crash_cmd+=("$cmd") crash_ok+=(0)
+        else
+            rows_class+=("test $name (failed before reporting)") rows_cases+=(0) rows_losses+=(0)
+            rows_source+=("tests/mpy/$name.py") rows_cmd+=("$cmd") rows_ok+=(0)
+        fi
     fi
 done
 for f in "${extras[@]}"; do
@@ -126,6 +157,16 @@ for i in "${!rows_class[@]}"; do
 done
 if ((${#rows_class[@]} == 0)); then
     echo "no RELIABILITY lines found"
+    failed=$((failed + 1))
+fi
+crash_table=""
+for i in "${!crash_class[@]}"; do
+    if ((crash_ok[i])); then passed=$((passed + 1)); verdict="ok"; else failed=$((failed + 1)); verdict="**FAILED**"; fi
+    crash_table+="| ${crash_class[i]} | ${crash_before[i]} | ${crash_now[i]} | $verdict | \`${crash_cmd[i]}\` |"$'\n'
+    printf '  crash class: %-62s %s\n' "${crash_class[i]:0:62}" "$verdict"
+done
+if ((${#crash_class[@]} == 0)); then
+    echo "no CRASHCLASS lines found"
     failed=$((failed + 1))
 fi
 
@@ -155,6 +196,28 @@ cat <<'EOF'
 A *loss* is a case in which any check failed: data gone or mixed, a wrong
 return value, a crash, a file system that does not mount, a file left
 unrepaired. Every loss must be 0.
+
+## Crash classes
+
+What MicroPython lets a user do that once killed the interpreter or lost
+data (issue 13), each with the test that reproduces it. *Before the fix* is
+what that test found on the last release before the fix (commit 41ae5d2,
+with its own interpreter and littlefs, built in a scratch clone); *now* is
+what the test's latest run printed. Each test runs the dangerous part in
+child interpreters, so a crash is a failed check naming its signal, never a
+lost test run.
+
+| crash class | before the fix (41ae5d2) | now | verdict | reproduce |
+|---|---|---|---|---|
+EOF
+printf '%s' "$crash_table"
+cat <<'EOF'
+
+A crash class passes when its test passes: no interpreter dies by a signal,
+every call returns or raises an `Exception` (a `KeyboardInterrupt` or
+`SystemExit` only where the device or the handler raised it, after the
+library returned), and what was saved before is intact after a remount and
+a reboot.
 
 ## What the classes mean
 
@@ -251,6 +314,45 @@ is accepted as valid JSON Lines and appended to, not rewritten.)
 Rows from other sources (hostile input, Rust fuzzing and property tests) are
 defined by the tests that print them.
 
+**Python file system, raising block device, every public call**
+(`tests/mpy/test_every_call_faults.py`, `tests/mpy/test_python_vfs.py`,
+`tests/mpy/test_bdev_raise_gc.py`, `tests/mpy/test_bdev_base_exceptions.py`,
+`tests/mpy/test_reimport_guard.py`). `fault_rig.drive_every_call()` makes
+every public call of the module once (connect and ask with the bundled
+backend, remember, recall, forget, pin, search, export_memory,
+import_memory, config, tool, tacp, flush, archive, session, status, safety,
+tools, disconnect, session_clear) through (a) `fault_rig.DictFS`, a file
+system written in Python mounted at `/`, whose file objects misbehave in 21
+ways (plain classes without the stream protocol, `None`, an int, a
+`readinto()` that over-reports, a `read()` that returns a str, writes that
+return `None`, 0 or a big number, raising methods, no `close()`) and whose
+own methods raise in 6 more, and (b) `fault_rig.RaiseEveryDev`, a block
+device whose every N-th read and/or write raises `OSError`, `ValueError`,
+`MemoryError`, `KeyboardInterrupt` or `SystemExit` (N = 1, 2, 3, 5, 8, 13,
+21; with the ring in RAM and after a reboot; a GC after each drive). After
+the fault is gone the file system must mount and a reboot must read the
+saved pairs exactly (`fault_rig.check_saved_state`).
+
+**Calls nested through tools** (`tests/mpy/test_nesting_tools.py`). A tool
+that calls `tool()`, `tacp()`, `ask()`, `connect()`/`disconnect()` in 15
+mixes, fans out, recurses in plain Python, fills the heap or raises
+`KeyboardInterrupt` at level 5. Every call at a level above
+`CALL_DEPTH_MAX` (8) is refused with the exact text, none below it is, one
+top-level call makes at most `CALL_REQUESTS_MAX` (16) backend requests (the
+backend's log counts them), and the memory file, the session file and a
+rebooted ring are unharmed.
+
+**Hostile stores** (`tests/mpy/test_export_duplicates.py`,
+`tests/mpy/test_export_linear.py`, `tests/mpy/test_jsonl_torn_string.py`,
+`tests/mpy/test_store_path_dirs.py`, `tests/mpy/test_config_enospc.py`).
+Store files that hold a key twice (export = recall, key by key, and the
+export imports back to the same store); a 10 000-line store (the bytes
+`export_memory()` reads from the block device, against a recall's, not the
+clock); a line torn inside a JSON string (the next record must survive); a
+directory, empty or not, at each of the module's eight paths; `config()`
+on a LittleFS filled in 96 ways, some of which make littlefs itself say
+`ENAMETOOLONG` for a new file.
+
 ## Checks that cannot pass by accident
 
 **Nothing run is a failure.** `scripts/test.sh` runs its steps through
@@ -340,6 +442,13 @@ decimal counts; the optional `<command>` reproduces the row. Lines in
 `build/test-mpy/<test>.log` (the output `scripts/test_mpy.sh` keeps) default
 to `bash scripts/test_mpy.sh <test>`; lines in files given as arguments
 default to "see <file>". Keep the counts deterministic.
+
+A test adds a crash class by printing
+
+    CRASHCLASS: <crash class>|<reproducer test>|<result now>[|<before the fix>]
+
+with `<result now>` starting with `FAILED` when its own checks failed (the
+row then fails). Only `tests/mpy/` test logs are read for these lines.
 EOF
 } >"$OUT"
 

@@ -372,3 +372,479 @@ def reboot_check(t, script, states, image, label, then_write=True):
         t.check(False, "%s: the rebooted process found an allowed state" % label, "exit", code)
         return None
     return code - 10
+
+
+# --- a file system written in Python (issue 13) ---------------------------------
+# MicroPython mounts any object with the VFS methods at "/", and whatever its
+# open() returns is the "file". DictFS keeps its files in a dict; its
+# `variant` says how its file objects (PYFS_VARIANTS) or its own methods
+# (PYFS_VFS_VARIANTS) misbehave, and may be changed at any time ("plain" is a
+# well-behaved file system: what a remount of a repaired device would see).
+# Used by test_python_vfs and test_every_call_faults.
+
+PYFS_VARIANTS = (
+    # well-behaved: data must round-trip
+    "plain",  # a plain class: read(n)/readinto(b)/write(b)/close()
+    "plain_read_only",  # a plain class without readinto (read(n) only)
+    "iobase",  # an io.IOBase subclass with readinto/write/close
+    "bytesio_sub",  # a Python subclass of io.BytesIO (a native stream)
+    # misbehaving: no crash, no false success
+    "open_none",  # open() returns None
+    "open_int",  # open() returns 42
+    "open_object",  # open() returns object(): no methods at all
+    "iobase_over",  # io.IOBase: readinto() reports 1000 more than the buffer
+    "plain_over",  # plain class: readinto() reports 1000 more than the buffer
+    "read_big",  # plain, no readinto: read(n) returns more than n bytes
+    "read_str",  # plain, no readinto: read() returns str instead of bytes
+    "readinto_none",  # readinto() returns None
+    "readinto_str",  # readinto() returns "12"
+    "write_none",  # write() returns None
+    "write_huge",  # write() returns 2**40 (fits an int) after storing the data
+    "write_bignum",  # write() returns 10**40 (a big int) after storing the data
+    "write_zero",  # write() returns 0
+    "raise_oserror",  # every method raises OSError(EACCES)
+    "raise_value",  # every method raises ValueError
+    "close_raises",  # reads/writes fine, close() raises OSError(EIO)
+    "no_close",  # reads/writes fine, no close() method
+)
+# Data must round-trip through these: well-behaved files, and a write()
+# that claims more than it was given (clamped: it took all of it).
+PYFS_ROUND_TRIP = ("plain", "plain_read_only", "iobase", "bytesio_sub", "write_huge")
+# Nothing can be stored (open, write or close never succeeds): every write
+# says False / raises, nothing is read.
+PYFS_NOTHING_STORED = ("open_none", "open_int", "open_object", "write_none", "write_zero", "write_bignum",
+                       "raise_oserror", "raise_value", "close_raises", "no_close")
+# Writes work, reads never do (a read that claims more bytes than the buffer
+# holds, or returns more than asked, is an error: the core must not get
+# bytes the file never supplied): the first remember() creates the store;
+# the second must refuse to rewrite a store it cannot read (else "city" is
+# lost).
+PYFS_READ_BROKEN = ("read_str", "readinto_none", "readinto_str", "iobase_over", "plain_over", "read_big")
+
+
+# Misbehaving file system methods (not the file objects): used by
+# test_every_call_faults, with the file-object variants above.
+PYFS_VFS_VARIANTS = (
+    "vfs_open_raises",  # open() raises ValueError
+    "vfs_open_memoryerror",  # open() raises MemoryError
+    "vfs_rename_raises",  # rename() raises OSError(EIO)
+    "vfs_remove_raises",  # remove() raises OSError(EIO)
+    "vfs_stat_raises",  # stat() raises ValueError
+    "vfs_stat_garbage",  # stat() returns a str
+)
+
+
+
+
+class DictFS:
+    def __init__(self, variant):
+        self.files = {}
+        self.variant = variant
+
+    def _k(self, path):
+        return path.lstrip("/")
+
+    def mount(self, readonly, mkfs):
+        pass
+
+    def umount(self):
+        pass
+
+    def chdir(self, path):
+        pass
+
+    def getcwd(self):
+        return "/"
+
+    def open(self, path, mode):
+        v = self.variant
+        if v == "vfs_open_raises":
+            raise ValueError("hostile open")
+        if v == "vfs_open_memoryerror":
+            raise MemoryError()
+        if v == "open_none":
+            return None
+        if v == "open_int":
+            return 42
+        if v == "open_object":
+            return object()
+        k = self._k(path)
+        if "r" in mode and k not in self.files:
+            raise OSError(2)
+        if "w" in mode:
+            self.files[k] = b""
+        elif "a" in mode:
+            self.files.setdefault(k, b"")
+        return make_file(v, self, k, mode)
+
+    def remove(self, path):
+        if self.variant == "vfs_remove_raises":
+            raise OSError(5)
+        k = self._k(path)
+        if k not in self.files:
+            raise OSError(2)
+        del self.files[k]
+
+    def rename(self, a, b):
+        if self.variant == "vfs_rename_raises":
+            raise OSError(5)
+        a, b = self._k(a), self._k(b)
+        if a not in self.files:
+            raise OSError(2)
+        self.files[b] = self.files.pop(a)
+
+    def stat(self, path):
+        if self.variant == "vfs_stat_raises":
+            raise ValueError("hostile stat")
+        if self.variant == "vfs_stat_garbage":
+            return "not a stat tuple"
+        k = self._k(path)
+        if k == "":
+            return (0x4000, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        if k not in self.files:
+            raise OSError(2)
+        return (0x8000, 0, 0, 0, 0, 0, len(self.files[k]), 0, 0, 0)
+
+    def ilistdir(self, path):
+        for k in self.files:
+            yield (k, 0x8000, 0, len(self.files[k]))
+
+    def mkdir(self, path):
+        raise OSError(1)
+
+    def rmdir(self, path):
+        raise OSError(1)
+
+    def statvfs(self, path):
+        return (512, 512, 1000, 900, 900, 0, 0, 0, 0, 255)
+
+
+class PlainFile:
+    """A file as a plain class. Writes go to the dict at once."""
+
+    def __init__(self, fs, key, mode):
+        self.fs = fs
+        self.key = key
+        self.pos = 0
+        self.mode = mode
+        self.over = 0  # added to readinto's count while data remains
+
+    def _take(self, n):
+        data = self.fs.files[self.key][self.pos : self.pos + n]
+        self.pos += len(data)
+        return data
+
+    def read(self, n=-1):
+        return self._take(1 << 30 if n is None or n < 0 else n)
+
+    def readinto(self, b):
+        data = self._take(len(b))
+        b[: len(data)] = data
+        return len(data) + self.over if data else 0
+
+    def write(self, b):
+        self.fs.files[self.key] += bytes(b)
+        return len(b)
+
+    def close(self):
+        pass
+
+
+def make_file(v, fs, key, mode):
+    import io
+
+    if v in ("plain", "plain_over", "close_raises", "no_close") or v.startswith("vfs_"):
+        f = PlainFile(fs, key, mode)
+        if v == "plain_over":
+            f.over = 1000
+        if v == "close_raises":
+
+            def close():
+                raise OSError(5)
+
+            f.close = close
+        if v == "no_close":
+            return NoClose(f)
+        return f
+    if v in ("plain_read_only", "read_big", "read_str"):
+        return ReadOnly(PlainFile(fs, key, mode), v)
+    if v in ("iobase", "iobase_over"):
+        f = IOBaseFile(PlainFile(fs, key, mode))
+        if v == "iobase_over":
+            f.inner.over = 1000
+        return f
+    if v == "bytesio_sub":
+        return BytesIOSub(fs, key, mode)
+    if v in ("readinto_none", "readinto_str", "write_none", "write_huge", "write_bignum", "write_zero"):
+        return Odd(PlainFile(fs, key, mode), v)
+    if v in ("raise_oserror", "raise_value"):
+        return Raising(OSError(13) if v == "raise_oserror" else ValueError("hostile"))
+    raise ValueError(v)
+
+
+class NoClose:
+    def __init__(self, inner):
+        self.read = inner.read
+        self.readinto = inner.readinto
+        self.write = inner.write
+
+
+class ReadOnly:
+    """No readinto: the port must use read(n)."""
+
+    def __init__(self, inner, v):
+        self.inner = inner
+        self.v = v
+
+    def read(self, n=-1):
+        if self.v == "read_str":
+            return self.inner.read(n).decode("utf-8", "replace") or ""
+        if self.v == "read_big":
+            data = self.inner.read(n)
+            return data + b"#" * 1000 if data else b""
+        return self.inner.read(n)
+
+    def write(self, b):
+        return self.inner.write(b)
+
+    def close(self):
+        pass
+
+
+class Odd:
+    def __init__(self, inner, v):
+        self.inner = inner
+        self.v = v
+
+    def read(self, n=-1):
+        return self.inner.read(n)
+
+    def readinto(self, b):
+        n = self.inner.readinto(b)
+        if self.v == "readinto_none":
+            return None
+        if self.v == "readinto_str":
+            return str(n)
+        return n
+
+    def write(self, b):
+        n = self.inner.write(b)
+        if self.v == "write_none":
+            return None
+        if self.v == "write_huge":
+            return 2**40
+        if self.v == "write_bignum":
+            return 10**40
+        if self.v == "write_zero":
+            return 0
+        return n
+
+    def close(self):
+        pass
+
+
+class Raising:
+    def __init__(self, exc):
+        self.exc = exc
+
+    def read(self, n=-1):
+        raise self.exc
+
+    def readinto(self, b):
+        raise self.exc
+
+    def write(self, b):
+        raise self.exc
+
+    def close(self):
+        raise self.exc
+
+
+def _iobase():
+    import io
+
+    return io.IOBase
+
+
+class IOBaseFile(_iobase()):
+    def __init__(self, inner):
+        self.inner = inner
+
+    def readinto(self, b):
+        return self.inner.readinto(b)
+
+    def write(self, b):
+        return self.inner.write(b)
+
+    def close(self):
+        pass
+
+
+def _bytesio():
+    import io
+
+    return io.BytesIO
+
+
+class BytesIOSub(_bytesio()):
+    """A Python subclass of a native stream: its inherited protocol slot
+    expects the native object, not this instance."""
+
+    def __init__(self, fs, key, mode):
+        super().__init__(fs.files[key] if "r" in mode or "a" in mode else b"")
+        if "a" in mode:
+            self.seek(0, 2)
+        self.fs = fs
+        self.key = key
+        self.mode = mode
+
+    def close(self):
+        if "r" not in self.mode:
+            self.fs.files[self.key] = self.getvalue()
+        super().close()
+
+
+# --- a block device that raises (issue 13) ---------------------------------------
+
+
+class RaiseEveryDev(rig.RamBlockDev):
+    """A RAM block device whose every `every`-th readblocks and/or
+    writeblocks call (an erase, ioctl 6, counts as a write) raises exc()
+    instead of answering: what a block device written in Python may do.
+    Armed after the mount; disarm() before a remount."""
+
+    def __init__(self, data=None, blocks=64):
+        super().__init__(len(data) // BLOCK_SIZE if data else blocks, data)
+        self.disarm()
+
+    def arm(self, exc, every, kinds=("read", "write")):
+        self.exc = exc
+        self.every = every
+        self.kinds = kinds
+        self.calls = 0
+        self.raised = 0
+
+    def disarm(self):
+        self.arm(None, 0, ())
+
+    def _maybe(self, kind):
+        if self.exc is None or kind not in self.kinds:
+            return
+        self.calls += 1
+        if self.calls % self.every == 0:
+            self.raised += 1
+            raise self.exc("block device fault") if self.exc is not MemoryError else MemoryError()
+
+    def readblocks(self, block, buf, off=0):
+        self._maybe("read")
+        return super().readblocks(block, buf, off)
+
+    def writeblocks(self, block, buf, off=None):
+        self._maybe("write")
+        return super().writeblocks(block, buf, off)
+
+    def ioctl(self, op, arg):
+        if op == 6:
+            self._maybe("write")
+        return super().ioctl(op, arg)
+
+
+# --- every public call of the module, once ------------------------------------------
+# The saved state a drive starts from (save_state) and what may change: the
+# anchors are never touched by drive_every_call and must read back exactly;
+# TOUCHED keys may hold their old or their new value; a key that was
+# forgotten may be gone.
+ANCHORS = (("anchor", "ต้องอยู่ครบ"), ("wifi", "hunter2"), ("name", "Somchai"))
+TOUCHED = {"city": ("Chiang Mai", "Bangkok"), "tmp": ("forget me", None), "lang": (None, "th")}
+KNOWN_TEXTS = ("turn one", "turn two", "during the fault")
+
+
+def save_state(bc):
+    """The state saved before the faults: anchors, touched keys, a config
+    and a ring of a few turns, flushed. Returns False if anything failed."""
+    ok = True
+    for k, v in ANCHORS:
+        ok &= bc.remember(k, v) is True
+    ok &= bc.remember("city", "Chiang Mai") is True
+    ok &= bc.remember("tmp", "forget me") is True
+    bc.config(compact_keep=3)
+    bc.tool("echo", "turn one")
+    bc.tool("echo", "turn two")
+    ok &= bc.flush() is True
+    return ok
+
+
+def drive_every_call(bc, port=None, api_key=rig.API_KEY):
+    """Calls every public function of the module once (connect/ask/
+    disconnect when a backend port is given). Returns [(name, kind, value)]
+    with kind "ret", "exc" (an Exception) or "base" (any other
+    BaseException: KeyboardInterrupt, SystemExit), in call order."""
+    out = []
+
+    def call(name, fn, *args, **kw):
+        try:
+            out.append((name, "ret", fn(*args, **kw)))
+        except Exception as e:
+            out.append((name, "exc", e))
+        except BaseException as e:  # noqa: reported to the caller
+            out.append((name, "base", e))
+
+    call("register_tool", bc.register_tool, "probe", lambda a: "probed %s" % (a,), 0, 65535)
+    if port is not None:
+        call("connect", bc.connect, "127.0.0.1", port, api_key)
+        call("ask", bc.ask, "hello during the fault")
+    call("remember", bc.remember, "city", "Bangkok")
+    call("recall", bc.recall, "anchor")
+    call("forget", bc.forget, "tmp")
+    call("pin", bc.pin, "city")
+    call("search", bc.search, "city", 3)
+    call("export_memory", bc.export_memory)
+    call("import_memory", bc.import_memory, "- **lang**: th\n")
+    call("config_set", bc.config, compact_keep=4)
+    call("config", bc.config)
+    call("tool", bc.tool, "echo", "during the fault")
+    call("tool_python", bc.tool, "probe", 1)
+    call("tacp", bc.tacp, "TOOL echo during")
+    call("tacp_remember", bc.tacp, "REMEMBER city Bangkok")
+    call("tacp_status", bc.tacp, "STATUS")
+    call("flush", bc.flush)
+    call("archive", bc.archive, 0, 64)
+    call("session", bc.session)
+    call("status", bc.status)
+    call("safety", bc.safety)
+    call("tools", bc.tools)
+    if port is not None:
+        call("disconnect", bc.disconnect)
+    call("session_clear", bc.session_clear)
+    call("flush_after_clear", bc.flush)
+    return out
+
+
+def check_saved_state(t, bc, label, results=None):
+    """After a remount and a reboot: the anchors exactly, each touched key
+    old or new (new only if the call that wrote it could have), a sane ring,
+    the config old or new. Returns the number of failed checks."""
+    before = t.failed
+    for k, v in ANCHORS:
+        t.eq(bc.recall(k), v, "%s: anchor %s intact" % (label, k))
+    for k, allowed in TOUCHED.items():
+        got = bc.recall(k)
+        t.check(got in allowed, "%s: %s is its old or its new value" % (label, k), repr(got), allowed)
+    ring = bc.session()
+    t.check(len(ring) <= 10, "%s: the ring holds at most 10 messages" % label, len(ring))
+    for role, text in ring:
+        t.check(role in ("user", "assistant", "system", "tool", "summary"), "%s: a known role" % label, role)
+    keep = bc.config()["compact_keep"]
+    t.check(keep in (3, 4), "%s: compact_keep is 3 or 4" % label, keep)
+    if results is not None:
+        r = dict((n, (k, v)) for n, k, v in results)
+        # A write that said it worked did. (The converse need not hold: a
+        # rename that committed before a failing read of littlefs's own
+        # check is reported as failed; see docs/RELIABILITY.md.)
+        if r.get("remember") == ("ret", True):
+            t.eq(bc.recall("city"), "Bangkok", "%s: remember() said True: the new value is there" % label)
+        if r.get("forget") == ("ret", True):
+            t.eq(bc.recall("tmp"), None, "%s: forget() said True: the key is gone" % label)
+        if r.get("import_memory") == ("ret", 1):
+            t.eq(bc.recall("lang"), "th", "%s: import_memory() said 1: the pair is there" % label)
+    return t.failed - before

@@ -7,314 +7,24 @@
 # Python class, None or an int made recall() segfault, and an io.IOBase
 # subclass whose readinto() over-reports wrote past the core's buffer.
 #
-# DictFS keeps its files in a dict. Its open() returns one of the VARIANTS
-# below. Every bentoclaw call that touches files is driven through it; each
-# must return or raise an Exception, the interpreter must survive, and the
-# well-behaved variants must round-trip the data (through a simulated
+# DictFS (tests/mpy/fault_rig.py) keeps its files in a dict. Its open()
+# returns one of the VARIANTS (fault_rig.PYFS_VARIANTS). Every bentoclaw
+# call that touches files is driven through it; each must return or raise
+# an Exception, the interpreter must survive, and the well-behaved variants
+# must round-trip the data (through a simulated
 # reboot: the core reloads from the "flash" of the dict). Each variant runs
 # in its own interpreter (`<this file> child <variant>`), so a crash is
 # reported by name.
 import sys
 import os
 import claw_rig as rig
-
-VARIANTS = (
-    # well-behaved: data must round-trip
-    "plain",  # a plain class: read(n)/readinto(b)/write(b)/close()
-    "plain_read_only",  # a plain class without readinto (read(n) only)
-    "iobase",  # an io.IOBase subclass with readinto/write/close
-    "bytesio_sub",  # a Python subclass of io.BytesIO (a native stream)
-    # misbehaving: no crash, no false success
-    "open_none",  # open() returns None
-    "open_int",  # open() returns 42
-    "open_object",  # open() returns object(): no methods at all
-    "iobase_over",  # io.IOBase: readinto() reports 1000 more than the buffer
-    "plain_over",  # plain class: readinto() reports 1000 more than the buffer
-    "read_big",  # plain, no readinto: read(n) returns more than n bytes
-    "read_str",  # plain, no readinto: read() returns str instead of bytes
-    "readinto_none",  # readinto() returns None
-    "readinto_str",  # readinto() returns "12"
-    "write_none",  # write() returns None
-    "write_huge",  # write() returns 2**40 (fits an int) after storing the data
-    "write_bignum",  # write() returns 10**40 (a big int) after storing the data
-    "write_zero",  # write() returns 0
-    "raise_oserror",  # every method raises OSError(EACCES)
-    "raise_value",  # every method raises ValueError
-    "close_raises",  # reads/writes fine, close() raises OSError(EIO)
-    "no_close",  # reads/writes fine, no close() method
-)
-# Data must round-trip through these: well-behaved files, and a write()
-# that claims more than it was given (clamped: it took all of it).
-ROUND_TRIP = ("plain", "plain_read_only", "iobase", "bytesio_sub", "write_huge")
-# Nothing can be stored (open, write or close never succeeds): every write
-# says False / raises, nothing is read.
-NOTHING_STORED = ("open_none", "open_int", "open_object", "write_none", "write_zero", "write_bignum",
-                  "raise_oserror", "raise_value", "close_raises", "no_close")
-# Writes work, reads never do (a read that claims more bytes than the buffer
-# holds, or returns more than asked, is an error: the core must not get
-# bytes the file never supplied): the first remember() creates the store;
-# the second must refuse to rewrite a store it cannot read (else "city" is
-# lost).
-READ_BROKEN = ("read_str", "readinto_none", "readinto_str", "iobase_over", "plain_over", "read_big")
-
-
-# --- the file system ------------------------------------------------------------
-
-
-class DictFS:
-    def __init__(self, variant):
-        self.files = {}
-        self.variant = variant
-
-    def _k(self, path):
-        return path.lstrip("/")
-
-    def mount(self, readonly, mkfs):
-        pass
-
-    def umount(self):
-        pass
-
-    def chdir(self, path):
-        pass
-
-    def getcwd(self):
-        return "/"
-
-    def open(self, path, mode):
-        v = self.variant
-        if v == "open_none":
-            return None
-        if v == "open_int":
-            return 42
-        if v == "open_object":
-            return object()
-        k = self._k(path)
-        if "r" in mode and k not in self.files:
-            raise OSError(2)
-        if "w" in mode:
-            self.files[k] = b""
-        elif "a" in mode:
-            self.files.setdefault(k, b"")
-        return make_file(v, self, k, mode)
-
-    def remove(self, path):
-        k = self._k(path)
-        if k not in self.files:
-            raise OSError(2)
-        del self.files[k]
-
-    def rename(self, a, b):
-        a, b = self._k(a), self._k(b)
-        if a not in self.files:
-            raise OSError(2)
-        self.files[b] = self.files.pop(a)
-
-    def stat(self, path):
-        k = self._k(path)
-        if k == "":
-            return (0x4000, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        if k not in self.files:
-            raise OSError(2)
-        return (0x8000, 0, 0, 0, 0, 0, len(self.files[k]), 0, 0, 0)
-
-    def ilistdir(self, path):
-        for k in self.files:
-            yield (k, 0x8000, 0, len(self.files[k]))
-
-    def mkdir(self, path):
-        raise OSError(1)
-
-    def rmdir(self, path):
-        raise OSError(1)
-
-    def statvfs(self, path):
-        return (512, 512, 1000, 900, 900, 0, 0, 0, 0, 255)
-
-
-class PlainFile:
-    """A file as a plain class. Writes go to the dict at once."""
-
-    def __init__(self, fs, key, mode):
-        self.fs = fs
-        self.key = key
-        self.pos = 0
-        self.mode = mode
-        self.over = 0  # added to readinto's count while data remains
-
-    def _take(self, n):
-        data = self.fs.files[self.key][self.pos : self.pos + n]
-        self.pos += len(data)
-        return data
-
-    def read(self, n=-1):
-        return self._take(1 << 30 if n is None or n < 0 else n)
-
-    def readinto(self, b):
-        data = self._take(len(b))
-        b[: len(data)] = data
-        return len(data) + self.over if data else 0
-
-    def write(self, b):
-        self.fs.files[self.key] += bytes(b)
-        return len(b)
-
-    def close(self):
-        pass
-
-
-def make_file(v, fs, key, mode):
-    import io
-
-    if v in ("plain", "plain_over", "close_raises", "no_close"):
-        f = PlainFile(fs, key, mode)
-        if v == "plain_over":
-            f.over = 1000
-        if v == "close_raises":
-
-            def close():
-                raise OSError(5)
-
-            f.close = close
-        if v == "no_close":
-            return NoClose(f)
-        return f
-    if v in ("plain_read_only", "read_big", "read_str"):
-        return ReadOnly(PlainFile(fs, key, mode), v)
-    if v in ("iobase", "iobase_over"):
-        f = IOBaseFile(PlainFile(fs, key, mode))
-        if v == "iobase_over":
-            f.inner.over = 1000
-        return f
-    if v == "bytesio_sub":
-        return BytesIOSub(fs, key, mode)
-    if v in ("readinto_none", "readinto_str", "write_none", "write_huge", "write_bignum", "write_zero"):
-        return Odd(PlainFile(fs, key, mode), v)
-    if v in ("raise_oserror", "raise_value"):
-        return Raising(OSError(13) if v == "raise_oserror" else ValueError("hostile"))
-    raise ValueError(v)
-
-
-class NoClose:
-    def __init__(self, inner):
-        self.read = inner.read
-        self.readinto = inner.readinto
-        self.write = inner.write
-
-
-class ReadOnly:
-    """No readinto: the port must use read(n)."""
-
-    def __init__(self, inner, v):
-        self.inner = inner
-        self.v = v
-
-    def read(self, n=-1):
-        if self.v == "read_str":
-            return self.inner.read(n).decode("utf-8", "replace") or ""
-        if self.v == "read_big":
-            data = self.inner.read(n)
-            return data + b"#" * 1000 if data else b""
-        return self.inner.read(n)
-
-    def write(self, b):
-        return self.inner.write(b)
-
-    def close(self):
-        pass
-
-
-class Odd:
-    def __init__(self, inner, v):
-        self.inner = inner
-        self.v = v
-
-    def read(self, n=-1):
-        return self.inner.read(n)
-
-    def readinto(self, b):
-        n = self.inner.readinto(b)
-        if self.v == "readinto_none":
-            return None
-        if self.v == "readinto_str":
-            return str(n)
-        return n
-
-    def write(self, b):
-        n = self.inner.write(b)
-        if self.v == "write_none":
-            return None
-        if self.v == "write_huge":
-            return 2**40
-        if self.v == "write_bignum":
-            return 10**40
-        if self.v == "write_zero":
-            return 0
-        return n
-
-    def close(self):
-        pass
-
-
-class Raising:
-    def __init__(self, exc):
-        self.exc = exc
-
-    def read(self, n=-1):
-        raise self.exc
-
-    def readinto(self, b):
-        raise self.exc
-
-    def write(self, b):
-        raise self.exc
-
-    def close(self):
-        raise self.exc
-
-
-def _iobase():
-    import io
-
-    return io.IOBase
-
-
-class IOBaseFile(_iobase()):
-    def __init__(self, inner):
-        self.inner = inner
-
-    def readinto(self, b):
-        return self.inner.readinto(b)
-
-    def write(self, b):
-        return self.inner.write(b)
-
-    def close(self):
-        pass
-
-
-def _bytesio():
-    import io
-
-    return io.BytesIO
-
-
-class BytesIOSub(_bytesio()):
-    """A Python subclass of a native stream: its inherited protocol slot
-    expects the native object, not this instance."""
-
-    def __init__(self, fs, key, mode):
-        super().__init__(fs.files[key] if "r" in mode or "a" in mode else b"")
-        if "a" in mode:
-            self.seek(0, 2)
-        self.fs = fs
-        self.key = key
-        self.mode = mode
-
-    def close(self):
-        if "r" not in self.mode:
-            self.fs.files[self.key] = self.getvalue()
-        super().close()
+import fault_rig as fr
+
+VARIANTS = fr.PYFS_VARIANTS
+ROUND_TRIP = fr.PYFS_ROUND_TRIP
+NOTHING_STORED = fr.PYFS_NOTHING_STORED
+READ_BROKEN = fr.PYFS_READ_BROKEN
+DictFS = fr.DictFS
 
 
 # --- the child: one variant -----------------------------------------------------
@@ -427,6 +137,9 @@ def parent():
         losses += t.failed > before
     print("RELIABILITY: Python file system at / (file object variants, every file call)|%d|%d"
           % (len(VARIANTS), losses))
+    print("CRASHCLASS: Python file system at / (%d file-object variants: plain class, None, int, over-reporting "
+          "readinto, ...)|test_python_vfs|%s|SIGSEGV in every variant"
+          % (len(VARIANTS), "no crash; round trip or a clean refusal" if t.failed == 0 else "FAILED"))
     t.done()
 
 

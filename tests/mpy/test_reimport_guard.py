@@ -144,4 +144,7 @@ for kind, n in (("write", 1), ("write", 2), ("write", 3), ("read", 1), ("read", 
         losses += t.failed > before
 t.check(cases >= 10, "the callback fired in most cases", cases)
 print("RELIABILITY: re-import from inside a block device callback|%d|%d" % (cases, losses))
+print("CRASHCLASS: re-import of bentoclaw from inside a block device callback|test_reimport_guard|%s|every "
+      "later call raised RuntimeError('bentoclaw called from inside a file operation') (12 of 12 cases)"
+      % ("the guard ends with its operation" if t.failed == 0 else "FAILED"))
 t.done()
