@@ -7,8 +7,9 @@
 # tool handlers. Every refusal is checked by its exact text; nothing may
 # crash, hang or get stored.
 #
-# The ring is read back from the session file itself (JSON Lines) after each
-# tool call: tool() flushes at its end, so the last record is the TOOL turn.
+# The ring is read back from the session files themselves (the base and its
+# slots, by claw_rig's own reader of the layout) after each tool call:
+# tool() flushes at its end, so the newest entry on flash is the TOOL turn.
 # targets: unix qemu
 import gc
 import sys
@@ -50,16 +51,8 @@ def end_section():
 
 
 def records():
-    """(role, content) of every record line of the session file."""
-    raw = rig.read_file(rig.SESSION_FILE)
-    out = []
-    if not raw:
-        return out
-    for line in raw.decode().split("\n"):
-        if line.strip():
-            r = json.loads(line)
-            out.append((r["role"], r["content"]))
-    return out
+    """(role, content) of the ring as read back from the session files."""
+    return rig.session_on_flash()
 
 
 def last_record():
@@ -129,13 +122,19 @@ t.eq(bentoclaw.safety()["errors"], e0 + 1, "ask() without a connection counts an
 t.raises(ValueError, bentoclaw.ask, "p" * (bentoclaw.PROMPT_MAX + 1), text=PROMPT_TEXT)
 t.raises(ValueError, bentoclaw.ask, "ก" * (bentoclaw.PROMPT_MAX // 3 + 1), text=PROMPT_TEXT,
          what="Thai prompt one character over PROMPT_MAX bytes")
-# (20 000 on the emulated board: its heap is 384 KiB.)
-bentoclaw.tool("say", list(range(20000 if rig.QEMU else 100000)))
+# (20 000 on the emulated board: its heap is 384 KiB.) The list is made at
+# its exact size: list(range(n)) grows by doubling (to 1 MiB, the old half
+# kept while it moves), which a heap fragmented by the 1 MiB strings above
+# may not have in one piece.
+big = [0] * (20000 if rig.QEMU else 100000)
+for i in range(len(big)):
+    big[i] = i
+bentoclaw.tool("say", big)
+big = None
 rec = last_record()
 t.check(rec[1].startswith("say: [0, 1, 2,") and len(rec[1].encode()) == 255,
         "100 000-element list result: repr cut to 255 bytes", rec[1][:40])
-t.check(len(rig.read_file(rig.SESSION_FILE)) < 8192, "session file stays small",
-        len(rig.read_file(rig.SESSION_FILE)))
+t.check(rig.session_bytes() < 8192, "session files stay small", rig.session_bytes())
 gc.collect()
 end_section()
 
