@@ -16,11 +16,6 @@ import sys
 import claw_rig as rig
 import bentoclaw
 
-try:
-    import json
-except ImportError:
-    json = None
-
 t = rig.Checker("hostile-python")
 rig.mount_ram()
 

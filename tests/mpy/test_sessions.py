@@ -3,7 +3,7 @@
 # instead of silent loss (ring full, context threshold, /compact), a failed
 # summary request, /new and /reset, idle timeout and daily reset (on the
 # test clock bentoclaw._clock()), tool turns staying with their asker, the
-# archive and its cap. The restart side is tests/mpy/test_sessions_restart.py.
+# archive (opt-in) and its cap. The restart side is tests/mpy/test_sessions_restart.py.
 # The idle timeout without an RTC runs on ticks: the test clock
 # (rig.advance_clock) moves them, real time runs at its own pace.
 # needs: backend
@@ -27,6 +27,8 @@ DEFAULTS = {
     "auto_compact": True,
     "backend_summary": False,
     "send_tools": False,
+    "archive": False,
+    "compact_before_drop": False,
 }
 DAY = 86400
 T0 = 1767225600  # 2026-01-01 00:00:00 (the RTC is taken as local time)
@@ -256,7 +258,8 @@ rig.backend_control(token_headers=None)
 print("RELIABILITY: token headers malformed|%d|%d" % (len(TOKENS), losses))
 
 # --- by default: the seed's wire contract, compaction with the local digest ---------------------
-fresh()
+# (Compaction before the ring would drop a turn is opt-in: compact_before_drop.)
+fresh(compact_before_drop=True)
 set_clock(T0 + 12 * 3600)
 n0 = log_total()
 for i in range(14):
@@ -266,9 +269,15 @@ t.eq(summaries_sent(n0), [], "no summary request without config(backend_summary=
 t.check(all(set(r["body_json"]) == {"prompt", "context"} for r in rig.backend_log()["requests"][-14:]),
         "every body is {prompt, context}")
 t.eq(roles()[0], "summary", "compacted with the local digest")
+# The archive is opt-in (config(archive=True)): by default neither a
+# compaction nor /new writes one.
+t.eq(rig.read_file(ARCHIVE_FILE), None, "archive off by default: the compaction wrote no archive file")
+bentoclaw.ask("/new")
+t.eq(rig.read_file(ARCHIVE_FILE), None, "archive off by default: /new wrote no archive file")
+t.eq(bentoclaw.archive(0), b"", "archive() reads nothing")
 
 # --- compaction when the ring would drop a turn (backend summaries, opt-in) ----------------------
-fresh(backend_summary=True)
+fresh(backend_summary=True, archive=True, compact_before_drop=True)
 set_clock(T0 + 12 * 3600)
 bentoclaw.ask("my favourite colour is teal")
 for i in range(1, 5):
@@ -303,7 +312,7 @@ nsum = len(summaries_sent(n0))
 print("summary requests over 11 asks after the ring filled: %d" % nsum)
 
 # The same with the backend unreachable for the summary: local digest.
-fresh(backend_summary=True)
+fresh(backend_summary=True, compact_before_drop=True)
 for i in range(5):
     bentoclaw.ask("remember the number %d" % (40 + i))
 errors = bentoclaw.status()["errors"]
@@ -342,7 +351,7 @@ SUMMARIES = [
 ]
 losses = 0
 for name, ctl, want in SUMMARIES:
-    fresh(backend_summary=True)
+    fresh(backend_summary=True, archive=True, compact_before_drop=True)
     set_clock(T0 + 12 * 3600)
     for i in range(5):
         bentoclaw.ask("%s fact %d" % (name, i))
@@ -368,7 +377,7 @@ print("RELIABILITY: summary replies hostile|%d|%d" % (len(SUMMARIES), losses))
 
 # After a failed request the next compaction does not ask that backend for a
 # summary (local digest, no extra request to a failing backend).
-fresh(backend_summary=True)
+fresh(backend_summary=True, compact_before_drop=True)
 for i in range(3):
     bentoclaw.ask("q%d" % i)
 bentoclaw.tool("echo", "x")  # 7 turns
@@ -421,9 +430,19 @@ for i in range(7):
     bentoclaw.ask("plain %d" % i)
 t.eq(bentoclaw.status()["session_msgs"], 10, "auto_compact off: the ring keeps the newest 10")
 t.check("summary" not in roles(), "and no summary")
+# The defaults (compact_before_drop off): a full ring drops its oldest turn
+# as the seed's does; short turns stay under the threshold: no compaction.
+fresh()
+n0 = log_total()
+for i in range(7):
+    bentoclaw.ask("plain %d" % i)
+t.eq(bentoclaw.status()["session_msgs"], 10, "defaults: the ring keeps the newest 10")
+t.eq(roles().count("summary"), 0, "defaults: a full ring drops its oldest turn, no summary")
+t.eq(bentoclaw.session()[0], ("user", "plain 2"), "defaults: the oldest turns were dropped")
+t.eq(log_total() - n0, 7, "defaults: one request per ask()")
 
 # --- /compact, /new, /reset ---------------------------------------------------------------------
-fresh(backend_summary=True)
+fresh(backend_summary=True, archive=True)
 for i in range(3):
     bentoclaw.ask("compact me %d" % i)
 n0 = log_total()
@@ -475,7 +494,7 @@ t.eq([x[0] for x in s], ["summary", "user", "tool", "assistant"], "summary + the
 t.eq(s[1][1], "run echo b", "the asker kept")
 tool_turns_have_askers("after /compact")
 # In the middle of an ask(): the ring has no room for the TOOL turn.
-fresh()
+fresh(compact_before_drop=True)
 rig.backend_mode("tools")
 for i in range(4):
     bentoclaw.ask("plain %d" % i)
@@ -494,7 +513,7 @@ rig.backend_mode("ok")
 
 # --- idle timeout and daily reset (test clock) ----------------------------------------------------
 if HAS_CLOCK:
-    fresh(idle_timeout_s=60, daily_reset_hour=-1)
+    fresh(idle_timeout_s=60, daily_reset_hour=-1, archive=True)
     bentoclaw._clock(T0 + 10 * 3600)
     bentoclaw.ask("idle one")
     bentoclaw._clock(T0 + 10 * 3600 + 59)
@@ -552,7 +571,7 @@ if HAS_CLOCK:
     bentoclaw._clock(None)
 
 # --- the archive: readable, capped ----------------------------------------------------------------
-fresh(daily_reset_hour=-1)
+fresh(daily_reset_hour=-1, archive=True)
 for i in range(12):
     for j in range(3):
         bentoclaw.ask("archive round %02d turn %d %s" % (i, j, "y" * 150))
@@ -576,18 +595,21 @@ t.raises(ValueError, bentoclaw.archive, -1, text="offset must be 0..1073741823")
 t.raises(ValueError, bentoclaw.archive, 0, 0, text="n must be 1..%d" % bentoclaw.REPLY_MAX)
 t.raises(TypeError, bentoclaw.archive, "0", text="offset must be int")
 t.raises(TypeError, bentoclaw.archive, 0, 1.5, text="n must be int")
+# The costs with the default config: no archive is written.
 fresh()
+arch_file = rig.read_file(ARCHIVE_FILE)
 bdev.reset_counters()
 for i in range(4):
     bentoclaw.ask("measure %d %s" % (i, "z" * 100))
 w0, r0 = bdev.bytes_written, bdev.bytes_read
 bentoclaw.ask("/compact")
-print("COST /compact, 4 turns of ~110 B folded (backend summary), archive %d B before: "
-      "%d B programmed, %d B read" % (len(arch), bdev.bytes_written - w0, bdev.bytes_read - r0))
+print("COST /compact, 4 turns of ~110 B folded (backend summary), archive off: "
+      "%d B programmed, %d B read" % (bdev.bytes_written - w0, bdev.bytes_read - r0))
 w0, r0 = bdev.bytes_written, bdev.bytes_read
 bentoclaw.ask("/new")
-print("COST /new, summary + 4 turns retired: %d B programmed, %d B read"
+print("COST /new, summary + 4 turns retired, archive off: %d B programmed, %d B read"
       % (bdev.bytes_written - w0, bdev.bytes_read - r0))
+t.eq(rig.read_file(ARCHIVE_FILE), arch_file, "archive off: /compact and /new left the archive file as it was")
 w0, r0 = bdev.bytes_written, bdev.bytes_read
 bentoclaw.ask("plain question")
 print("COST ask() after /new (append with the statistics line): %d B programmed, %d B read"

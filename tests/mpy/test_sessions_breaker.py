@@ -21,7 +21,8 @@ import bentoclaw
 
 t = rig.Checker("sessions-breaker")
 rig.mount_ram()
-bentoclaw.config(daily_reset_hour=-1, backend_summary=True)
+# (compact_before_drop: opt-in; the full ring compacts before the exchange.)
+bentoclaw.config(daily_reset_hour=-1, backend_summary=True, compact_before_drop=True)
 t.eq(rig.connect(bentoclaw), True, "connect")
 
 

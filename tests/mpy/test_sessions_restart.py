@@ -19,8 +19,10 @@ rig.mount(bdev, mkfs=step == "parent")
 import bentoclaw
 
 STATS = ("bytes_in", "bytes_out", "tokens_in", "tokens_out", "context_bytes", "exchanges", "last_active")
+# (archive and compact_before_drop: opt-in; on here, so the ring compacts
+# when full and the compacted and retired turns go to the archive.)
 CFG = {"compact_keep": 3, "idle_timeout_s": 3600, "daily_reset_hour": 5, "context_budget": 3000,
-       "backend_summary": True}
+       "backend_summary": True, "archive": True, "compact_before_drop": True}
 
 
 def stats():
