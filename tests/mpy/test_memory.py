@@ -55,7 +55,7 @@ t.eq(bentoclaw.tool("echo", "สวัสดี"), "สวัสดี", "echo t
 t.check(bentoclaw.status()["session_msgs"] >= 1, "the tool call left a TOOL turn")
 bentoclaw.session_clear()
 t.eq(bentoclaw.status()["session_msgs"], 0, "session_clear empties the ring")
-t.eq(rig.read_file(rig.SESSION_FILE), None, "session file deleted")
+t.eq(rig.session_exists(), False, "session files deleted (base and slots)")
 t.eq(bentoclaw.recall("name"), "Somchai", "memory survives session_clear")
 t.eq(bentoclaw.recall("ชื่อเล่น"), "ต้น", "Thai memory survives session_clear")
 t.eq(bentoclaw.flush(), True, "flush with nothing dirty is True")

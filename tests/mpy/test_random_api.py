@@ -174,7 +174,11 @@ ring = 0  # turns added since the last clear (status shows min(10, ring))
 connected = False
 py_tools = {}  # name -> (kind, risk, rate)
 ran = {}
-calls_ok = {}  # name -> [(ticks before, ticks after) of each call the limiter admitted]
+# name -> [ticks before, ticks after, ...] of each call the limiter admitted,
+# flat: small ints take no heap, so the model leaves no objects of its own
+# strewn over the heap for the whole run (a heap that fragmented had no
+# 16 KiB piece left for a 1 KiB emoji string at 1.8 MB free).
+calls_ok = {}
 errors_seen = 0
 counts = {}
 fails = 0
@@ -236,9 +240,10 @@ def rate_window_ok(name, limit):
     `limit` calls earlier are at least 60 s apart: exact, no slack, whatever
     the load (under faketime x50 a 10 ms stall is 500 ms of ticks)."""
     ts = calls_ok.get(name, [])
-    if len(ts) <= limit:
+    n = len(ts) // 2
+    if n <= limit:
         return True
-    return time.ticks_diff(ts[-1][1], ts[-1 - limit][0]) >= 60000
+    return time.ticks_diff(ts[2 * n - 1], ts[2 * (n - 1 - limit)]) >= 60000
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -319,18 +324,18 @@ for i_call in range(N_CALLS):
                        "raising handler's exception propagates", repr(e))
                 expect(e1 == e0 + 1, "raising handler counts one error")
                 expect(not (risk == 2 and connected), "risk-2 tool ran over HTTPS")
-                calls_ok.setdefault(n, []).append(ts)
+                calls_ok.setdefault(n, []).extend(ts)
                 ring += 1  # it ran: a TOOL turn "<name>: error: <text>"
                 note(op, "raised")
             else:
                 expect(e is None, "tool(%r) ran without error" % n, repr(e))
                 expect(not (risk == 2 and connected), "risk-2 tool ran over HTTPS")
                 expect(e1 == e0, "success counts no error")
-                calls_ok.setdefault(n, []).append(ts)
+                calls_ok.setdefault(n, []).extend(ts)
                 ring += 1
                 if n == "wipe_memory":
                     memory.clear()
-                    expect(rig.read_file(rig.MEMORY_FILE) is None, "wipe_memory removed the file")
+                    expect(not rig.store_exists(), "wipe_memory removed every memory file")
                 elif n == "echo":
                     expect(r == arg if arg is not None else r == "", "echo result")
                 elif kind == "ret":

@@ -31,7 +31,8 @@ def snapshot():
     st = bentoclaw.status()
     sf = bentoclaw.safety()
     return (st["session_msgs"], st["errors"], st["dirty"], sf["circuit_breaker"], sf["trust"],
-            bentoclaw.recall("name"), bentoclaw.recall("city"), rig.read_file(rig.MEMORY_FILE))
+            bentoclaw.recall("name"), bentoclaw.recall("city"),
+            tuple(rig.read_file(p) for p in rig.MEMORY_FILES))
 
 
 # --- STATUS / SAFETY ----------------------------------------------------------------
