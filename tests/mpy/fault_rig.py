@@ -410,10 +410,16 @@ PYFS_VARIANTS = (
 # Data must round-trip through these: well-behaved files, and a write()
 # that claims more than it was given (clamped: it took all of it).
 PYFS_ROUND_TRIP = ("plain", "plain_read_only", "iobase", "bytesio_sub", "write_huge")
-# Nothing can be stored (open, write or close never succeeds): every write
-# says False / raises, nothing is read.
+# Nothing can be stored (open or write never succeeds): every write says
+# False / raises, nothing is read.
 PYFS_NOTHING_STORED = ("open_none", "open_int", "open_object", "write_none", "write_zero", "write_bignum",
-                       "raise_oserror", "raise_value", "close_raises", "no_close")
+                       "raise_oserror", "raise_value")
+# The data lands (writes go to the dict at once) but close() fails. An edit
+# of the store that the core reads back as landed is a success
+# (src/memory.rs: a commit that landed but reported an error); whatever a
+# call reports must be what the files hold: True -> the value is there (now
+# and after a reboot), False -> it is not.
+PYFS_CLOSE_FAILS = ("close_raises", "no_close")
 # Writes work, reads never do (a read that claims more bytes than the buffer
 # holds, or returns more than asked, is an error: the core must not get
 # bytes the file never supplied): the first remember() creates the store;
@@ -517,6 +523,21 @@ class DictFS:
 
     def statvfs(self, path):
         return (512, 512, 1000, 900, 900, 0, 0, 0, 0, 255)
+
+    def read_file(self, path):
+        """The bytes of a file as stored, whatever the variant (None when
+        it does not exist)."""
+        return self.files.get(self._k(path))
+
+    def on_flash(self, reader):
+        """reader() (claw_rig.store_on_flash, session_on_flash, ...) over
+        the files of this file system as stored."""
+        saved = rig.read_file
+        rig.read_file = self.read_file
+        try:
+            return reader()
+        finally:
+            rig.read_file = saved
 
 
 class PlainFile:
