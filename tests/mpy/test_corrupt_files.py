@@ -5,8 +5,11 @@
 # Each must load without a crash and keep every valid entry (the session:
 # the trusted lines — up to the last "end" line — newest 10; the memory:
 # every valid pair, the last duplicate wins); the next flush()/remember()
-# must repair the file (re-read: clean JSON Lines, each key once), and a new
-# interpreter process must read the repaired files back exactly.
+# must repair the files (a damaged base is folded: every file of the set
+# that exists is clean JSON Lines of valid records, each key once), the
+# files read back (claw_rig's own reader of the layout) must hold exactly
+# the ring / the pairs, and a new interpreter process must read the
+# repaired files back exactly.
 import sys
 import gc
 import json
@@ -142,17 +145,29 @@ def fresh_fs(session=None, memory=None):
     return fr.reboot_core(bentoclaw)
 
 
-def clean_lines(text, what):
+def flat_bytes(data):
+    """The bytes write_parts() writes for data."""
+    if isinstance(data, bytes):
+        return data
+    return b"".join(p[1] * p[2] if isinstance(p, tuple) else p for p in data)
+
+
+def clean_lines(text, what, newline=True):
     """The file must be clean JSON Lines: UTF-8, newline-terminated, each
     line a JSON object (a CRLF line end kept from an accepted CRLF file is
-    still JSON Lines; a lone CR is not). Returns the parsed objects."""
+    still JSON Lines; a lone CR is not). Returns the parsed objects.
+    newline=False: a last line without its newline is accepted (a base the
+    library left as it found it: nothing is ever appended to a base)."""
     try:
         s = text.decode()
     except UnicodeError:
         t.check(False, what + ": the file is UTF-8")
         return []
     t.check("\r" not in s.replace("\r\n", "\n"), what + ": no stray CR", repr(s[:200]))
-    t.check(s == "" or s.endswith("\n"), what + ": ends with a newline", repr(s[-40:]))
+    if newline:
+        t.check(s == "" or s.endswith("\n"), what + ": ends with a newline", repr(s[-40:]))
+    elif s and not s.endswith("\n"):
+        s += "\n"
     out = []
     for ln in s.split("\n")[:-1]:
         try:
@@ -162,6 +177,66 @@ def clean_lines(text, what):
     return out
 
 
+ROLES = ("user", "assistant", "system", "tool", "summary")
+
+
+def ints(v, n=None):
+    return isinstance(v, list) and (n is None or len(v) == n) and all(isinstance(x, int) for x in v)
+
+
+def session_record(o):
+    """A line of the session layout (src/format/session.rs): a message
+    {role, content} (a summary may carry "keep"), the batch's last line
+    with "end":true, "seq" and the statistics "st" (7 numbers), or a bare
+    end line."""
+    if not isinstance(o, dict) or not set(o) <= {"role", "content", "keep", "end", "seq", "st"}:
+        return False
+    if "role" in o or "content" in o:
+        if o.get("role") not in ROLES or not isinstance(o.get("content"), str):
+            return False
+        if "keep" in o and (o["role"] != "summary" or not isinstance(o["keep"], int)):
+            return False
+    elif o.get("end") is not True:
+        return False
+    if "end" in o and o["end"] is not True:
+        return False
+    if ("seq" in o or "st" in o) and "end" not in o:
+        return False
+    return (not isinstance(o.get("seq", 0), bool) and isinstance(o.get("seq", 0), int)
+            and ("st" not in o or ints(o["st"], 7)))
+
+
+def session_files_clean(what, seed):
+    """Every session file that exists is clean JSON Lines of valid records,
+    with nothing after its last end line; a file the library wrote (every
+    slot, a rewritten base) ends with an end line that numbers its batch,
+    and holds at most the ring (10 messages) and an end line. The base may
+    be the one the test wrote when it is not damaged (the library keeps it
+    until a fold). Returns the number of files."""
+    n = 0
+    for path in rig.SESSION_FILES:
+        raw = fr.read_file(path)
+        if raw is None:
+            continue
+        n += 1
+        kept = path == rig.SESSION_FILE and raw == seed
+        label = "%s: %s%s" % (what, path, " (kept as written)" if kept else "")
+        objs = clean_lines(raw, label, newline=not kept)
+        t.check(all(session_record(o) for o in objs), label + ": every line is a record (nothing invalid left)",
+                [o for o in objs if not session_record(o)][:3])
+        ends = [i for i, o in enumerate(objs) if o.get("end") is True]
+        t.check(not ends or ends[-1] == len(objs) - 1, label + ": nothing after the last end line", objs[-2:])
+        if not kept:
+            t.check(len(objs) > 0 and objs[-1].get("end") is True and isinstance(objs[-1].get("seq"), int),
+                    label + ": the last line ends a batch with its number", objs[-1:])
+            # (Was: at most 30 lines in the single compacted file. A base the
+            # library writes holds the ring, a slot one batch: never more
+            # than the ring's 10 messages and a summary.)
+            t.check(len(objs) <= 11, label + ": at most the ring's lines", len(objs))
+    t.eq(fr.read_file("/.bentoclaw_session.tmp"), None, what + ": no temporary file left")
+    return n
+
+
 def session_case(name, data, want):
     what = "session " + name
     bc = fresh_fs(session=data, memory=GOOD_MEM)
@@ -169,28 +244,60 @@ def session_case(name, data, want):
     t.eq(ring, want, what + ": ring = the trusted valid lines, newest 10")
     t.eq(bc.status()["session_msgs"], len(want), what + ": session_msgs")
     t.eq(dict(mem), GOOD_MEM_D, what + ": the memory is untouched")
-    # The next flush repairs the file.
+    # The next flush repairs the files: a damaged base is folded.
     bc.disconnect()
     t.eq(bc.flush(), True, what + ": flush")
     new = fr.newest(want + [DISC])
-    text = fr.read_file(rig.SESSION_FILE)
-    objs = clean_lines(text, what + " after the flush")
-    roles = ("user", "assistant", "system", "tool")
-    # An "end" line also carries the session's statistics (feature lasting:
-    # in, out, tin, tout, ctx, n, at; docs/SESSIONS.md).
-    stats = ["at", "content", "ctx", "end", "in", "n", "out", "role", "tin", "tout"]
-    t.check(all((sorted(o.keys()) in (["content", "role"], ["content", "end", "role"])
-                 or (sorted(o.keys()) == stats and all(isinstance(o[k], int) for k in ("in", "out", "tin", "tout", "ctx", "n", "at"))))
-                and o["role"] in roles
-                and isinstance(o["content"], str) and o.get("end", True) is True for o in objs),
-            what + ": every line is a record (nothing invalid left)", objs[:3])
-    t.check(len(objs) > 0 and objs[-1].get("end") is True, what + ": the last line ends a batch")
-    t.eq(fr.newest([(o.get("role"), o.get("content")) for o in objs]), new, what + ": the file's newest 10 lines are the ring")
-    if b"\r" in text:
-        print("  note: %s: the accepted CRLF lines were kept, the flush appended LF lines" % what)
-    t.check(len(objs) <= 30, what + ": at most 30 lines (compacted)", len(objs))
+    t.check(session_files_clean(what + " after the flush", flat_bytes(data)) > 0, what + ": session files exist")
+    t.eq(rig.session_on_flash(), new, what + ": the ring read back from the files is the ring")
     t.eq(fr.reboot_check(t, SCRIPT, [(new, list(GOOD_MEM_D.items()))], image(), what + ": reboot"),
          0, what + ": a new process reads the repaired ring")
+
+
+def utf8_len(v):
+    return len(v.encode()) if isinstance(v, str) else -1
+
+
+def memory_record(o, first, shard):
+    """A line of the store layout (src/memory.rs): a header {"seq":G} (the
+    first line; a base in the seed's plain form has none), a pair
+    {key, value} (with "pin":true when pinned; in a shard "n" for a new
+    key's place), or in a shard {key, "del":true}."""
+    if not isinstance(o, dict):
+        return False
+    if set(o) == {"seq"}:
+        return first and isinstance(o["seq"], int) and not isinstance(o["seq"], bool)
+    if not 1 <= utf8_len(o.get("key")) <= 31:
+        return False
+    if shard and set(o) == {"key", "del"}:
+        return o["del"] is True
+    allowed = {"key", "value", "pin", "n"} if shard else {"key", "value", "pin"}
+    return (set(o) <= allowed and 0 <= utf8_len(o.get("value")) <= 127
+            and o.get("pin", True) is True and isinstance(o.get("n", 0), int))
+
+
+def memory_files_clean(what, seed):
+    """Every memory file that exists is clean JSON Lines of valid records
+    (each shard starts with its header); the base may be the one the test
+    wrote when it is not damaged."""
+    for path in rig.MEMORY_FILES:
+        raw = fr.read_file(path)
+        if raw is None:
+            continue
+        shard = path != rig.MEMORY_FILE
+        kept = not shard and raw == seed
+        label = "%s: %s%s" % (what, path, " (kept as written)" if kept else "")
+        objs = clean_lines(raw, label, newline=not kept)
+        t.check(all(memory_record(o, i == 0, shard) for i, o in enumerate(objs)),
+                label + ": every line is a header or a key/value record (no other fields)",
+                [o for i, o in enumerate(objs) if not memory_record(o, i == 0, shard)][:3])
+        if shard:
+            t.check(objs and set(objs[0]) == {"seq"}, label + ": a shard starts with its header", objs[:1])
+    t.eq(fr.read_file("/.bentoclaw_memory.tmp"), None, what + ": no temporary file left")
+
+
+def memory_snapshot():
+    return [fr.read_file(p) for p in rig.MEMORY_FILES]
 
 
 def memory_case(name, data, want, key):
@@ -204,18 +311,19 @@ def memory_case(name, data, want, key):
     t.eq(ring, GOOD_SES_R, what + ": the session is untouched")
     # A new key on a store with 32 or more keys is refused, the store kept.
     if len(want) >= 32:
-        before = fr.read_file(rig.MEMORY_FILE)
+        before = memory_snapshot()
         t.eq(bc.remember("fresh", "no room"), False, what + ": a new key beyond the capacity is refused")
-        t.eq(fr.read_file(rig.MEMORY_FILE), before, what + ": the refused remember wrote nothing")
-    # The next remember repairs the file.
+        t.eq(memory_snapshot(), before, what + ": the refused remember wrote nothing")
+    # The next remember repairs the files: a damaged base is folded.
     t.eq(bc.remember(key, "ใหม่"), True, what + ": remember(%s)" % key)
     new = dict(want)
     new[key] = "ใหม่"
-    objs = clean_lines(fr.read_file(rig.MEMORY_FILE), what + " after remember")
-    keys = [o.get("key") for o in objs]
+    memory_files_clean(what + " after remember", flat_bytes(data))
+    store = rig.store_on_flash()
+    keys = [k for k, v, p in store]
     t.eq(len(keys), len(set(keys)), what + ": each key once")
-    t.eq(dict((o.get("key"), o.get("value")) for o in objs), new, what + ": the file holds exactly the pairs")
-    t.check(all(sorted(o.keys()) == ["key", "value"] for o in objs), what + ": only key/value fields")
+    t.eq(dict((k, v) for k, v, p in store), new, what + ": the files hold exactly the pairs")
+    t.eq([p for k, v, p in store if p], [], what + ": nothing pinned")
     for k in sorted(new):
         t.eq(bc.recall(k), new[k], what + ": recall %s after the repair" % k[:40])
     # With 32 keys or more the child's own remember() of a new key is refused.
