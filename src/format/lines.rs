@@ -33,6 +33,8 @@ pub struct ByteReader {
     eof: bool,
     /// Bytes consumed so far (the offset of the next byte).
     offset: u32,
+    /// The last byte consumed.
+    last: u8,
 }
 
 impl ByteReader {
@@ -45,6 +47,7 @@ impl ByteReader {
             len: 0,
             eof: false,
             offset: 0,
+            last: 0,
         }
     }
 
@@ -76,6 +79,7 @@ impl ByteReader {
 
     fn bump(&mut self) {
         if self.pos < self.len {
+            self.last = self.buf.get(self.pos).copied().unwrap_or(0);
             self.pos += 1;
             self.offset = self.offset.saturating_add(1);
         }
@@ -248,11 +252,16 @@ pub fn read_record<P: Port>(
             Some(_) => break,
         }
     }
+    let start = r.offset;
     match parse_object(port, r, strs, scalars) {
         Ok(()) => {}
         Err(Bad::Io(e)) => return Err(e),
         Err(Bad::Syntax) => {
-            skip_line(port, r)?;
+            // A parse that stopped on the line's newline (a string torn at
+            // the end of its line) must not skip the next line too.
+            if r.offset == start || r.last != b'\n' {
+                skip_line(port, r)?;
+            }
             return Ok(Line::Skipped);
         }
     }
@@ -842,6 +851,25 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(bad)
             );
+        }
+    }
+
+    #[test]
+    fn a_line_torn_inside_a_string_does_not_swallow_the_next() {
+        for torn in [
+            &b"{\"a\":\"x\",\"b\":\"y"[..],
+            b"{\"a\":\"x\",\"b\":\"y\\",
+            b"{\"a\":\"x\",\"b\":\"\\u00",
+            b"{\"a\":\"x\",\"zz\":tr",
+            b"{\"a\":\"x\",\"zz\":\"skipped",
+            b"{\"a\":\"x\",\"zz\":12",
+        ] {
+            let mut text = torn.to_vec();
+            text.extend_from_slice(b"\n{\"a\":\"next\",\"b\":\"1\"}\n");
+            let lines = parse_all(&text);
+            assert_eq!(lines.len(), 2, "{:?}", String::from_utf8_lossy(torn));
+            assert_eq!(lines[0].0, Line::Skipped);
+            assert_eq!((lines[1].0, lines[1].1.as_str()), (Line::Record, "next"));
         }
     }
 
