@@ -698,6 +698,17 @@ claw_status_t claw_memory_import(const uint8_t *text,
                                  claw_import_result_t *result);
 
 /**
+ * The last failed file operation of the previous `claw_*` call (so that an
+ * error can name the file and the cause): returns its errno, and writes its
+ * path NUL-terminated into `path` (cut to `path_max`). 0 when that call
+ * had none (a file that was not there to read does not count).
+ *
+ * # Safety
+ * `path` NULL or valid for writes of `path_max` bytes.
+ */
+int32_t claw_io_error(char *path, size_t path_max);
+
+/**
  * Counts one exchange into the session's statistics (persisted with the
  * session at the next flush, reset with it). `context_bytes` replaces the
  * last value; `now_s` 0 leaves the last-active time as it was.

@@ -65,6 +65,14 @@ int32_t claw_port_remove(const char *path);
  *  (littlefs and POSIX do this). Returns 0, or -errno. */
 int32_t claw_port_rename(const char *from, const char *to);
 
+/** 1 when a file on `path`'s file system, opened with CLAW_PORT_MODE_WRITE
+ *  and closed, replaces its old content atomically: a power cut or a failed
+ *  write leaves the old content or the new (littlefs commits a file at
+ *  close). 0 otherwise (FAT, a host or a Python file system, unknown): the
+ *  core then writes a temporary file and renames it. A wrong 1 can lose data;
+ *  a 0 costs only flash writes. */
+uint8_t claw_port_atomic_write(const char *path);
+
 /* --------------------------------------------------------------------------
  * The agent's ports (feature `agent`: the MicroPython module's build). The
  * same contract as above: they return normally and never raise; the host

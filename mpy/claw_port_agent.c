@@ -54,6 +54,13 @@ static size_t text_of(mp_obj_t obj, bool as_str, uint8_t *out, size_t max) {
         mp_obj_print_helper(&print, obj, as_str || mp_obj_is_str(obj) ? PRINT_STR : PRINT_REPR);
         nlr_pop();
     } else {
+        // A KeyboardInterrupt or SystemExit is not swallowed: everything
+        // stops (claw_port_aborted) and it is raised once the core returned.
+        mp_obj_t e = MP_OBJ_FROM_PTR(nlr.ret_val);
+        if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(e)), MP_OBJ_FROM_PTR(&mp_type_Exception))
+            && MP_STATE_VM(bentoclaw_pending_exc) == MP_OBJ_NULL) {
+            MP_STATE_VM(bentoclaw_pending_exc) = e;
+        }
         c.len = 0;
         mp_printf(&print, "<%q object>", (qstr)mp_obj_get_type(obj)->name);
     }

@@ -81,6 +81,9 @@
 #include "py/runtime.h"
 #include "py/stream.h"
 #include "extmod/vfs.h"
+#if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
+#include "extmod/vfs_lfs.h"
+#endif
 
 #include "claw_port.h"
 #include "claw_port_vfs.h"
@@ -171,6 +174,15 @@ static int32_t port_errno_from_exc(void *exc_in) {
     // Anything else (a block device written in Python raising ValueError,
     // say) is an I/O failure from the core's point of view.
     return -MP_EIO;
+}
+
+// The core's paths are under 32 bytes, far below any file system's name
+// limit: littlefs says ENAMETOOLONG when its directory has no room left for
+// the entry. That is a full file system.
+// (littlefs's LFS_ERR_NAMETOOLONG; mperrno.h has no name for it.)
+#define PORT_ENAMETOOLONG 36
+static int32_t port_space_errno(int32_t ret) {
+    return ret == -PORT_ENAMETOOLONG ? -MP_ENOSPC : ret;
 }
 
 // -errno for a stream's error code (EIO when it gives none that fits).
@@ -391,7 +403,7 @@ int32_t claw_port_open(const char *path, uint8_t mode) {
         nlr_pop();
         ret = fd;
     } else {
-        ret = port_errno_from_exc(nlr.ret_val);
+        ret = port_space_errno(port_errno_from_exc(nlr.ret_val));
     }
     PORT_LEAVE();
     return ret;
@@ -485,6 +497,31 @@ int32_t claw_port_remove(const char *path) {
     return ret;
 }
 
+uint8_t claw_port_atomic_write(const char *path) {
+    // littlefs writes a file copy-on-write and switches to it in the commit
+    // at close; FAT and file systems written in Python truncate at open.
+    #if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
+    const char *rest;
+    mp_vfs_mount_t *m = path == NULL ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
+    if (m != MP_VFS_NONE && m != MP_VFS_ROOT) {
+        const mp_obj_type_t *t = mp_obj_get_type(m->obj);
+        #if MICROPY_VFS_LFS2
+        if (t == &mp_type_vfs_lfs2) {
+            return 1;
+        }
+        #endif
+        #if MICROPY_VFS_LFS1
+        if (t == &mp_type_vfs_lfs1) {
+            return 1;
+        }
+        #endif
+    }
+    #else
+    (void)path;
+    #endif
+    return 0;
+}
+
 int32_t claw_port_rename(const char *from, const char *to) {
     if (from == NULL || to == NULL) {
         return -MP_EINVAL;
@@ -502,7 +539,7 @@ int32_t claw_port_rename(const char *from, const char *to) {
         nlr_pop();
         ret = 0;
     } else {
-        ret = port_errno_from_exc(nlr.ret_val);
+        ret = port_space_errno(port_errno_from_exc(nlr.ret_val));
     }
     PORT_LEAVE();
     return ret;

@@ -145,6 +145,42 @@ static void bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
     }
 }
 
+// littlefs's LFS_ERR_NOTEMPTY (mperrno.h has no name for it).
+#define BC_ENOTEMPTY 39
+
+// OSError(errno, "<what> not saved: <path>[: cause]"): e.errno is the int.
+static NORETURN void raise_io(int err, const char *what, const char *path) {
+    vstr_t vstr;
+    vstr_init(&vstr, 64);
+    vstr_printf(&vstr, "%s not saved: %s%s", what, path,
+        err == MP_EISDIR || err == BC_ENOTEMPTY ? ": a directory is in the way" : "");
+    mp_obj_t args[2] = { MP_OBJ_NEW_SMALL_INT(err), mp_obj_new_str_from_vstr(&vstr) };
+    nlr_raise(mp_obj_new_exception_args(&mp_type_OSError, 2, args));
+}
+
+// After a write that failed: a directory where a file of the module should
+// be is no passing fault, so it is raised, naming the file; anything else
+// stays the call's False.
+static mp_obj_t saved(bool ok, const char *what) {
+    char path[32];
+    int err = ok ? 0 : (int)claw_io_error(path, sizeof(path));
+    if (err == MP_EISDIR || err == BC_ENOTEMPTY || err == MP_ENOTDIR) {
+        raise_io(err, what, path);
+    }
+    return mp_obj_new_bool(ok);
+}
+
+// Required arguments, by position or keyword.
+#define REQ(q) { MP_QSTR_##q, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} }
+static void parse_req(size_t n_args, const mp_obj_t *pos, mp_map_t *kw, const mp_arg_t *allowed, size_t n,
+    mp_obj_t *out) {
+    mp_arg_val_t a[3];
+    mp_arg_parse_all(n_args, pos, kw, n, allowed, a);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = a[i].u_obj;
+    }
+}
+
 /* ---------------------------------------------------------------------------
  * Arguments
  */
@@ -200,7 +236,11 @@ static void dict_int(mp_obj_t d, qstr key, mp_uint_t v) {
  * connect, disconnect, ask, tool, tacp
  */
 
-static mp_obj_t bentoclaw_connect(mp_obj_t host_in, mp_obj_t port_in, mp_obj_t key_in) {
+static mp_obj_t bentoclaw_connect(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
+    static const mp_arg_t allowed[] = { REQ(host), REQ(port), REQ(api_key) };
+    mp_obj_t a[3];
+    parse_req(n_args, pos, kw, allowed, 3, a);
+    mp_obj_t host_in = a[0], port_in = a[1], key_in = a[2];
     bentoclaw_ensure_init();
     size_t hl, kl;
     const char *host = get_text(host_in, &hl, MP_QSTR_host, claw_check_host);
@@ -210,7 +250,7 @@ static mp_obj_t bentoclaw_connect(mp_obj_t host_in, mp_obj_t port_in, mp_obj_t k
     bentoclaw_check(claw_connect(host, port, key, &ok), NULL);
     return mp_obj_new_bool(ok);
 }
-static MP_DEFINE_CONST_FUN_OBJ_3(bentoclaw_connect_obj, bentoclaw_connect);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_connect_obj, 0, bentoclaw_connect);
 
 static mp_obj_t bentoclaw_disconnect(void) {
     bentoclaw_ensure_init();
@@ -219,7 +259,10 @@ static mp_obj_t bentoclaw_disconnect(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_disconnect_obj, bentoclaw_disconnect);
 
-static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
+static mp_obj_t bentoclaw_ask(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
+    static const mp_arg_t allowed[] = { REQ(prompt) };
+    mp_obj_t prompt_in;
+    parse_req(n_args, pos, kw, allowed, 1, &prompt_in);
     bentoclaw_ensure_init();
     size_t len;
     const char *prompt = get_text(prompt_in, &len, MP_QSTR_prompt, claw_check_prompt);
@@ -260,7 +303,7 @@ static mp_obj_t bentoclaw_ask(mp_obj_t prompt_in) {
     bentoclaw_check(s, &ctx);
     return ret;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(bentoclaw_ask_obj, bentoclaw_ask);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_ask_obj, 0, bentoclaw_ask);
 
 static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = {
@@ -317,7 +360,10 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 0, bentoclaw_tool);
 
-static mp_obj_t bentoclaw_tacp(mp_obj_t line_in) {
+static mp_obj_t bentoclaw_tacp(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
+    static const mp_arg_t allowed[] = { REQ(line) };
+    mp_obj_t line_in;
+    parse_req(n_args, pos, kw, allowed, 1, &line_in);
     bentoclaw_ensure_init();
     mp_buffer_info_t bi;
     if (mp_obj_is_str(line_in)) {
@@ -338,7 +384,7 @@ static mp_obj_t bentoclaw_tacp(mp_obj_t line_in) {
     bentoclaw_check(s, &ctx);
     return ret;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(bentoclaw_tacp_obj, bentoclaw_tacp);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tacp_obj, 0, bentoclaw_tacp);
 
 static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = {
@@ -387,18 +433,24 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_tools_obj, bentoclaw_tools);
  * memory and session
  */
 
-static mp_obj_t bentoclaw_remember(mp_obj_t key_in, mp_obj_t val_in) {
+static mp_obj_t bentoclaw_remember(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
+    static const mp_arg_t allowed[] = { REQ(key), REQ(value) };
+    mp_obj_t a[2];
+    parse_req(n_args, pos, kw, allowed, 2, a);
     bentoclaw_ensure_init();
     size_t kl, vl;
-    const char *key = get_text(key_in, &kl, MP_QSTR_key, claw_check_key);
-    const char *val = get_text(val_in, &vl, MP_QSTR_value, claw_check_value);
+    const char *key = get_text(a[0], &kl, MP_QSTR_key, claw_check_key);
+    const char *val = get_text(a[1], &vl, MP_QSTR_value, claw_check_value);
     bool ok = claw_memory_set(key, val);
     bentoclaw_check(CLAW_OK, NULL);
-    return mp_obj_new_bool(ok);
+    return saved(ok, "memory");
 }
-static MP_DEFINE_CONST_FUN_OBJ_2(bentoclaw_remember_obj, bentoclaw_remember);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_remember_obj, 0, bentoclaw_remember);
 
-static mp_obj_t bentoclaw_recall(mp_obj_t key_in) {
+static mp_obj_t bentoclaw_recall(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
+    static const mp_arg_t allowed[] = { REQ(key) };
+    mp_obj_t key_in;
+    parse_req(n_args, pos, kw, allowed, 1, &key_in);
     bentoclaw_ensure_init();
     size_t kl;
     const char *key = get_text(key_in, &kl, MP_QSTR_key, claw_check_key);
@@ -407,7 +459,7 @@ static mp_obj_t bentoclaw_recall(mp_obj_t key_in) {
     bentoclaw_check(CLAW_OK, NULL);
     return found ? mp_obj_new_str(value, strlen(value)) : mp_const_none;
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(bentoclaw_recall_obj, bentoclaw_recall);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_recall_obj, 0, bentoclaw_recall);
 
 static mp_obj_t bentoclaw_session_clear(void) {
     bentoclaw_ensure_init();
@@ -420,7 +472,7 @@ static mp_obj_t bentoclaw_flush(void) {
     bentoclaw_ensure_init();
     bool ok = !claw_session_dirty() || claw_session_flush();
     bentoclaw_check(CLAW_OK, NULL);
-    return mp_obj_new_bool(ok);
+    return saved(ok, "session");
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_flush_obj, bentoclaw_flush);
 
@@ -500,14 +552,17 @@ static mp_obj_t bentoclaw_search(size_t n_args, const mp_obj_t *pos, mp_map_t *k
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_search_obj, 0, bentoclaw_search);
 
-static mp_obj_t bentoclaw_forget(mp_obj_t key_in) {
+static mp_obj_t bentoclaw_forget(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
+    static const mp_arg_t allowed[] = { REQ(key) };
+    mp_obj_t key_in;
+    parse_req(n_args, pos, kw, allowed, 1, &key_in);
     bentoclaw_ensure_init();
     size_t kl;
     bool ok = claw_memory_forget(get_text(key_in, &kl, MP_QSTR_key, claw_check_key));
     bentoclaw_check(CLAW_OK, NULL);
-    return mp_obj_new_bool(ok);
+    return saved(ok, "memory");
 }
-static MP_DEFINE_CONST_FUN_OBJ_1(bentoclaw_forget_obj, bentoclaw_forget);
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_forget_obj, 0, bentoclaw_forget);
 
 static mp_obj_t bentoclaw_pin(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = {
@@ -521,7 +576,7 @@ static mp_obj_t bentoclaw_pin(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) 
     const char *key = get_text(a[0].u_obj, &kl, MP_QSTR_key, claw_check_key);
     bool ok = claw_memory_pin(key, get_flag(a[1].u_obj, MP_QSTR_on));
     bentoclaw_check(CLAW_OK, NULL);
-    return mp_obj_new_bool(ok);
+    return saved(ok, "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_pin_obj, 0, bentoclaw_pin);
 
@@ -637,8 +692,8 @@ static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *
     int32_t r = claw_config_set(v, mask);
     claw_port_vfs_raise_pending();
     if (r > 0) {
-        mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("[Errno %d] config not saved: %s"), (int)r,
-            "/.bentoclaw_config");
+        char path[32];
+        raise_io((int)r, "config", claw_io_error(path, sizeof(path)) ? path : "/.bentoclaw_config");
     } else if (r < 0) {
         bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }

@@ -40,7 +40,9 @@
 //!   key shares one with another key folds instead, so the fingerprints
 //!   the files hold are unique.
 //! * A base in the seed's plain form (no header: generation 0) is read as it
-//!   is; so is a store with no base.
+//!   is, and no shard applies to it (so a store edited by hand is what it
+//!   says); the first change writes it under `{"seq":1}`. So does the first
+//!   change to a store with no base.
 //! * A reader skips lines that are not records (torn, garbage, invalid UTF-8,
 //!   over-long). When a key appears twice in the base (a hand-edited file),
 //!   the last line wins, and the next `set` folds, writing each key once.
@@ -432,6 +434,10 @@ impl Store {
         let mut pair = Pair::new();
         let mut n = 0usize;
         for (i, path) in SHARD_PATHS.iter().enumerate() {
+            if generation == 0 {
+                // A seed-form base (or none): no shard applies.
+                break;
+            }
             if let Some(fd) = open_opt(port, path)? {
                 let mut r = PairReader::new(fd);
                 let res = s.read_shard(port, &mut r, &mut pair, n);
@@ -792,7 +798,9 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
         _ => {}
     }
-    if clean && !s.collides {
+    // Shards count only beside a base of ours (generation >= 1): the first
+    // change to a seed-form store, or to none, writes the base.
+    if clean && !s.collides && s.generation > 0 {
         let pinned = s.found.is_some_and(|(_, p)| p);
         #[cfg(feature = "recall")]
         let value = s.value.get(..usize::from(s.value_len)).unwrap_or(&[]);
@@ -918,10 +926,24 @@ fn shard_edit<P: Port>(
     if size.map_or(true, |n| n > SHARD_MAX) {
         return Ok(false);
     }
-    let fd = port.open(path, Mode::Write)?;
+    // Where "wb" is not atomic (FAT, a Python file system) through a
+    // temporary file and a rename, so that a failure keeps the old shard.
+    let atomic = port.atomic_write(path);
+    let target = if atomic { path } else { MEMORY_TMP_PATH };
+    let fd = port.open(target, Mode::Write)?;
     let written = write_shard(port, fd, old, kept, generation, key, change);
     let closed = port.close(fd);
-    written.and(closed)?;
+    let result = written.and(closed).and_then(|()| {
+        if atomic {
+            Ok(())
+        } else {
+            port.rename(MEMORY_TMP_PATH, path)
+        }
+    });
+    if result.is_err() && !atomic {
+        let _ = port.remove(MEMORY_TMP_PATH);
+    }
+    result?;
     Ok(true)
 }
 
@@ -1256,20 +1278,38 @@ mod tests {
     #[test]
     fn a_set_writes_one_shard_in_one_write() {
         let mut port = MemPort::new();
+        set(&mut port, b"city", b"Chiang Mai").unwrap();
+        assert_eq!(
+            file(&port, MEMORY_PATH),
+            "{\"seq\":1}\n{\"key\":\"city\",\"value\":\"Chiang Mai\"}\n",
+            "the first set writes the base"
+        );
         set(&mut port, b"name", b"Somchai").unwrap();
-        assert!(port.get(MEMORY_PATH).is_none(), "no base until a fold");
         assert_eq!(
             shard(&port, "name"),
-            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Somchai\",\"n\":1}\n"
+            "{\"seq\":1}\n{\"key\":\"name\",\"value\":\"Somchai\",\"n\":1}\n"
         );
         let renames = port.count(Op::Rename);
+        let base = port.get(MEMORY_PATH);
         set(&mut port, b"name", b"Som").unwrap();
         assert_eq!(port.count(Op::Rename), renames, "no rename");
-        assert!(port.get(MEMORY_PATH).is_none(), "no fold");
+        assert_eq!(port.get(MEMORY_PATH), base, "no fold");
         assert_eq!(
             shard(&port, "name"),
-            "{\"seq\":0}\n{\"key\":\"name\",\"value\":\"Som\",\"n\":1}\n",
+            "{\"seq\":1}\n{\"key\":\"name\",\"value\":\"Som\",\"n\":1}\n",
             "the key's old line is replaced, its place kept"
+        );
+        // Where "wb" is not atomic: the shard through the temporary file.
+        port.atomic = false;
+        set(&mut port, b"name", b"S").unwrap();
+        assert_eq!(port.count(Op::Rename), renames + 1);
+        assert_eq!(recall(&mut port, "name").as_deref(), Some("S"));
+        port.fail(Op::Write, 0, Errno::EIO);
+        assert!(set(&mut port, b"name", b"T").is_err());
+        assert_eq!(
+            recall(&mut port, "name").as_deref(),
+            Some("S"),
+            "the old shard stays"
         );
     }
 
@@ -1279,11 +1319,19 @@ mod tests {
         let seed =
             "{\"key\":\"name\",\"value\":\"สมชาย\"}\n{\"key\":\"city\",\"value\":\"Chiang Mai\"}\n";
         port.put(MEMORY_PATH, seed.as_bytes());
+        // Shards of a generation 0 (not ours) do not apply to it.
+        port.put(
+            SHARD_PATHS[shard_of(b"city")],
+            b"{\"seq\":0}\n{\"key\":\"city\",\"del\":true}\n",
+        );
         assert_eq!(recall(&mut port, "city").as_deref(), Some("Chiang Mai"));
         set(&mut port, b"name", b"Somchai").unwrap();
+        assert!(
+            file(&port, MEMORY_PATH).starts_with("{\"seq\":1}\n"),
+            "converted by the first set"
+        );
         set(&mut port, b"pet", b"cat").unwrap();
         forget(&mut port, b"city").unwrap();
-        assert_eq!(file(&port, MEMORY_PATH), seed, "the base is left as it was");
         let got = pairs(&mut port);
         let keys: Vec<&str> = got.iter().map(|p| p.0.as_str()).collect();
         assert_eq!(keys.len(), 2);
@@ -1338,7 +1386,7 @@ mod tests {
         assert_eq!(order, ["a", "b", "c", "d", "f", "g", "h", "i", "j", "e"]);
         // A fold keeps the order.
         set(&mut port, b"b", "\"".repeat(127).as_bytes()).unwrap();
-        assert!(file(&port, MEMORY_PATH).starts_with("{\"seq\":1}"));
+        assert!(file(&port, MEMORY_PATH).starts_with("{\"seq\":2}"));
         let after: Vec<String> = pairs(&mut port).into_iter().map(|p| p.0).collect();
         assert_eq!(after, order);
     }

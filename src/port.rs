@@ -58,6 +58,13 @@ pub trait Port {
     fn remove(&mut self, path: &CStr) -> Result<(), Errno>;
     /// Renames `from` onto `to`, replacing `to` atomically.
     fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno>;
+    /// Whether a file of `path`'s file system opened with [`Mode::Write`]
+    /// and closed replaces its old content atomically (littlefs); when not,
+    /// the core writes a temporary file and renames it.
+    fn atomic_write(&mut self, path: &CStr) -> bool {
+        let _ = path;
+        false
+    }
 }
 
 /// Files the core may hold open at the same time (memory rewrite: old file,

@@ -45,6 +45,9 @@ pub struct MemPort {
     pub bytes_committed: u64,
     /// Port writes seen.
     pub writes: u32,
+    /// What `atomic_write` answers (a file is committed at close, as on
+    /// littlefs: true by default).
+    pub atomic: bool,
     /// Most files open at once.
     pub max_open: usize,
 }
@@ -67,6 +70,7 @@ impl MemPort {
             counts: BTreeMap::new(),
             bytes_committed: 0,
             writes: 0,
+            atomic: true,
             max_open: 0,
         }
     }
@@ -220,6 +224,10 @@ impl Port for MemPort {
     fn remove(&mut self, path: &CStr) -> Result<(), Errno> {
         self.tick(Op::Remove)?;
         self.files.remove(path).map(|_| ()).ok_or(Errno::ENOENT)
+    }
+
+    fn atomic_write(&mut self, _: &CStr) -> bool {
+        self.atomic
     }
 
     fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno> {

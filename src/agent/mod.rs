@@ -190,7 +190,9 @@ impl Status {
             Status::EchoArg => c"echo takes a str",
             Status::LedArg => c"led takes None, a bool or 'toggle'",
             Status::NoArg => c"this tool takes no argument",
-            Status::WorkTooSmall => c"work buffer too small (claw_ask_work_size)",
+            Status::WorkTooSmall => {
+                c"work buffer too small (claw_ask_work_size, claw_memory_export_size)"
+            }
             Status::ArchiveFailed => {
                 c"archive write failed: session kept (session_clear() drops it)"
             }
@@ -791,6 +793,9 @@ fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
             n += take;
         }
     }
+    // The NUL rule: a name the backend sent (an unknown tool's is echoed)
+    // may hold a NUL or a cut sequence; the turn shows `?` for it.
+    let n = crate::text::sanitize_in_place(&mut line, n);
     let text = line.get(..n).unwrap_or(&[]);
     h.ui(Ui::Tool, text);
     let _ = h.with_core(|c, p| {

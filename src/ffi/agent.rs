@@ -932,7 +932,7 @@ pub unsafe extern "C" fn claw_memory_export(
     }
     // SAFETY: per this function's contract (a NULL or empty buffer is an
     // empty slice).
-    let work: &mut [u8] = unsafe { out_slice(work.cast(), work_len) }.unwrap_or(&mut []);
+    let work: &mut [u8] = unsafe { super::work_slice(work, work_len) }.unwrap_or(&mut []);
     let r = with_state(Err(Status::Busy), |_, p| {
         crate::markdown::export(p, work).map_err(|e| match e {
             crate::markdown::ExportError::TooSmall => Status::WorkTooSmall,
@@ -1064,4 +1064,19 @@ pub unsafe extern "C" fn claw_memory_import(
     // SAFETY: non-NULL, valid per the contract.
     unsafe { result.write(res) };
     status as claw_status_t
+}
+
+/// The last failed file operation of the previous `claw_*` call (so that an
+/// error can name the file and the cause): returns its errno, and writes its
+/// path NUL-terminated into `path` (cut to `path_max`). 0 when that call
+/// had none (a file that was not there to read does not count).
+///
+/// # Safety
+/// `path` NULL or valid for writes of `path_max` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_io_error(path: *mut c_char, path_max: usize) -> i32 {
+    // SAFETY: per this function's contract.
+    let mut none: [u8; 0] = [];
+    let out = unsafe { super::out_slice(path, path_max) }.unwrap_or(&mut none);
+    super::last_io_error(out)
 }

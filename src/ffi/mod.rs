@@ -44,13 +44,13 @@ use crate::port::{Errno, Fd, Mode, Port};
 #[rustfmt::skip]
 mod sys;
 
-struct Global(UnsafeCell<State>);
+struct Global(UnsafeCell<(State, CPort)>);
 
 // SAFETY: the library is driven from one task only (the C contract, as for
 // the vendor library); `BUSY` rules out reentrant access from that task.
 unsafe impl Sync for Global {}
 
-static STATE: Global = Global(UnsafeCell::new(State::new()));
+static STATE: Global = Global(UnsafeCell::new((State::new(), CPort::new())));
 
 static BUSY: AtomicBool = AtomicBool::new(false);
 
@@ -63,10 +63,34 @@ pub(crate) fn with_state<R>(refused: R, f: impl FnOnce(&mut State, &mut CPort) -
     BUSY.store(true, Ordering::Release);
     // SAFETY: single task (see `Global`), and `BUSY` was clear: no other
     // reference to the state exists until it is cleared again below.
-    let state = unsafe { &mut *STATE.0.get() };
-    let r = f(state, &mut CPort);
+    let (state, port) = unsafe { &mut *STATE.0.get() };
+    port.clear_error();
+    let r = f(state, port);
     BUSY.store(false, Ordering::Release);
     r
+}
+
+/// The last failed file operation of the previous `claw_*` call: its
+/// errno, and its path copied NUL-terminated into `path` (cut to fit).
+/// 0 when that call had none, or when called reentrantly.
+pub(crate) fn last_io_error(path: &mut [u8]) -> i32 {
+    if BUSY.load(Ordering::Acquire) {
+        return 0;
+    }
+    // SAFETY: single task, `BUSY` clear: no other reference exists; this
+    // reads only, and drops the reference before returning.
+    let (_, port) = unsafe { &*STATE.0.get() };
+    let Some((err, p)) = port.last_error() else {
+        return 0;
+    };
+    let n = p.len().min(path.len().saturating_sub(1));
+    if let Some(dst) = path.get_mut(..n) {
+        crate::text::copy_prefix(dst, p);
+    }
+    if let Some(nul) = path.get_mut(n) {
+        *nul = 0;
+    }
+    err
 }
 
 /// Longest C buffer the library will address. Nothing it renders comes near
@@ -87,6 +111,24 @@ pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
     Some(unsafe { CStr::from_ptr(p) }.to_bytes())
 }
 
+/// Longest work buffer the library will address (`claw_memory_export`'s
+/// grows with the store file: about 56 bytes a line).
+pub(crate) const WORK_MAX_CLAMP: usize = 1 << 26;
+
+/// A caller's work buffer as a slice (clamped at [`WORK_MAX_CLAMP`]),
+/// `None` for NULL or size 0.
+///
+/// # Safety
+/// `p` is NULL or valid for writes of `len` bytes for `'a`, and not aliased.
+pub(crate) unsafe fn work_slice<'a>(p: *mut u8, len: usize) -> Option<&'a mut [u8]> {
+    if p.is_null() || len == 0 {
+        return None;
+    }
+    // SAFETY: non-NULL and writable for `len` bytes per the contract; the
+    // length is clamped below isize::MAX.
+    Some(unsafe { core::slice::from_raw_parts_mut(p, len.min(WORK_MAX_CLAMP)) })
+}
+
 /// A caller's output buffer as a slice, `None` for NULL or size 0.
 ///
 /// # Safety
@@ -100,8 +142,69 @@ pub(crate) unsafe fn out_slice<'a>(p: *mut c_char, len: usize) -> Option<&'a mut
     Some(unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), len.min(OUT_MAX_CLAMP)) })
 }
 
-/// The host, reached through `claw_port.h`.
-pub struct CPort;
+/// The host, reached through `claw_port.h`; remembers the last failure
+/// and the file it concerned (for an error that names the path).
+pub struct CPort {
+    /// errno of the last failed file operation (0: none since
+    /// [`CPort::clear_error`]).
+    error: i32,
+    /// Its file, NUL-terminated.
+    error_path: [u8; PATH_MAX],
+    /// The file behind each descriptor the host handed out.
+    fd_paths: [[u8; PATH_MAX]; FD_SLOTS],
+}
+
+/// Longest path kept for an error message (the core's are under 32 bytes).
+const PATH_MAX: usize = 32;
+/// Descriptors whose paths are kept.
+const FD_SLOTS: usize = 4;
+
+impl CPort {
+    const fn new() -> Self {
+        Self {
+            error: 0,
+            error_path: [0; PATH_MAX],
+            fd_paths: [[0; PATH_MAX]; FD_SLOTS],
+        }
+    }
+
+    /// Forgets the last failure (at the start of a call that reports one).
+    pub(crate) fn clear_error(&mut self) {
+        self.error = 0;
+    }
+
+    /// The last failure: errno and the file, if any since `clear_error`.
+    pub(crate) fn last_error(&self) -> Option<(i32, &[u8])> {
+        let path = self.error_path.split(|&b| b == 0).next().unwrap_or(&[]);
+        (self.error != 0).then_some((self.error, path))
+    }
+
+    fn note<T>(&mut self, path: &[u8], r: Result<T, Errno>) -> Result<T, Errno> {
+        if let Err(e) = &r {
+            self.error = e.0;
+            self.error_path = [0; PATH_MAX];
+            let n = path.len().min(PATH_MAX - 1);
+            if let Some(dst) = self.error_path.get_mut(..n) {
+                crate::text::copy_prefix(dst, path);
+            }
+        }
+        r
+    }
+
+    fn fd_path(&self, fd: Fd) -> [u8; PATH_MAX] {
+        usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.fd_paths.get(i))
+            .copied()
+            .unwrap_or([0; PATH_MAX])
+    }
+
+    fn note_fd<T>(&mut self, fd: Fd, r: Result<T, Errno>) -> Result<T, Errno> {
+        let path = self.fd_path(fd);
+        let path = path.split(|&b| b == 0).next().unwrap_or(&[]);
+        self.note(path, r)
+    }
+}
 
 fn errno(r: i32) -> Errno {
     Errno(r.checked_neg().filter(|&e| e > 0).unwrap_or(Errno::EIO.0))
@@ -124,12 +227,29 @@ impl Port for CPort {
             Mode::Append => sys::CLAW_PORT_MODE_APPEND,
         } as u8;
         // SAFETY: `path` is NUL-terminated and outlives the call.
-        status(unsafe { sys::claw_port_open(path.as_ptr(), mode) })
+        let r = status(unsafe { sys::claw_port_open(path.as_ptr(), mode) });
+        if let Some(slot) = r
+            .ok()
+            .and_then(|fd| usize::try_from(fd).ok())
+            .and_then(|i| self.fd_paths.get_mut(i))
+        {
+            *slot = [0; PATH_MAX];
+            let n = path.to_bytes().len().min(PATH_MAX - 1);
+            if let Some(dst) = slot.get_mut(..n) {
+                crate::text::copy_prefix(dst, path.to_bytes());
+            }
+        }
+        if r == Err(Errno::ENOENT) {
+            // Reading a file that is not there yet is the normal case.
+            return r;
+        }
+        self.note(path.to_bytes(), r)
     }
 
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
         // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
-        let n = status(unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) })?;
+        let n = status(unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) });
+        let n = self.note_fd(fd, n)?;
         // A port that claims more than asked is treated as end of file.
         Ok(usize::try_from(n)
             .ok()
@@ -139,7 +259,8 @@ impl Port for CPort {
 
     fn write(&mut self, fd: Fd, buf: &[u8]) -> Result<(), Errno> {
         // SAFETY: `buf` is valid for reads of `buf.len()` bytes.
-        let n = status(unsafe { sys::claw_port_write(fd, buf.as_ptr(), buf.len()) })?;
+        let n = status(unsafe { sys::claw_port_write(fd, buf.as_ptr(), buf.len()) });
+        let n = self.note_fd(fd, n)?;
         if usize::try_from(n).ok() == Some(buf.len()) {
             Ok(())
         } else {
@@ -149,17 +270,29 @@ impl Port for CPort {
 
     fn close(&mut self, fd: Fd) -> Result<(), Errno> {
         // SAFETY: plain integer argument.
-        status(unsafe { sys::claw_port_close(fd) }).map(|_| ())
+        let r = status(unsafe { sys::claw_port_close(fd) }).map(|_| ());
+        self.note_fd(fd, r)
     }
 
     fn remove(&mut self, path: &CStr) -> Result<(), Errno> {
         // SAFETY: `path` is NUL-terminated and outlives the call.
-        status(unsafe { sys::claw_port_remove(path.as_ptr()) }).map(|_| ())
+        let r = status(unsafe { sys::claw_port_remove(path.as_ptr()) }).map(|_| ());
+        // A file that is not there is not a failure worth naming.
+        if r == Err(Errno::ENOENT) {
+            return r;
+        }
+        self.note(path.to_bytes(), r)
     }
 
     fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno> {
         // SAFETY: both paths are NUL-terminated and outlive the call.
-        status(unsafe { sys::claw_port_rename(from.as_ptr(), to.as_ptr()) }).map(|_| ())
+        let r = status(unsafe { sys::claw_port_rename(from.as_ptr(), to.as_ptr()) }).map(|_| ());
+        self.note(to.to_bytes(), r)
+    }
+
+    fn atomic_write(&mut self, path: &CStr) -> bool {
+        // SAFETY: `path` is NUL-terminated and outlives the call.
+        unsafe { sys::claw_port_atomic_write(path.as_ptr()) == 1 }
     }
 }
 

@@ -150,7 +150,7 @@ fn session_on_flash() -> VecDeque<(u8, String)> {
     for (i, path) in crate::session::SLOT_PATHS.iter().enumerate() {
         if let Some(bytes) = port(|p| p.get(path)) {
             if let (lines, Some(seq)) = batch(&bytes) {
-                if seq > base_seq && seq % 6 == i as u64 {
+                if base_seq >= 1 && seq > base_seq && seq % 6 == i as u64 {
                     slots.push((seq, lines));
                 }
             }
@@ -188,7 +188,7 @@ fn memory_on_flash() -> BTreeMap<String, String> {
         }
     }
     for path in crate::memory::SHARD_PATHS {
-        let Some(bytes) = port(|p| p.get(path)) else {
+        let Some(bytes) = port(|p| p.get(path)).filter(|_| generation >= 1) else {
             continue;
         };
         let recs = lines(&bytes);

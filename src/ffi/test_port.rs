@@ -101,3 +101,12 @@ pub unsafe extern "C" fn claw_port_rename(from: *const c_char, to: *const c_char
     let (from, to) = unsafe { (CStr::from_ptr(from), CStr::from_ptr(to)) };
     with(|p| code(p.rename(from, to), |()| 0))
 }
+
+/// # Safety
+/// `path` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_port_atomic_write(path: *const c_char) -> u8 {
+    // SAFETY: the core passes its NUL-terminated path constants.
+    let path = unsafe { CStr::from_ptr(path) };
+    with(|p| u8::from(p.atomic_write(path)))
+}

@@ -15,7 +15,9 @@
 //!
 //! A load reads the base (its lines up to its last end line; a file in the
 //! seed's plain form, with no end line, whole), then every slot whose batch
-//! is newer than the base, in `seq` order, replaying them onto the ring
+//! is newer than the base, in `seq` order (slots count only beside a base of
+//! ours, `seq` >= 1: a session file edited by hand, or the vendor library's,
+//! is what it says, and the first flush writes the base), replaying them onto the ring
 //! exactly as RAM saw them: pushes, and compactions (a `summary` line with
 //! `"keep":K` keeps the newest K turns before it).
 //!
@@ -325,7 +327,10 @@ impl Session {
     /// Whether the next flush step rewrites the base.
     fn fold_planned(&self) -> bool {
         let turns = self.ring.len() - self.head();
+        // Slots count only beside a base of ours (seq >= 1): the first
+        // flush after a seed-form base, or none, writes the base.
         self.fold_due
+            || self.base_seq == 0
             || self.live & (1 << slot_of(self.next_batch())) != 0
             || usize::from(self.unflushed) > turns
     }
@@ -399,7 +404,11 @@ impl Session {
                 && self.stats_to_write().is_none()
                 && gone(port.remove(SESSION_PATH))
             {
+                // No files: as on a fresh device (the next flush writes the
+                // base).
                 self.on_flash = false;
+                self.base_seq = 0;
+                self.next_seq = 1;
             }
         }
         Ok(())
@@ -724,7 +733,11 @@ impl Session {
             };
             self.on_flash = true;
             newest = newest.max(scan.seq);
-            if !scan.ended || scan.seq <= self.base_seq || slot_of(scan.seq) != i {
+            if !scan.ended
+                || self.base_seq == 0
+                || scan.seq <= self.base_seq
+                || slot_of(scan.seq) != i
+            {
                 continue;
             }
             let mut j = n;
@@ -936,9 +949,12 @@ mod tests {
         assert!(!s.is_dirty());
         s.add(&mut port, Role::Tool, b"42").unwrap();
         s.flush(&mut port).unwrap();
-        assert!(port.get(SESSION_PATH).is_none(), "no base until a fold");
-        let one = file(&port, SLOT_PATHS[1]);
-        assert_eq!(one.lines().count(), 2, "{one}");
+        let one = file(&port, SESSION_PATH);
+        assert_eq!(
+            one.lines().count(),
+            2,
+            "the first flush writes the base: {one}"
+        );
         assert!(
             one.lines()
                 .nth(1)
@@ -983,7 +999,10 @@ mod tests {
                 "{i}"
             );
         }
-        assert_eq!(folds, 0, "two-message batches: six slots hold the ring");
+        assert_eq!(
+            folds, 1,
+            "two-message batches: six slots hold the ring (the first flush writes the base)"
+        );
         // One-message batches: the ring spans ten batches, so slots are live.
         for i in 0..20 {
             s.add(&mut port, Role::User, format!("u{i}").as_bytes())
@@ -1015,11 +1034,19 @@ mod tests {
             texts(&mut Session::new(), &mut port).last().unwrap(),
             "next"
         );
-        assert_eq!(
-            file(&port, SESSION_PATH),
-            seed,
-            "the base is left as it was"
+        let base = file(&port, SESSION_PATH);
+        assert!(
+            base.ends_with("\"seq\":1}\n"),
+            "converted by the first flush: {base}"
         );
+        // A hand-written seed-form file is what it says: no slot applies.
+        s.add(&mut port, Role::User, b"more").unwrap();
+        s.flush(&mut port).unwrap();
+        port.put(
+            SESSION_PATH,
+            b"{\"role\":\"user\",\"content\":\"by hand\"}\n",
+        );
+        assert_eq!(texts(&mut Session::new(), &mut port), ["by hand"]);
 
         // The previous release: appended batches, statistics as fields.
         let mut port = MemPort::new();
@@ -1348,6 +1375,12 @@ mod lasting_tests {
         assert_eq!(s.count(&mut port), 1);
     }
 
+    fn file_has(port: &MemPort, path: &CStr, text: &str) -> bool {
+        String::from_utf8(port.get(path).unwrap_or_default())
+            .unwrap()
+            .contains(text)
+    }
+
     fn check_reload(s: &mut Session, port: &mut MemPort) {
         let want = texts(s, port);
         assert_eq!(texts(&mut Session::new(), port), want);
@@ -1376,7 +1409,7 @@ mod lasting_tests {
         assert_eq!(lines.len(), 3, "{batch}");
         assert!(lines[0].starts_with("{\"role\":\"summary\",\"content\":\"user: q0;"));
         assert!(lines[0].ends_with(",\"keep\":4}"), "{}", lines[0]);
-        assert!(port.get(SESSION_PATH).is_none(), "no fold");
+        assert!(!file_has(&port, SESSION_PATH, "q4"), "no fold");
         check_reload(&mut s, &mut port);
         assert_eq!(texts(&mut s, &mut port).len(), 7);
     }

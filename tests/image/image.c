@@ -66,6 +66,12 @@ int32_t claw_port_rename(const char *from, const char *to)
     return STUB_EIO;
 }
 
+uint8_t claw_port_atomic_write(const char *path)
+{
+    (void)path;
+    return 0;
+}
+
 /* ---- every claw_* function, reached from the reset handler ---------------- */
 
 /* volatile inputs/outputs: nothing can be constant-folded away. */

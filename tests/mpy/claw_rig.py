@@ -346,7 +346,8 @@ def session_on_flash():
     slots = []
     for i, path in enumerate(SESSION_SLOTS):
         recs, seq = _batch(read_file(path))
-        if seq is not None and seq > base_seq and seq % 6 == i:
+        # (Slots count only beside a base of the core's, seq >= 1.)
+        if seq is not None and base_seq >= 1 and seq > base_seq and seq % 6 == i:
             slots.append((seq, recs))
     for _, recs in sorted(slots, key=lambda x: x[0]):
         for v in recs:
@@ -373,7 +374,8 @@ def store_on_flash():
     order = []
     for i, path in enumerate(MEMORY_SHARDS):
         recs = _json_lines(read_file(path))
-        if not recs or recs[0] is None or recs[0].get("seq") != generation or "key" in recs[0]:
+        # (Shards count only beside a base of the core's, generation >= 1.)
+        if generation < 1 or not recs or recs[0] is None or recs[0].get("seq") != generation or "key" in recs[0]:
             continue
         for v in recs[1:]:
             if v is None or not isinstance(v.get("key"), str):

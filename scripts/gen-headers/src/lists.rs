@@ -128,6 +128,7 @@ pub const EXT_ITEMS: &[&str] = &[
     "claw_check_api_key",
     "claw_text_prefix",
     "claw_config_names",
+    "claw_io_error",
     "claw_memory_export_size",
     "claw_memory_export",
     "claw_import_bad_t",
