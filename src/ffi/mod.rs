@@ -73,6 +73,7 @@ pub(crate) fn with_state<R>(refused: R, f: impl FnOnce(&mut State, &mut CPort) -
 /// The last failed file operation of the previous `claw_*` call: its
 /// errno, and its path copied NUL-terminated into `path` (cut to fit).
 /// 0 when that call had none, or when called reentrantly.
+#[cfg(feature = "agent")]
 pub(crate) fn last_io_error(path: &mut [u8]) -> i32 {
     if BUSY.load(Ordering::Acquire) {
         return 0;
@@ -113,6 +114,7 @@ pub(crate) unsafe fn c_bytes<'a>(p: *const c_char) -> Option<&'a [u8]> {
 
 /// Longest work buffer the library will address (`claw_memory_export`'s
 /// grows with the store file: about 56 bytes a line).
+#[cfg(feature = "agent")]
 pub(crate) const WORK_MAX_CLAMP: usize = 1 << 26;
 
 /// A caller's work buffer as a slice (clamped at [`WORK_MAX_CLAMP`]),
@@ -120,6 +122,7 @@ pub(crate) const WORK_MAX_CLAMP: usize = 1 << 26;
 ///
 /// # Safety
 /// `p` is NULL or valid for writes of `len` bytes for `'a`, and not aliased.
+#[cfg(feature = "agent")]
 pub(crate) unsafe fn work_slice<'a>(p: *mut u8, len: usize) -> Option<&'a mut [u8]> {
     if p.is_null() || len == 0 {
         return None;
@@ -174,6 +177,7 @@ impl CPort {
     }
 
     /// The last failure: errno and the file, if any since `clear_error`.
+    #[cfg(feature = "agent")]
     pub(crate) fn last_error(&self) -> Option<(i32, &[u8])> {
         let path = self.error_path.split(|&b| b == 0).next().unwrap_or(&[]);
         (self.error != 0).then_some((self.error, path))
