@@ -112,11 +112,10 @@ impl From<Errno> for MemError {
 /// is not there is already wiped.
 pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     let _ = port.remove(MEMORY_TMP_PATH);
-    let generation = match base_gen(port)? {
-        Some(g) => g,
-        None if !any_shard(port)? => return Ok(()),
-        None => 0,
-    };
+    if base_gen(port)?.is_none() && !any_shard(port)? {
+        return Ok(());
+    }
+    let generation = Store::open(port)?.newest;
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
     let written =
@@ -386,6 +385,9 @@ pub struct Store {
     phase: u8,
     /// The base's generation.
     generation: u32,
+    /// The newest generation any file names (a fold goes past it: stale
+    /// shards must not come back).
+    newest: u32,
     /// The shards' records: fingerprint, `"n"`; shard `s` at
     /// `start[s]..start[s+1]`.
     sigs: [u16; ENTRIES],
@@ -420,6 +422,7 @@ impl Store {
             reader: None,
             phase: 0,
             generation,
+            newest: generation,
             sigs: [0; ENTRIES],
             ns: [0; ENTRIES],
             start: [0; SHARDS + 1],
@@ -434,10 +437,6 @@ impl Store {
         let mut pair = Pair::new();
         let mut n = 0usize;
         for (i, path) in SHARD_PATHS.iter().enumerate() {
-            if generation == 0 {
-                // A seed-form base (or none): no shard applies.
-                break;
-            }
             if let Some(fd) = open_opt(port, path)? {
                 let mut r = PairReader::new(fd);
                 let res = s.read_shard(port, &mut r, &mut pair, n);
@@ -462,7 +461,11 @@ impl Store {
         pair: &mut Pair,
         from: usize,
     ) -> Result<Option<usize>, Errno> {
-        if r.record(port, pair)? != Some(Rec::Header(self.generation)) {
+        let first = r.record(port, pair)?;
+        if let Some(Rec::Header(g)) = first {
+            self.newest = self.newest.max(g);
+        }
+        if first != Some(Rec::Header(self.generation)) || self.generation == 0 {
             return Ok(None);
         }
         let mut j = from;
@@ -700,6 +703,8 @@ struct Scan {
     collides: bool,
     /// The base's generation.
     generation: u32,
+    /// The newest generation any file names.
+    newest: u32,
     /// The key holds a place of the base.
     in_base: bool,
     /// The largest `"n"` of the shards.
@@ -717,6 +722,7 @@ struct Scan {
 fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut store = Store::open(port)?;
     s.generation = store.generation;
+    s.newest = store.newest;
     s.max_n = store.max_n;
     let (my_shard, my_sig) = (shard_of(key), sig(key));
     let mut pair = Pair::new();
@@ -775,6 +781,7 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         found: None,
         collides: false,
         generation: 0,
+        newest: 0,
         in_base: false,
         max_n: 0,
         #[cfg(feature = "recall")]
@@ -1012,7 +1019,7 @@ fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> Result<
     };
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
-    let copied = write_header(port, &mut w, s.generation.wrapping_add(1))
+    let copied = write_header(port, &mut w, s.newest.saturating_add(1))
         .map_err(MemError::Io)
         .and_then(|()| copy_pairs(port, &mut w, key, e, gone));
     let result = match copied {
@@ -1389,6 +1396,19 @@ mod tests {
         assert!(file(&port, MEMORY_PATH).starts_with("{\"seq\":2}"));
         let after: Vec<String> = pairs(&mut port).into_iter().map(|p| p.0).collect();
         assert_eq!(after, order);
+    }
+
+    #[test]
+    fn a_base_reset_by_hand_does_not_bring_stale_shards_back() {
+        let mut port = MemPort::new();
+        set(&mut port, b"a", b"1").unwrap();
+        set(&mut port, b"b", b"2").unwrap(); // a shard of generation 1
+        port.put(MEMORY_PATH, b""); // emptied by hand
+        assert!(pairs(&mut port).is_empty());
+        set(&mut port, b"c", b"3").unwrap(); // folds: past generation 1
+        let got: Vec<String> = pairs(&mut port).into_iter().map(|p| p.0).collect();
+        assert_eq!(got, ["c"]);
+        assert!(file(&port, MEMORY_PATH).starts_with("{\"seq\":2}"));
     }
 
     #[test]
