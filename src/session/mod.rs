@@ -203,8 +203,8 @@ pub struct Session {
     fold_due: bool,
     /// A clear is pending: the slots go once the empty base is written.
     clearing: bool,
-    /// Whether any session file was found (or written).
-    on_flash: bool,
+    /// Whether no session file was found (nor written) since the load.
+    no_files: bool,
     #[cfg(feature = "lasting")]
     stats: Stats,
     /// Whether compacted and retired turns go to the archive (opt-in).
@@ -223,11 +223,11 @@ impl Session {
             #[cfg(feature = "lasting")]
             compaction: None,
             base_seq: 0,
-            next_seq: 1,
+            next_seq: 0,
             live: 0,
             fold_due: false,
             clearing: false,
-            on_flash: true,
+            no_files: false,
             #[cfg(feature = "lasting")]
             stats: Stats::ZERO,
             #[cfg(feature = "lasting")]
@@ -244,7 +244,7 @@ impl Session {
         self.forget_pending();
         self.fold_due = false;
         self.clearing = false;
-        self.on_flash = true;
+        self.no_files = false;
         #[cfg(feature = "lasting")]
         {
             self.stats = Stats::ZERO;
@@ -389,7 +389,7 @@ impl Session {
         }
         self.dirty = self.unflushed > 0;
         self.fold_due = false;
-        self.on_flash = true;
+        self.no_files = false;
         self.live = self.live_slots();
         // (Only a fold retires the slots.)
         if fold && self.clearing {
@@ -406,9 +406,9 @@ impl Session {
             {
                 // No files: as on a fresh device (the next flush writes the
                 // base).
-                self.on_flash = false;
+                self.no_files = true;
                 self.base_seq = 0;
-                self.next_seq = 1;
+                self.next_seq = 0;
             }
         }
         Ok(())
@@ -666,7 +666,7 @@ impl Session {
 
     /// Empties the ring and retires its files; see the module docs.
     pub fn clear<P: Port>(&mut self, port: &mut P) {
-        let nothing_on_flash = self.loaded && !self.on_flash;
+        let nothing_on_flash = self.loaded && self.no_files;
         self.ring.clear();
         self.loaded = true;
         self.forget_pending();
@@ -712,11 +712,11 @@ impl Session {
         self.ring.clear();
         self.base_seq = 0;
         self.fold_due = false;
-        self.on_flash = false;
+        self.no_files = true;
         let mut newest = 0u32;
         let mut stats: Option<StatsArray> = None;
         if let Some(scan) = scan_file(port, SESSION_PATH)? {
-            self.on_flash = true;
+            self.no_files = false;
             self.base_seq = scan.seq;
             newest = scan.seq;
             stats = scan.stats;
@@ -731,7 +731,7 @@ impl Session {
             let Some(scan) = scan_file(port, path)? else {
                 continue;
             };
-            self.on_flash = true;
+            self.no_files = false;
             newest = newest.max(scan.seq);
             if !scan.ended
                 || self.base_seq == 0
