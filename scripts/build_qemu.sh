@@ -138,7 +138,7 @@ build_board() {
     # Sanity: the module, the Rust core and the board are in the image.
     local syms s
     syms="$(arm-none-eabi-nm "$out/firmware.elf")"
-    for s in mp_module_bentoclaw claw_session_flush claw_cb_allow claw_port_open board_module mp_hal_ticks_ms; do
+    for s in mp_module_bentoclaw claw_session_flush claw_ask claw_port_open board_module mp_hal_ticks_ms; do
         grep -q " $s\$" <<<"$syms" || die "$name: symbol $s missing from firmware.elf"
     done
     grep -q 'libbento_mpy\.a' "$out/firmware.map" || die "$name: libbento_mpy.a not in the link map"

@@ -204,6 +204,9 @@ impl CPort {
     }
 
     fn note_fd<T>(&mut self, fd: Fd, r: Result<T, Errno>) -> Result<T, Errno> {
+        if r.is_ok() {
+            return r;
+        }
         let path = self.fd_path(fd);
         let path = path.split(|&b| b == 0).next().unwrap_or(&[]);
         self.note(path, r)

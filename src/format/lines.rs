@@ -18,7 +18,7 @@ use core::ffi::CStr;
 use crate::port::{Errno, Fd, Mode, Port};
 
 /// Bytes read from the port per call.
-const READ_CHUNK: usize = 16;
+const READ_CHUNK: usize = 64;
 /// Bytes collected before a port write.
 const WRITE_CHUNK: usize = 16;
 /// Longest field name that is matched; longer names are skipped as unknown.
@@ -89,6 +89,38 @@ impl ByteReader {
         let b = self.peek(port)?;
         self.bump();
         Ok(b)
+    }
+
+    /// The bytes buffered and not consumed yet.
+    fn chunk(&self) -> &[u8] {
+        self.buf.get(self.pos..self.len).unwrap_or(&[])
+    }
+
+    /// Consumes the first `n` bytes of [`ByteReader::chunk`].
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.len.saturating_sub(self.pos));
+        if n > 0 {
+            self.last = self.buf.get(self.pos + n - 1).copied().unwrap_or(0);
+            self.pos += n;
+            self.offset = self.offset.saturating_add(n as u32);
+        }
+    }
+
+    /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
+    /// control character) at the start of the buffer, refilling it first.
+    fn plain_run<P: Port>(&mut self, port: &mut P) -> Result<usize, Errno> {
+        if self.peek(port)?.is_none() {
+            return Ok(0);
+        }
+        let chunk = self.chunk();
+        let mut n = 0usize;
+        for &b in chunk {
+            if b < 0x20 || b == b'"' || b == b'\\' {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
     }
 }
 
@@ -292,9 +324,13 @@ pub fn read_record<P: Port>(
 }
 
 fn skip_line<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Errno> {
-    while let Some(b) = r.next(port)? {
-        if b == b'\n' {
-            break;
+    while r.peek(port)?.is_some() {
+        match r.chunk().iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                r.consume(i + 1);
+                break;
+            }
+            None => r.consume(r.chunk().len()),
         }
     }
     Ok(())
@@ -407,6 +443,24 @@ fn decode_string<P: Port>(
     let mut too_long = false;
     let mut utf8_check = crate::text::Utf8::new();
     loop {
+        // The fast path: a run of plain bytes, copied whole.
+        let run = r.plain_run(port)?;
+        if run > 0 {
+            let bytes = r.chunk().get(..run).unwrap_or(&[]);
+            if !utf8_run(&mut utf8_check, bytes) {
+                return Err(StrErr::Bad(Bad::Syntax));
+            }
+            if !too_long && len + run <= max {
+                if let Some(dst) = out.get_mut(len..len + run) {
+                    dst.copy_from_slice(bytes);
+                }
+                len += run;
+            } else {
+                too_long = true;
+            }
+            r.consume(run);
+            continue;
+        }
         let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
         let mut utf8 = [0u8; 4];
         let piece: &[u8] = match b {
@@ -459,6 +513,35 @@ fn decode_string<P: Port>(
     }
 }
 
+/// Checks a run of string bytes as the continuation of `u`: a character
+/// left open by the previous run first, then the rest in bulk
+/// (`core::str::from_utf8`, already in the image), a character cut at the
+/// end of the run left open in `u`.
+fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
+    if u.complete() && bytes.is_ascii() {
+        return true;
+    }
+    let mut rest = bytes;
+    while !u.complete() {
+        let Some((&b, tail)) = rest.split_first() else {
+            return true;
+        };
+        if !u.feed(b) {
+            return false;
+        }
+        rest = tail;
+    }
+    match core::str::from_utf8(rest) {
+        Ok(_) => true,
+        Err(e) if e.error_len().is_none() => rest
+            .get(e.valid_up_to()..)
+            .unwrap_or(&[])
+            .iter()
+            .all(|&b| u.feed(b)),
+        Err(_) => false,
+    }
+}
+
 fn hex4<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
@@ -489,6 +572,8 @@ fn decode_u_escape<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<char, St
 
 fn skip_string<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Bad> {
     loop {
+        let run = r.plain_run(port)?;
+        r.consume(run);
         match r.next(port)? {
             None => return Err(Bad::Syntax),
             Some(b'"') => return Ok(()),

@@ -37,12 +37,16 @@
 
 static int s_bad;
 
+/* Each measured call also prints "READ <label> <bytes>": the bytes it read
+ * through claw_port_read (outside the collected part). */
 #define MEASURE(label, stmt)                                                                       \
     do {                                                                                           \
+        unsigned long read0_ = port_bytes_read();                                                  \
         CALLGRIND_TOGGLE_COLLECT;                                                                  \
         stmt;                                                                                      \
         CALLGRIND_TOGGLE_COLLECT;                                                                  \
         CALLGRIND_DUMP_STATS_AT(label);                                                            \
+        printf("READ\t%s\t%lu\n", label, port_bytes_read() - read0_);                              \
     } while (0)
 
 #define EXPECT(cond)                                                                               \
@@ -167,7 +171,7 @@ __attribute__((noinline)) static int run(void)
             b = claw_session_add(CLAW_ROLE_USER, msg));
     EXPECT(b);
     unsigned long renames = port_calls(PORT_OP_RENAME);
-    MEASURE("claw_session_flush (append 1 line)", b = claw_session_flush());
+    MEASURE("claw_session_flush (one batch into its slot)", b = claw_session_flush());
     EXPECT(b && port_calls(PORT_OP_RENAME) == renames);
     MEASURE("claw_session_build_context (full ring + store, 3 KiB)",
             n = claw_session_build_context(ctx, sizeof ctx));
@@ -184,17 +188,28 @@ __attribute__((noinline)) static int run(void)
     MEASURE("claw_memory_set (replace, 32 keys)", b = claw_memory_set(key, val));
     EXPECT(b);
 
-    /* Append until the next flush compacts (file would exceed 30 lines). */
-    for (unsigned i = 0; i < 19; i++) {
+    /* One-message batches until the slot to overwrite holds a message of
+     * the ring: that flush folds (the ring to tmp + rename over the base). */
+    unsigned long before = port_calls(PORT_OP_RENAME);
+    unsigned i = 0;
+    for (; i < 30 && port_calls(PORT_OP_RENAME) == before; i++) {
         message(msg, 11 + i);
         EXPECT(claw_session_add(CLAW_ROLE_ASSISTANT, msg));
         EXPECT(claw_session_flush());
     }
-    EXPECT(port_calls(PORT_OP_RENAME) == renames + 1); /* the memory_set */
-    message(msg, 30);
+    EXPECT(port_calls(PORT_OP_RENAME) == before + 1);
+    /* After a fold, six batches go to the slots; the seventh finds its slot
+     * holding a message of the ring and folds. */
+    for (unsigned k = 0; k < 6; k++, i++) {
+        message(msg, 11 + i);
+        EXPECT(claw_session_add(CLAW_ROLE_ASSISTANT, msg));
+        EXPECT(claw_session_flush());
+    }
+    EXPECT(port_calls(PORT_OP_RENAME) == before + 1);
+    message(msg, 11 + i);
     EXPECT(claw_session_add(CLAW_ROLE_USER, msg));
-    MEASURE("claw_session_flush (compaction: ring to tmp + rename)", b = claw_session_flush());
-    EXPECT(b && port_calls(PORT_OP_RENAME) == renames + 2);
+    MEASURE("claw_session_flush (a fold: the ring to tmp + rename)", b = claw_session_flush());
+    EXPECT(b && port_calls(PORT_OP_RENAME) == before + 2);
 
     MEASURE("claw_session_clear", claw_session_clear());
     EXPECT(!port_file_exists("/.bentoclaw_session"));
