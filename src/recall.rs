@@ -27,15 +27,13 @@ pub struct Query {
 
 /// Skipped when cutting features: Thai vowel signs above/below and tone
 /// marks (U+0E31, U+0E34..=U+0E3A, U+0E47..=U+0E4E).
-fn is_thai_mark(c: char) -> bool {
-    matches!(c, '\u{0E31}' | '\u{0E34}'..='\u{0E3A}' | '\u{0E47}'..='\u{0E4E}')
+fn is_thai_mark(c: u32) -> bool {
+    matches!(c, 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E)
 }
 
-/// Calls `f` with the hash of each feature of `text`.
+/// Calls `f` with the hash of each feature of `text` (UTF-8: the store's
+/// pairs and the turns are checked when they come in).
 fn features(text: &[u8], mut f: impl FnMut(u32)) {
-    let Ok(text) = core::str::from_utf8(text) else {
-        return;
-    };
     // A token of one character is its own feature.
     fn lone(prev: Option<u32>, single: bool, f: &mut impl FnMut(u32)) {
         if let (Some(p), true) = (prev, single) {
@@ -44,18 +42,32 @@ fn features(text: &[u8], mut f: impl FnMut(u32)) {
     }
     let mut prev: Option<u32> = None;
     let mut single = false;
-    for c in text.chars() {
-        if is_thai_mark(c) {
+    let mut i = 0usize;
+    while let Some(&b0) = text.get(i) {
+        // One character, decoded by hand (the text is UTF-8): ASCII at once.
+        let (c, len) = match b0 {
+            0x00..=0x7F => (u32::from(b0), 1),
+            0xC0..=0xDF => (u32::from(b0 & 0x1F), 2),
+            0xE0..=0xEF => (u32::from(b0 & 0x0F), 3),
+            _ => (u32::from(b0 & 0x07), 4),
+        };
+        let c = text
+            .get(i + 1..i + len)
+            .unwrap_or(&[])
+            .iter()
+            .fold(c, |c, &b| (c << 6) | u32::from(b & 0x3F));
+        i += len;
+        let token_char = if c < 0x80 {
+            let a = c as u8;
+            a.is_ascii_alphanumeric()
+                .then(|| u32::from(a.to_ascii_lowercase()))
+        } else if is_thai_mark(c) {
             continue;
-        }
-        let token_char = if c.is_ascii() {
-            c.is_ascii_alphanumeric().then(|| c.to_ascii_lowercase())
         } else {
             Some(c)
         };
         match token_char {
             Some(c) => {
-                let c = c as u32;
                 match prev {
                     Some(p) => {
                         f(mix(p, c));

@@ -20,7 +20,7 @@ use crate::port::{Errno, Fd, Mode, Port};
 /// Bytes read from the port per call.
 const READ_CHUNK: usize = 64;
 /// Bytes collected before a port write.
-const WRITE_CHUNK: usize = 16;
+const WRITE_CHUNK: usize = 64;
 /// Longest field name that is matched; longer names are skipped as unknown.
 const NAME_MAX: usize = 12;
 
@@ -112,16 +112,36 @@ impl ByteReader {
         if self.peek(port)?.is_none() {
             return Ok(0);
         }
-        let chunk = self.chunk();
-        let mut n = 0usize;
-        for &b in chunk {
-            if b < 0x20 || b == b'"' || b == b'\\' {
-                break;
-            }
-            n += 1;
-        }
-        Ok(n)
+        Ok(plain_len(self.chunk()))
     }
+}
+
+/// The length of the run of plain string bytes (not `"`, `\\`, nor below
+/// 0x20) at the start of `s`: four bytes a step while none is special.
+fn plain_len(s: &[u8]) -> usize {
+    const LO: u32 = 0x0101_0101;
+    const HI: u32 = 0x8080_8080;
+    let mut i = 0usize;
+    while let Some(w) = s.get(i..i + 4).and_then(|w| <[u8; 4]>::try_from(w).ok()) {
+        let v = u32::from_le_bytes(w);
+        let (q, b) = (v ^ 0x2222_2222, v ^ 0x5C5C_5C5C);
+        // A byte below 0x20, or equal to '"' or '\\' (exact up to the first
+        // one: the bytes after it are looked at one by one).
+        let special = (v.wrapping_sub(0x20 * LO) & !v)
+            | (q.wrapping_sub(LO) & !q)
+            | (b.wrapping_sub(LO) & !b);
+        if special & HI != 0 {
+            break;
+        }
+        i += 4;
+    }
+    while let Some(&c) = s.get(i) {
+        if c < 0x20 || c == b'"' || c == b'\\' {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 /// A string field the caller wants decoded into its buffer (or only
@@ -702,8 +722,22 @@ impl LineWriter {
 
     /// Appends raw bytes.
     pub fn raw<P: Port>(&mut self, port: &mut P, bytes: &[u8]) -> Result<(), Errno> {
-        for &b in bytes {
-            self.byte(port, b)?;
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            if self.len >= self.buf.len() {
+                self.flush(port)?;
+            }
+            let room = self.buf.len() - self.len;
+            let (now, later) = rest.split_at_checked(room).unwrap_or((rest, &[]));
+            if let Some(dst) = self.buf.get_mut(self.len..self.len + now.len()) {
+                dst.copy_from_slice(now);
+            }
+            self.len += now.len();
+            self.written = self.written.saturating_add(now.len() as u32);
+            if let Some(&b) = now.last() {
+                self.last = b;
+            }
+            rest = later;
         }
         Ok(())
     }
@@ -726,7 +760,20 @@ impl LineWriter {
     pub fn string<P: Port>(&mut self, port: &mut P, s: &[u8]) -> Result<(), Errno> {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.byte(port, b'"')?;
-        for &b in s {
+        let mut rest = s;
+        while !rest.is_empty() {
+            // Plain bytes go in whole.
+            let run = plain_len(rest);
+            if run > 0 {
+                let (plain, tail) = rest.split_at_checked(run).unwrap_or((rest, &[]));
+                self.raw(port, plain)?;
+                rest = tail;
+                continue;
+            }
+            let Some((&b, tail)) = rest.split_first() else {
+                break;
+            };
+            rest = tail;
             match b {
                 b'"' => self.raw(port, b"\\\"")?,
                 b'\\' => self.raw(port, b"\\\\")?,
