@@ -60,7 +60,7 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
 fn choose_memory<P: Port>(port: &mut P, _ring: &SessionRing, cap: usize, used: &mut usize) -> u64 {
     let mut chosen: u64 = 0;
     let mut index = 0usize;
-    let _ = memory::for_each(port, |p| {
+    let _ = memory::for_each(port, &mut |p| {
         if index < MEMORY_LINES_MAX {
             let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
             let need = header + memory_line_len(p.key(), p.value());
@@ -166,7 +166,7 @@ fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &m
 fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64) {
     o.push(MEMORY_HEADER);
     let mut index = 0usize;
-    let _ = memory::for_each(port, |p| {
+    let _ = memory::for_each(port, &mut |p| {
         if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
             o.push(b"- ");
             o.push(p.key());

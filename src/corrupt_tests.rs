@@ -144,7 +144,7 @@ fn more_entries_than_the_capacity_are_all_kept() {
     );
     assert_eq!(memory::set(&mut port, b"k39", b"changed"), Ok(()));
     let mut n = 0;
-    memory::for_each(&mut port, |_| n += 1).unwrap();
+    memory::for_each(&mut port, &mut |_| n += 1).unwrap();
     assert_eq!(n, 40);
     let mut out = [0u8; 128];
     let len = memory::get(&mut port, b"k0", &mut out).unwrap();
@@ -174,7 +174,7 @@ fn duplicates_beyond_the_hashed_pairs_do_not_count_against_the_capacity() {
     port.put(MEMORY_PATH, file.as_bytes());
     assert_eq!(memory::set(&mut port, b"fresh", b"x"), Ok(()));
     let mut keys = Vec::new();
-    memory::for_each(&mut port, |p| {
+    memory::for_each(&mut port, &mut |p| {
         keys.push(String::from_utf8(p.key().to_vec()).unwrap())
     })
     .unwrap();

@@ -56,7 +56,7 @@ pub fn export_work_size<P: Port>(p: &mut P) -> Result<usize, Errno> {
         full: false,
         count: true,
     };
-    memory::for_each(p, |pair| {
+    memory::for_each(p, &mut |pair| {
         n += 1;
         write_line(&mut o, pair);
     })?;
@@ -204,7 +204,7 @@ pub fn export<P: Port>(p: &mut P, work: &mut [u8]) -> Result<(usize, usize), Exp
     // Pass 1: every valid line's key and line number.
     let mut n = 0usize;
     let mut over = false;
-    memory::for_each(p, |pair| {
+    memory::for_each(p, &mut |pair| {
         let Some(rec) = work.get_mut(n * REC..(n + 1) * REC) else {
             over = true;
             return;
@@ -251,7 +251,7 @@ pub fn export<P: Port>(p: &mut P, work: &mut [u8]) -> Result<(usize, usize), Exp
     };
     o.put(HEADER);
     let mut line = 0usize;
-    memory::for_each(p, |pair| {
+    memory::for_each(p, &mut |pair| {
         let superseded = bits
             .get(line / 8)
             .is_some_and(|b| b & (1 << (line % 8)) != 0);
@@ -598,7 +598,7 @@ pub fn import<P: Port>(
     }
     // The keys after the import: the text's and the store's.
     let mut full = false;
-    memory::for_each(p, |pr| {
+    memory::for_each(p, &mut |pr| {
         if !key_in(work, nkeys, pr.key()) && !key_add(work, &mut nkeys, pr.key()) {
             full = true;
         }

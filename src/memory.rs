@@ -82,9 +82,11 @@ pub const SHARD_PATHS: [&CStr; SHARDS] = [
 /// Largest shard written: one 256-byte page with littlefs's commit
 /// overhead (`tests/bench/FLASH_LAYOUTS.md`).
 const SHARD_MAX: usize = 220;
-/// Records a shard may hold (220 bytes of records of at least 23 bytes);
-/// a shard with more is not one of ours and is ignored.
-const SHARD_RECORDS: usize = 10;
+/// Records a shard holds at most (a shard that would hold more folds, as
+/// one that would pass [`SHARD_MAX`]); a shard with more is not one of
+/// ours and is ignored. Small: the readers keep a fingerprint per record
+/// on a 1 KiB stack.
+const SHARD_RECORDS: usize = 6;
 
 /// Why a memory operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -417,12 +419,18 @@ impl Store {
     /// Reads the base's generation and the shards' keys.
     #[inline(never)]
     pub fn open<P: Port>(port: &mut P) -> Result<Store, Errno> {
-        let generation = base_gen(port)?.unwrap_or(0);
-        let mut s = Store {
+        let mut s = Store::new();
+        s.load(port)?;
+        Ok(s)
+    }
+
+    /// A store not read yet.
+    pub const fn new() -> Store {
+        Store {
             reader: None,
             phase: 0,
-            generation,
-            newest: generation,
+            generation: 0,
+            newest: 0,
             sigs: [0; ENTRIES],
             ns: [0; ENTRIES],
             start: [0; SHARDS + 1],
@@ -433,7 +441,17 @@ impl Store {
             base_pairs: 0,
             skipped: false,
             from_base: false,
-        };
+        }
+    }
+
+    /// [`Store::open`] in place (no copy of the struct between frames).
+    #[inline(never)]
+    pub fn load<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
+        *self = Store::new();
+        let generation = base_gen(port)?.unwrap_or(0);
+        self.generation = generation;
+        self.newest = generation;
+        let s = self;
         let mut pair = Pair::new();
         let mut n = 0usize;
         for (i, path) in SHARD_PATHS.iter().enumerate() {
@@ -449,7 +467,7 @@ impl Store {
                 *st = n as u8;
             }
         }
-        Ok(s)
+        Ok(())
     }
 
     /// The records of one shard from entry `from`; `None` when it is stale
@@ -593,8 +611,12 @@ impl Store {
 }
 
 /// Calls `f` for each pair of the merged store (base duplicates included).
-pub fn for_each<P: Port>(port: &mut P, mut f: impl FnMut(&Pair)) -> Result<(), Errno> {
-    let mut store = Store::open(port)?;
+/// One frame holds the reader and the pair, whoever calls (`dyn`: the
+/// callers' closures do not each get a copy of it inlined).
+#[inline(never)]
+pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), Errno> {
+    let mut store = Store::new();
+    store.load(port)?;
     let mut pair = Pair::new();
     let res = loop {
         match store.next(port, &mut pair) {
@@ -612,7 +634,7 @@ pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, M
     validate(key, b"")?;
     let mut found: Option<usize> = None;
     let mut too_small = false;
-    for_each(port, |p| {
+    for_each(port, &mut |p| {
         if p.key() == key {
             // The last line wins: a later duplicate overwrites.
             match out.get_mut(..p.value().len()) {
@@ -920,6 +942,10 @@ fn shard_edit<P: Port>(
             }
             from = to;
         }
+    }
+    if n >= SHARD_RECORDS {
+        // No room for the key's record: fold.
+        return Ok(false);
     }
     let kept = keep.get(..n).unwrap_or(&[]);
     let change = match change {
@@ -1247,7 +1273,7 @@ mod tests {
 
     fn pairs(port: &mut MemPort) -> Vec<(String, String, bool)> {
         let mut v = Vec::new();
-        for_each(port, |p| {
+        for_each(port, &mut |p| {
             v.push((
                 String::from_utf8(p.key().to_vec()).unwrap(),
                 String::from_utf8(p.value().to_vec()).unwrap(),

@@ -104,7 +104,7 @@ pub unsafe extern "C" fn claw_memory_search(
     q.add(query);
     let mut n = 0usize;
     let ok = with_state(false, |_, p| {
-        memory::for_each(p, |pair| {
+        memory::for_each(p, &mut |pair| {
             let score = q.score(pair.key(), pair.value());
             if score > 0 {
                 n = insert_hit(hits, n, pair, score);
@@ -178,7 +178,7 @@ pub unsafe extern "C" fn claw_memory_at(index: usize, out: *mut claw_memory_hit_
     let mut i = 0usize;
     let mut found = false;
     let ok = with_state(false, |_, p| {
-        memory::for_each(p, |pair| {
+        memory::for_each(p, &mut |pair| {
             if i == index {
                 fill(&mut hit, pair.key(), pair.value(), 0, pair.pinned());
                 found = true;

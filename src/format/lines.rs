@@ -18,7 +18,7 @@ use core::ffi::CStr;
 use crate::port::{Errno, Fd, Mode, Port};
 
 /// Bytes read from the port per call.
-const READ_CHUNK: usize = 64;
+const READ_CHUNK: usize = 32;
 /// Bytes collected before a port write.
 const WRITE_CHUNK: usize = 64;
 /// Longest field name that is matched; longer names are skipped as unknown.
@@ -35,6 +35,8 @@ pub struct ByteReader {
     offset: u32,
     /// The last byte consumed.
     last: u8,
+    /// The values of the last array field read.
+    array: [u32; ARRAY_MAX],
 }
 
 impl ByteReader {
@@ -48,7 +50,13 @@ impl ByteReader {
             eof: false,
             offset: 0,
             last: 0,
+            array: [0; ARRAY_MAX],
         }
+    }
+
+    /// The values of the last array field read (see [`Scalar::Array`]).
+    pub fn array(&self) -> &[u32; ARRAY_MAX] {
+        &self.array
     }
 
     /// The descriptor, for closing.
@@ -219,8 +227,9 @@ pub enum Scalar {
     /// A non-negative integer, saturating at `u32::MAX`.
     Uint(u32),
     /// A flat array of at most [`ARRAY_MAX`] non-negative integers (more,
-    /// or anything else in it, makes the line invalid).
-    Array([u32; ARRAY_MAX], u8),
+    /// or anything else in it, makes the line invalid): how many; the
+    /// values are in [`ByteReader::array`] (kept out of every field).
+    Array(u8),
 }
 
 impl Scalar {
@@ -615,24 +624,24 @@ fn parse_scalar<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad
     match first {
         b'[' => {
             r.bump();
-            let mut v = [0u32; ARRAY_MAX];
+            r.array = [0; ARRAY_MAX];
             let mut n = 0usize;
             if skip_ws(port, r)? == Some(b']') {
                 r.bump();
-                return Ok(Scalar::Array(v, 0));
+                return Ok(Scalar::Array(0));
             }
             loop {
                 skip_ws(port, r)?;
                 let Scalar::Uint(x) = parse_number(port, r)? else {
                     return Err(Bad::Syntax);
                 };
-                *v.get_mut(n).ok_or(Bad::Syntax)? = x;
+                *r.array.get_mut(n).ok_or(Bad::Syntax)? = x;
                 n += 1;
                 match skip_ws(port, r)? {
                     Some(b',') => r.bump(),
                     Some(b']') => {
                         r.bump();
-                        return Ok(Scalar::Array(v, n as u8));
+                        return Ok(Scalar::Array(n as u8));
                     }
                     _ => return Err(Bad::Syntax),
                 }

@@ -108,7 +108,7 @@ pub fn read<P: Port>(
         _ => None,
     };
     let stats = match extra[3].value {
-        Scalar::Array(v, 7) => Some(v),
+        Scalar::Array(7) => Some(*r.array()),
         Scalar::Array(..) => return Ok(Read::Skipped),
         _ if extra[4].value != Scalar::Absent => Some([
             extra[4].value.uint(),
