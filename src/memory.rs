@@ -610,6 +610,12 @@ impl Store {
     }
 }
 
+impl Default for Store {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Calls `f` for each pair of the merged store (base duplicates included).
 /// One frame holds the reader and the pair, whoever calls (`dyn`: the
 /// callers' closures do not each get a copy of it inlined).
