@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite (README's test command; .ci/run calls it).
 #
-# Steps: setup → rustfmt → clippy → Rust unit + property tests → Miri →
-# fuzzing (fixed seed and count) → target
-# builds (Cortex-M55 and M3) → C ABI test under ASan/UBSan → no-panic link
-# and size report → MicroPython tests on the unix port (real LittleFS, real
-# HTTP on loopback) → reliability report → the MicroPython suite on an
-# emulated Cortex-M55 (qemu mps3-an547) → performance report. Every step is
+# Steps: setup → rustfmt → generated bindings → clippy → Rust unit +
+# property tests → Miri → fuzzing (fixed seed and count) → target builds
+# (Cortex-M33/M55 and M3) → C ABI test under ASan/UBSan → no-panic link and
+# size report → harness self-test → MicroPython tests on the unix port (real
+# LittleFS, real HTTP on loopback) → Python stubs → the bundled backend and
+# its OpenAI bridge → the CMake build path → reliability report → the
+# MicroPython suite on an emulated Cortex-M33 (qemu mps2-an505, serial bridge
+# to the backend) and the offline set on a Cortex-M55 → performance report. Every step is
 # counted (scripts/steps.sh): a step that reports no test fails, a build or
 # lint counts as one check; the last line is "N passed, N failed".
 set -uo pipefail
@@ -36,9 +38,13 @@ check "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
 check "build thumbv7m" cargo build --release --target thumbv7m-none-eabi
 step "c abi tests" bash scripts/test_c.sh
 step "size report" bash scripts/size_report.sh
+step "harness self-test" bash scripts/test_harness_selftest.sh
 step "micropython tests" bash scripts/test_mpy.sh
+step "python stubs" bash scripts/test_stubs.sh --no-build
+step "backend and bridge" env BENTOCLAW_REQUIRE_DEVICE=1 bash scripts/test_backend.sh
+step "cmake build" bash scripts/test_cmake.sh
 step "reliability report" bash scripts/reliability_report.sh build/test-logs/fuzz.log build/test-logs/c_abi_tests.log
-step "emulated cortex-m55" bash scripts/test_qemu.sh
+step "emulated cortex-m33 and m55" bash scripts/test_qemu.sh
 step "performance report" bash scripts/perf_report.sh
 
 echo
