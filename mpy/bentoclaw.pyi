@@ -127,7 +127,7 @@ ARCHIVE_MAX: Final[int] = 8192
 
 # --- connection and exchange ------------------------------------------------------
 
-def connect(host: str, port: int, api_key: str, /) -> bool:
+def connect(host: str, port: int, api_key: str) -> bool:
     """
     Connect to the backend; ``True`` when connected.
 
@@ -154,7 +154,7 @@ def disconnect() -> None:
     """
     ...
 
-def ask(prompt: str, /) -> str:
+def ask(prompt: str) -> str:
     """
     Send ``prompt`` with the context to the backend and return its reply.
 
@@ -180,7 +180,7 @@ def ask(prompt: str, /) -> str:
 
 # --- memory -------------------------------------------------------------------------
 
-def remember(key: str, value: str, /) -> bool:
+def remember(key: str, value: str) -> bool:
     """
     Store ``value`` under ``key`` in the memory store on flash.
 
@@ -191,10 +191,13 @@ def remember(key: str, value: str, /) -> bool:
         TypeError: ``key must be str``, ``value must be str``.
         ValueError: ``key must be 1..31 bytes (CLAW_MEM_KEY_MAX)``,
             ``value must be 0..127 bytes (CLAW_MEM_VAL_MAX)``.
+        OSError: ``memory not saved: <path>: a directory is in the way`` (a
+            directory where a file of the store should be; ``e.errno`` is
+            the file system's).
     """
     ...
 
-def recall(key: str, /) -> Optional[str]:
+def recall(key: str) -> Optional[str]:
     """
     The value stored under ``key``, or ``None``.
 
@@ -217,7 +220,7 @@ def search(query: str, n: int = 5) -> List[Tuple[str, str, int]]:
     """
     ...
 
-def forget(key: str, /) -> bool:
+def forget(key: str) -> bool:
     """
     Remove ``key`` from the memory store; ``False`` when absent or the write failed.
 
@@ -397,7 +400,7 @@ def tools() -> List[Tuple[str, int, int, bool]]:
     """
     ...
 
-def tacp(line: Union[str, bytes, bytearray], /) -> str:
+def tacp(line: Union[str, bytes, bytearray]) -> str:
     """
     Answer one TACP request line (docs/TACP.md) with one response line.
 

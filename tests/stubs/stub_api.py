@@ -40,9 +40,9 @@ UNIX_ONLY_MARK = "Availability: unix port only"
 # name -> (what is wrong, old text, new text): each must make check_stub.py fail.
 MUTANTS = {
     "renamed-keyword": ("search()'s n is called count", "def search(query: str, n: int = 5)", "def search(query: str, count: int = 5)"),
-    "lost-positional-only": ("ask() takes prompt= by keyword", "def ask(prompt: str, /)", "def ask(prompt: str)"),
+    "lost-positional-only": ("_clock() takes s= by keyword", "def _clock(s: Optional[int], /)", "def _clock(s: Optional[int])"),
     "lost-keyword-only": ("import_memory()'s strict may be positional", "def import_memory(text: str, *, strict", "def import_memory(text: str, strict"),
-    "extra-parameter": ("tacp() has a second parameter", "def tacp(line: Union[str, bytes, bytearray], /)", "def tacp(line: Union[str, bytes, bytearray], eol: str = '', /)"),
+    "extra-parameter": ("tacp() has a second parameter", "def tacp(line: Union[str, bytes, bytearray])", "def tacp(line: Union[str, bytes, bytearray], eol: str = '')"),
     "missing-function": ("session() is left out", "def session() -> List[Tuple[_Role, str]]:", "def _not_session() -> List[Tuple[_Role, str]]:"),
     "extra-function": ("a reset() the module lacks", "def disconnect() -> None:", "def reset() -> None: ...\ndef disconnect() -> None:"),
     "constant-value": ("PROMPT_MAX is 1024", "PROMPT_MAX: Final[int] = 4096", "PROMPT_MAX: Final[int] = 1024"),
@@ -266,12 +266,16 @@ def c_args(path):
         defs[m.group(1)] = {"kind": "var", "min": int(m.group(2)), "max": int(m.group(3))}
     for m in re.finditer(r"MP_DEFINE_CONST_FUN_OBJ_KW\((\w+)_obj,\s*(\d+),\s*(\w+)\)", text):
         body = re.search(r"\nstatic mp_obj_t %s\((.*?)\n\}\n" % re.escape(m.group(3)), text, re.S)
-        table = re.search(r"mp_arg_t allowed\[\]\s*=\s*\{(.*?)\n\s*\};", body.group(1), re.S) if body else None
+        table = re.search(r"mp_arg_t allowed\[\]\s*=\s*\{(.*?)\};", body.group(1), re.S) if body else None
         args = None
         if table:
             args = []
-            for name, flags in re.findall(r"\{\s*MP_QSTR_(\w+),\s*([^,]+),", table.group(1)):
-                args.append({"name": name, "required": "MP_ARG_REQUIRED" in flags, "kw_only": "MP_ARG_KW_ONLY" in flags})
+            # Entries in full, or REQ(name): a required argument, by position or keyword.
+            for full, flags, req in re.findall(r"\{\s*MP_QSTR_(\w+),\s*([^,]+),|\bREQ\((\w+)\)", table.group(1)):
+                if req:
+                    args.append({"name": req, "required": True, "kw_only": False})
+                else:
+                    args.append({"name": full, "required": "MP_ARG_REQUIRED" in flags, "kw_only": "MP_ARG_KW_ONLY" in flags})
         defs[m.group(1)] = {"kind": "kw", "args": args}
     return {name: defs.get(obj) for name, obj in objs.items()}
 

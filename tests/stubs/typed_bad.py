@@ -6,7 +6,7 @@
 import bentoclaw
 
 bentoclaw.ask(42)  # E: arg-type
-bentoclaw.ask(prompt="hello")  # E: call-arg
+bentoclaw.ask(text="hello")  # E: call-arg
 bentoclaw.connect("127.0.0.1", "8080", "key")  # E: arg-type
 bentoclaw.remember("k")  # E: call-arg
 bentoclaw.search("k", count=3)  # E: call-arg
