@@ -75,15 +75,24 @@ static void enter(enum port_op op)
     }
 }
 
-/* Returns the injected error for this call, or 0; fills *torn for writes. */
-static int32_t fault_for(enum port_op op, const char *path, size_t *torn)
+/* Returns the injected error for this call, or 0; fills *torn for writes.
+ * `writing`: the call is on a file opened for writing (a filter "w:..."
+ * matches only those). */
+static int32_t fault_for(enum port_op op, const char *path, bool writing, size_t *torn)
 {
     for (unsigned i = 0; i < MAX_FAULTS; i++) {
         struct port_fault *f = &s_faults[i];
         if (!f->armed || f->op != op) {
             continue;
         }
-        if (f->filter[0] && (!path || !strstr(path, f->filter))) {
+        const char *filter = f->filter;
+        if (strncmp(filter, "w:", 2) == 0) {
+            if (!writing) {
+                continue;
+            }
+            filter += 2;
+        }
+        if (filter[0] && (!path || !strstr(path, filter))) {
             continue;
         }
         if (--f->countdown == 0) {
@@ -303,7 +312,7 @@ int32_t claw_port_open(const char *path, uint8_t mode)
         violation("open: bad mode", path);
         return -EINVAL;
     }
-    int32_t err = fault_for(PORT_OP_OPEN, path, NULL);
+    int32_t err = fault_for(PORT_OP_OPEN, path, mode != CLAW_PORT_MODE_READ, NULL);
     if (err) {
         return err;
     }
@@ -355,7 +364,7 @@ int32_t claw_port_read(int32_t fd, uint8_t *buf, size_t len)
         violation("read: file not opened for reading", f->path);
         return -EBADF;
     }
-    int32_t err = fault_for(PORT_OP_READ, f->path, NULL);
+    int32_t err = fault_for(PORT_OP_READ, f->path, false, NULL);
     if (err) {
         return err;
     }
@@ -390,7 +399,7 @@ int32_t claw_port_write(int32_t fd, const uint8_t *buf, size_t len)
         return -EINVAL;
     }
     size_t torn = 0;
-    int32_t err = fault_for(PORT_OP_WRITE, f->path, &torn);
+    int32_t err = fault_for(PORT_OP_WRITE, f->path, true, &torn);
     size_t todo = err ? (torn < len ? torn : len) : len;
     size_t done = 0;
     while (done < todo) {
@@ -416,7 +425,7 @@ int32_t claw_port_close(int32_t fd)
     if (!f) {
         return -EBADF;
     }
-    int32_t err = fault_for(PORT_OP_CLOSE, f->path, NULL);
+    int32_t err = fault_for(PORT_OP_CLOSE, f->path, f->mode != CLAW_PORT_MODE_READ, NULL);
     int rc = close(f->os_fd);
     f->used = false;
     s_open_now--;
@@ -437,7 +446,7 @@ int32_t claw_port_remove(const char *path)
     if (!map_path(path, full, sizeof full)) {
         return -EINVAL;
     }
-    int32_t err = fault_for(PORT_OP_REMOVE, path, NULL);
+    int32_t err = fault_for(PORT_OP_REMOVE, path, false, NULL);
     if (err) {
         return err;
     }
@@ -457,7 +466,7 @@ int32_t claw_port_rename(const char *from, const char *to)
     if (!map_path(from, full_from, sizeof full_from) || !map_path(to, full_to, sizeof full_to)) {
         return -EINVAL;
     }
-    int32_t err = fault_for(PORT_OP_RENAME, from, NULL);
+    int32_t err = fault_for(PORT_OP_RENAME, from, false, NULL);
     if (err) {
         return err;
     }

@@ -38,7 +38,9 @@ void port_advance(uint32_t ms);
 /* Make the nth matching call of `op` (1 = the next one) fail with
  * `neg_errno`. `path_filter` (NULL = any) must be a substring of the file's
  * port path (for read/write/close: the path it was opened with; for rename:
- * the `from` path). A write fault with `torn_bytes` > 0 first writes that many
+ * the `from` path); a filter "w:<substring>" matches only calls on files
+ * opened for writing (open in WRITE/APPEND mode, write, close of such a
+ * file). A write fault with `torn_bytes` > 0 first writes that many
  * bytes of the buffer (or all of it when shorter). Up to 8 faults can be
  * armed at once. */
 void port_fail(enum port_op op, unsigned nth, int32_t neg_errno, const char *path_filter);
