@@ -51,22 +51,17 @@ bentoclaw.remember("keep", "me")
 def snapshot():
     st = bentoclaw.status()
     return (st["session_msgs"], st["errors"], bentoclaw.safety()["circuit_breaker"],
-            rig.read_file(rig.MEMORY_FILE), rig.read_file(rig.SESSION_FILE))
+            tuple(rig.read_file(p) for p in rig.MEMORY_FILES + rig.SESSION_FILES))
 
 
 def no_nul_stored(what):
-    for path in (rig.SESSION_FILE, rig.MEMORY_FILE):
+    for path in rig.SESSION_FILES + rig.MEMORY_FILES:
         raw = rig.read_file(path) or b""
         t.check(b"\x00" not in raw and b"\\u0000" not in raw, "%s: %s holds no NUL" % (what, path),
                 raw[-160:])
-    # session() shows what the file holds, whole (a NUL would cut it).
-    recs = []
-    for line in (rig.read_file(rig.SESSION_FILE) or b"").decode().split("\n"):
-        if line.strip():
-            r = json.loads(line)
-            recs.append((r["role"], r["content"]))
-    t.eq(bentoclaw.session(), recs[-len(bentoclaw.session()):] if bentoclaw.session() else [],
-         "%s: session() shows the stored turns whole" % what)
+    # session() shows what the files hold, whole (a NUL would cut it): the
+    # ring read back from the base and its slots.
+    t.eq(bentoclaw.session(), rig.session_on_flash(), "%s: session() shows the stored turns whole" % what)
 
 
 # --- every str argument -----------------------------------------------------------------

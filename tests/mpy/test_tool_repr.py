@@ -70,10 +70,9 @@ def last_turn():
 
 
 def stored_turn():
-    raw = rig.read_file(rig.SESSION_FILE) or b""
-    lines = [x for x in raw.decode().split("\n") if x.strip()]
-    r = json.loads(lines[-1]) if lines else {}
-    return (r.get("role"), r.get("content"))
+    """The newest entry of the ring read back from the session files."""
+    ring = rig.session_on_flash()
+    return ring[-1] if ring else (None, None)
 
 
 for cls in (Bad, BadValue, Recurse, NoMem):
