@@ -84,7 +84,7 @@ def child(name):
     t.eq(rig.connect(bc), True, "connect")
     bc.ask("hello")
     t.eq(bc.flush(), True, "flush before the scenario")
-    mem_before = rig.read_file(rig.MEMORY_FILE)
+    mem_before = [rig.read_file(p) for p in rig.MEMORY_FILES]
 
     st = {"level": 0, "pending": [], "max_handler": 0, "calls": 0, "refused": 0, "over": 0,
           "requests_refused": 0, "pyrec": [], "heap": []}
@@ -262,11 +262,12 @@ def child(name):
             t.eq(bc.tool("echo", "after"), "after", "tool() after the scenario")
     except Exception as e:
         t.check(False, "the module works after the scenario", repr(e))
-    t.eq(rig.read_file(rig.MEMORY_FILE), mem_before, "the memory file is unchanged")
+    t.eq([rig.read_file(p) for p in rig.MEMORY_FILES], mem_before, "the memory files are unchanged")
     for k, v in (("city", "Chiang Mai"), ("pet", "cat named Mali"), ("lang", "ไทย")):
         t.eq(bc.recall(k), v, "recall(%s)" % k)
     t.eq(bc.flush(), True, "flush()")
-    raw = rig.read_file(rig.SESSION_FILE) or b""
+    raw = b"".join(rig.read_file(p) or b"" for p in rig.SESSION_FILES)
+    t.check(len(raw) > 0, "the session files were written")
     bad = 0
     for line in raw.decode().split("\n"):
         if line.strip():
@@ -275,8 +276,9 @@ def child(name):
                 bad += not (isinstance(r, dict) and isinstance(r.get("content"), str))
             except ValueError:
                 bad += 1
-    t.eq(bad, 0, "every line of the session file is a whole record")
+    t.eq(bad, 0, "every line of the session files is a whole record")
     ring = bc.session()
+    t.eq(rig.session_on_flash(), ring, "the ring read back from the files is the ring")
     t.check(0 < len(ring) <= 10, "the ring holds 1..10 messages", len(ring))
     bc = rig.simulate_soft_reset(bc)
     t.eq(bc.session(), ring, "a reboot reads the same ring")

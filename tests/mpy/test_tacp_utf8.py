@@ -140,8 +140,8 @@ for n in range(50, 60):
     ask("TOOL ok", "a plain success")
 
 t.eq(bad_answers, [], "every TACP answer is valid UTF-8 (%d answers)" % answers)
-raw = rig.read_file(rig.SESSION_FILE) or b""
-t.check(len(raw) > 0, "the session file was written")
-t.check(utf8_ok(raw), "the session file is valid UTF-8", raw[:80])
+raw = [rig.read_file(p) or b"" for p in rig.SESSION_FILES]
+t.check(sum(len(r) for r in raw) > 0, "the session files were written")
+t.check(all(utf8_ok(r) for r in raw), "the session files are valid UTF-8", [r[:80] for r in raw if not utf8_ok(r)])
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "the breaker is closed")
 t.done()
