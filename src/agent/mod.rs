@@ -791,6 +791,8 @@ fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
             n += take;
         }
     }
+    // A requested name may hold a NUL ("a\u0000b"): never into a turn or the UI.
+    let n = crate::text::sanitize_in_place(&mut line, n);
     let text = line.get(..n).unwrap_or(&[]);
     h.ui(Ui::Tool, text);
     let _ = h.with_core(|c, p| {
