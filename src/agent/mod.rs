@@ -30,6 +30,8 @@
 
 pub mod builtin;
 pub mod config;
+#[cfg(test)]
+mod model_tests;
 pub mod policy;
 pub mod tacp;
 pub mod wire;
