@@ -30,6 +30,8 @@
 
 pub mod builtin;
 pub mod config;
+#[cfg(test)]
+mod model_tests;
 pub mod policy;
 pub mod tacp;
 pub mod wire;
@@ -794,7 +796,8 @@ fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
         }
     }
     // The NUL rule: a name the backend sent (an unknown tool's is echoed)
-    // may hold a NUL or a cut sequence; the turn shows `?` for it.
+    // may hold a NUL ("a\u0000b") or a cut sequence; the turn and the UI
+    // show `?` for it.
     let n = crate::text::sanitize_in_place(&mut line, n);
     let text = line.get(..n).unwrap_or(&[]);
     h.ui(Ui::Tool, text);

@@ -15,6 +15,8 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
+#[cfg(all(test, feature = "agent"))]
+mod agent_tests;
 #[cfg(feature = "lasting")]
 pub mod lasting;
 #[cfg(test)]

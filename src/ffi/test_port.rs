@@ -110,3 +110,262 @@ pub unsafe extern "C" fn claw_port_atomic_write(path: *const c_char) -> u8 {
     let path = unsafe { CStr::from_ptr(path) };
     with(|p| u8::from(p.atomic_write(path)))
 }
+
+/// The agent's callbacks (`claw_port_post`, `claw_port_tool`, …), scripted:
+/// the backend answers from [`AgentPort::replies`], each tool call does the
+/// next [`ToolScript`] (which may call back into the library), and every
+/// call is recorded.
+#[cfg(feature = "agent")]
+pub mod agent {
+    use std::collections::VecDeque;
+    use std::ffi::{CStr, c_char, c_void};
+    use std::sync::Mutex;
+
+    /// What one `claw_port_post` answers.
+    #[derive(Clone, Debug)]
+    pub enum Post {
+        /// A 200 with this body (longer than `reply_max`: -1, as the
+        /// contract says).
+        Body(Vec<u8>),
+        /// -1.
+        Fail,
+        /// A port that lies: claims this many bytes more than `reply_max`.
+        Overclaim(usize),
+    }
+
+    /// What one `claw_port_tool` does.
+    #[derive(Clone, Copy)]
+    pub enum ToolScript {
+        /// Returns this text (any bytes; cut to `out_max`).
+        Returned(&'static [u8]),
+        /// Raises with this text.
+        Raised(&'static [u8]),
+        /// A KeyboardInterrupt: sets `claw_port_aborted()` and reports ABORT.
+        Abort,
+        /// Claims `out_max + n` bytes written (a lying host).
+        Overclaim(usize),
+        /// Calls back into the library with the call's `ctx`, then returns
+        /// what the function gives.
+        Nested(fn(*mut c_void) -> Vec<u8>),
+    }
+
+    /// One `claw_port_tool` call as the core made it.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct ToolCall {
+        /// The registry slot.
+        pub slot: u8,
+        /// `CLAW_PORT_ARG_*`.
+        pub kind: u8,
+        /// The text argument.
+        pub arg: Vec<u8>,
+        /// The `ctx` the core passed.
+        pub ctx: usize,
+        /// `out_max`.
+        pub out_max: usize,
+    }
+
+    /// The scripted host.
+    #[derive(Default)]
+    pub struct AgentPort {
+        /// `claw_port_connected()`.
+        pub connected: bool,
+        /// What the next `claw_port_connect` answers.
+        pub connect_ok: bool,
+        /// (host, port, api key) of each connect.
+        pub connects: Vec<(Vec<u8>, u16, Vec<u8>)>,
+        /// The backend's answers, in order (then `Fail`).
+        pub replies: VecDeque<Post>,
+        /// Every posted body.
+        pub bodies: Vec<Vec<u8>>,
+        /// The tools' scripts, in order (then `Returned(b"done")`).
+        pub tools: VecDeque<ToolScript>,
+        /// Every tool call.
+        pub calls: Vec<ToolCall>,
+        /// Every UI event.
+        pub ui: Vec<(u8, Vec<u8>)>,
+        /// `claw_port_ui_init` calls.
+        pub ui_inits: u32,
+        /// `claw_port_tokens`.
+        pub tokens: (u32, u32),
+        /// `claw_port_time_s`.
+        pub time_s: u32,
+        /// `claw_port_aborted`.
+        pub aborted: bool,
+    }
+
+    /// The agent host behind the exported functions.
+    pub static AGENT: Mutex<Option<AgentPort>> = Mutex::new(None);
+
+    /// Runs `f` on the installed agent host. Never held across a call back
+    /// into the library.
+    pub fn host<R>(f: impl FnOnce(&mut AgentPort) -> R) -> R {
+        f(AGENT
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(AgentPort::default))
+    }
+
+    /// Test port.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn claw_port_connected() -> bool {
+        host(|h| h.connected)
+    }
+
+    /// # Safety
+    /// `host` and `api_key` are NUL-terminated.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn claw_port_connect(
+        host_name: *const c_char,
+        port: u16,
+        api_key: *const c_char,
+    ) -> bool {
+        // SAFETY: the core passes NUL-terminated buffers.
+        let (h, k) = unsafe { (CStr::from_ptr(host_name), CStr::from_ptr(api_key)) };
+        host(|a| {
+            a.connects
+                .push((h.to_bytes().to_vec(), port, k.to_bytes().to_vec()));
+            a.connected = a.connect_ok;
+            a.connect_ok
+        })
+    }
+
+    /// Test port.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn claw_port_disconnect() {
+        host(|h| h.connected = false);
+    }
+
+    /// # Safety
+    /// `body` valid for `body_len` bytes, `reply` for `reply_max`.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn claw_port_post(
+        body: *const u8,
+        body_len: usize,
+        reply: *mut u8,
+        reply_max: usize,
+    ) -> i32 {
+        // SAFETY: the core passes a live body of `body_len` bytes.
+        let body = unsafe { std::slice::from_raw_parts(body, body_len) }.to_vec();
+        let next = host(|h| {
+            h.bodies.push(body);
+            if h.connected {
+                h.replies.pop_front().unwrap_or(Post::Fail)
+            } else {
+                Post::Fail
+            }
+        });
+        match next {
+            Post::Body(b) if b.len() <= reply_max => {
+                // SAFETY: the core passes a buffer of `reply_max` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), reply, b.len()) };
+                b.len() as i32
+            }
+            Post::Body(_) | Post::Fail => -1,
+            Post::Overclaim(n) => (reply_max + n) as i32,
+        }
+    }
+
+    /// # Safety
+    /// As `claw_port.h` says: `arg` valid for `arg_len` bytes, `out` for
+    /// `out_max`, `out_len` valid.
+    #[unsafe(no_mangle)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe extern "C" fn claw_port_tool(
+        ctx: *mut c_void,
+        slot: u8,
+        arg_kind: u8,
+        arg: *const u8,
+        arg_len: usize,
+        out: *mut u8,
+        out_max: usize,
+        out_len: *mut usize,
+    ) -> u8 {
+        // SAFETY: the core passes a live argument of `arg_len` bytes (an
+        // empty one for no text argument).
+        let arg = unsafe { std::slice::from_raw_parts(arg, arg_len) }.to_vec();
+        let script = host(|h| {
+            h.calls.push(ToolCall {
+                slot,
+                kind: arg_kind,
+                arg,
+                ctx: ctx as usize,
+                out_max,
+            });
+            h.tools.pop_front().unwrap_or(ToolScript::Returned(b"done"))
+        });
+        let (code, text): (u32, Vec<u8>) = match script {
+            ToolScript::Returned(t) => (super::super::sys::CLAW_PORT_TOOL_RETURNED, t.to_vec()),
+            ToolScript::Raised(t) => (super::super::sys::CLAW_PORT_TOOL_RAISED, t.to_vec()),
+            ToolScript::Abort => {
+                host(|h| h.aborted = true);
+                (super::super::sys::CLAW_PORT_TOOL_ABORT, Vec::new())
+            }
+            ToolScript::Overclaim(n) => {
+                // SAFETY: `out_len` is valid; nothing is written to `out`.
+                unsafe { out_len.write(out_max + n) };
+                return super::super::sys::CLAW_PORT_TOOL_RETURNED as u8;
+            }
+            // The lock is not held: the tool calls back into the library.
+            ToolScript::Nested(f) => (super::super::sys::CLAW_PORT_TOOL_RETURNED, f(ctx)),
+        };
+        let n = text.len().min(out_max);
+        // SAFETY: `out` is valid for `out_max` bytes, `out_len` for one.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), out, n);
+            out_len.write(n);
+        }
+        code as u8
+    }
+
+    /// # Safety
+    /// Both pointers valid.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn claw_port_tokens(tokens_in: *mut u32, tokens_out: *mut u32) {
+        let (i, o) = host(|h| h.tokens);
+        // SAFETY: the core passes two valid out-pointers.
+        unsafe {
+            tokens_in.write(i);
+            tokens_out.write(o);
+        }
+    }
+
+    /// Test port.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn claw_port_time_s() -> u32 {
+        host(|h| h.time_s)
+    }
+
+    /// Test port.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn claw_port_ui_init() {
+        host(|h| h.ui_inits += 1);
+    }
+
+    /// # Safety
+    /// `text` valid for `len` bytes.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn claw_port_ui(event: u8, text: *const u8, len: usize) {
+        // SAFETY: the core passes a live text of `len` bytes.
+        let text = unsafe { std::slice::from_raw_parts(text, len) }.to_vec();
+        host(|h| h.ui.push((event, text)));
+    }
+
+    /// Test port.
+    #[unsafe(no_mangle)]
+    pub extern "C" fn claw_port_aborted() -> bool {
+        host(|h| h.aborted)
+    }
+
+    /// [`super::fresh`], a fresh agent host (connected when `connected`)
+    /// and `claw_agent_init()`.
+    pub fn fresh(connected: bool) -> std::sync::MutexGuard<'static, ()> {
+        let g = super::fresh();
+        *AGENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(AgentPort {
+            connected,
+            connect_ok: true,
+            ..AgentPort::default()
+        });
+        assert!(crate::ffi::agent::claw_agent_init());
+        g
+    }
+}
