@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Summarise the per-call dumps of tests/bench/callgrind/harness under callgrind.
 
-Usage: cg_summary.py OUT.1 OUT.2 ...   (the files --callgrind-out-file=OUT wrote)
+Usage: cg_summary.py [--read LOG] OUT.1 OUT.2 ...
+       (OUT.n: the files --callgrind-out-file=OUT wrote; LOG: the harness's
+       standard output, with its "READ<tab><label><tab><bytes>" lines)
 
 For each dump prints one tab-separated line:
-  CG <label> <total Ir> <Ir inside claw_port_* (inclusive)> <top self-cost functions>
+  CG <label> <total Ir> <Ir inside claw_port_* (inclusive)> <top self-cost functions> <bytes read>
 where the label is the CALLGRIND_DUMP_STATS_AT() text, the total is the
 dump's `summary:` (everything collected while the call ran: core, builtins,
 port callbacks, libc), the port share is the inclusive cost of the calls
-made to claw_port_* functions, and the top list names the three functions
-with the largest self cost ("name pct%").
+made to claw_port_* functions, the top list names the three functions
+with the largest self cost ("name pct%"), and the bytes read are the
+harness's count of bytes claw_port_read returned during the call ("-"
+without --read, or when the log has no READ line for the label).
 """
 
 import re
@@ -58,7 +62,28 @@ def parse(path):
     return label, total, port, self_cost
 
 
-def main(files):
+def read_counts(log):
+    """label -> bytes read, from the harness's READ lines."""
+    out = {}
+    for line in open(log, encoding="utf-8", errors="replace"):
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) == 3 and parts[0] == "READ" and parts[2].isdigit():
+            out[parts[1]] = int(parts[2])
+    return out
+
+
+def main(argv):
+    reads = {}
+    files = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--read":
+            reads = read_counts(argv[i + 1])
+            i += 2
+        else:
+            files.append(argv[i])
+            i += 1
+
     def key(p):
         m = re.search(r"\.(\d+)$", p)
         return int(m.group(1)) if m else 0
@@ -69,7 +94,8 @@ def main(files):
         tops = ", ".join(
             "%s %d%%" % (re.sub(r"^.*::", "", n), round(100.0 * c / total)) for n, c in top if total and c
         )
-        print("CG\t%s\t%d\t%d\t%s" % (label, total, port, tops))
+        got = reads.get(label)
+        print("CG\t%s\t%d\t%d\t%s\t%s" % (label, total, port, tops, "-" if got is None else got))
 
 
 if __name__ == "__main__":
