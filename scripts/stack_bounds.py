@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no scripts/__pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stack_report as sr
 
