@@ -1,45 +1,35 @@
 /*
  * claw_port_agent.c — the agent's ports of include/claw_port.h over
  * MicroPython: running a registered Python tool, the backend transport and
- * the UI panel (claw_transport.h: the firmware's claw_https_* / claw_ipc_*,
- * or the unix port's stand-ins), and the wall clock.
- *
- * The Rust core calls these; like the file port (claw_port_vfs.c) each one
- * returns normally: a MicroPython exception is caught here (nlr_push) and
- * becomes a code, never a longjmp through a Rust frame. A tool may call
- * back into the module: the core holds no state borrowed across the call.
+ * the UI panel (claw_transport.h), and the wall clock. Like the file port
+ * (claw_port_vfs.c) each returns normally: a MicroPython exception is caught
+ * here (nlr_push) and becomes a code, never a longjmp through a Rust frame.
+ * A tool may call back into the module: the core holds no state borrowed
+ * across the call.
  */
 #include <string.h>
 
 #include "py/mphal.h"
-#include "py/nlr.h"
-#include "py/obj.h"
 #include "py/runtime.h"
 #include "shared/timeutils/timeutils.h"
 
 #include "claw_port.h"
-#include "claw_port_vfs.h"
+#include "claw_safety.h"
 #include "claw_transport.h"
 #include "bentoclaw.h"
 
-/* ---------------------------------------------------------------------------
- * Running a Python tool
- */
+/* --- Running a Python tool --- */
 
 // A print sink that keeps the first `max` bytes (the core cuts them on a
 // character boundary), so the text of a large result never takes heap.
 typedef struct _capped_t {
     uint8_t *out;
-    size_t max;
-    size_t len;
+    size_t max, len;
 } capped_t;
 
 static void capped_print(void *data, const char *str, size_t len) {
     capped_t *c = data;
-    size_t room = c->max - c->len;
-    if (len > room) {
-        len = room;
-    }
+    len = len < c->max - c->len ? len : c->max - c->len;
     memcpy(c->out + c->len, str, len);
     c->len += len;
 }
@@ -56,11 +46,7 @@ static size_t text_of(mp_obj_t obj, bool as_str, uint8_t *out, size_t max) {
     } else {
         // A KeyboardInterrupt or SystemExit is not swallowed: everything
         // stops (claw_port_aborted) and it is raised once the core returned.
-        mp_obj_t e = MP_OBJ_FROM_PTR(nlr.ret_val);
-        if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(e)), MP_OBJ_FROM_PTR(&mp_type_Exception))
-            && MP_STATE_VM(bentoclaw_pending_exc) == MP_OBJ_NULL) {
-            MP_STATE_VM(bentoclaw_pending_exc) = e;
-        }
+        (void)claw_port_vfs_keep(MP_OBJ_FROM_PTR(nlr.ret_val));
         c.len = 0;
         mp_printf(&print, "<%q object>", (qstr)mp_obj_get_type(obj)->name);
     }
@@ -77,7 +63,7 @@ uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8
     *out_len = 0;
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
-        mp_obj_t handler = bentoclaw_handler(slot);
+        mp_obj_t handler = slot < CLAW_RATE_MAX_TOOLS ? BENTOCLAW_HANDLER(slot) : MP_OBJ_NULL;
         if (handler == MP_OBJ_NULL) {
             mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("tool has no handler"));
         }
@@ -96,8 +82,7 @@ uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8
         return CLAW_PORT_TOOL_RETURNED;
     }
     mp_obj_t exc = MP_OBJ_FROM_PTR(nlr.ret_val);
-    bool failure = mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(exc)),
-        MP_OBJ_FROM_PTR(&mp_type_Exception));
+    bool failure = mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(exc)), MP_OBJ_FROM_PTR(&mp_type_Exception));
     if (ctx != NULL && (failure || ctx->exc == MP_OBJ_NULL)) {
         ctx->exc = exc;
     }
@@ -113,17 +98,12 @@ bool claw_port_aborted(void) {
     return claw_port_vfs_pending();
 }
 
-/* ---------------------------------------------------------------------------
- * Transport, UI, clock
- */
+/* --- Transport, UI, clock --- */
 
 int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, size_t reply_max) {
     // claw_https_post() NUL-terminates: it may use one byte more than it
     // reports.
-    if (reply_max == 0) {
-        return -1;
-    }
-    return claw_https_post((const char *)body, body_len, (char *)reply, reply_max - 1);
+    return reply_max == 0 ? -1 : claw_https_post((const char *)body, body_len, (char *)reply, reply_max - 1);
 }
 
 bool claw_port_connect(const char *host, uint16_t port, const char *api_key) {

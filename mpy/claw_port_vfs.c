@@ -1,82 +1,64 @@
 /*
  * claw_port_vfs.c — include/claw_port.h implemented over MicroPython's VFS.
  *
- * The Rust core calls these functions for every file operation and for the
- * clock. They run MicroPython's own open()/VFS code, so the session and
- * memory files live on whatever is mounted at "/" (LittleFS on the board,
- * a Python block device in the tests, a file system written in Python, the
- * host directory tree on a bare unix port). Everything reached from here may
- * be Python code written by the user, so nothing it does is trusted.
+ * The Rust core calls these for every file operation and for the clock. They
+ * run MicroPython's own open()/VFS code, so the files live on whatever is
+ * mounted at "/" (LittleFS on the board, a Python block device in the tests,
+ * a file system written in Python, the host tree on a bare unix port).
+ * Everything reached from here may be the user's Python code: nothing it
+ * does is trusted.
  *
- * The rules of this port:
- *
- * 1. No exception crosses a Rust frame. Raising a MicroPython exception is a
- *    longjmp, and a longjmp must never cross a Rust frame. So each function
+ * 1. No exception crosses a Rust frame (raising is a longjmp): each function
  *    pushes its own NLR handler before its first MicroPython call (building
- *    the path string included: it allocates and can raise MemoryError) and
- *    turns any exception into -errno: an OSError gives its errno, a
- *    MemoryError -ENOMEM, anything else -EIO.
+ *    the path string too: it can raise MemoryError) and turns any exception
+ *    into -errno: an OSError its errno, a MemoryError -ENOMEM, else -EIO.
  *
- * 2. A file object is only used the way its type says. mp_vfs_open()
- *    returns whatever the mounted file system's open() returns: a native
- *    stream (LittleFS, FAT, the unix VFS), a Python class with
- *    read/readinto/write/close, an io.IOBase subclass, None, an int...
- *    MicroPython's own mp_stream_rw()/mp_stream_close() assume a native
- *    stream and crash on anything else. Here each operation looks the method
- *    up (readinto, else read; write; close) with mp_load_method_maybe():
- *     - when it is MicroPython's generic stream method (mp_stream_readinto_obj
- *       ...) bound to an object of a native type whose protocol slot is set,
- *       the type declared itself a stream: its mp_stream_p_t is called
- *       directly on the caller's buffer;
- *     - any other callable is called as a Python method, with a copy of the
- *       data (a fresh bytes for write(), a fresh bytearray for readinto()),
- *       so Python code never holds a reference to the core's memory. This
- *       covers io.IOBase subclasses (their protocol slot only calls these
- *       same Python methods back) and Python subclasses of native streams
- *       (whose inherited protocol slot would be called with the wrong object);
- *     - no such method, or a generic stream method bound to anything else:
- *       -EIO.
- *    Every count a callee reports is checked against the buffer it was
- *    given: a native stream's count and a write() count are clamped to it
- *    (a write() that claims more than it was given took all of it); a
- *    readinto() that claims more than the buffer, or a read(n) that returns
- *    more than n bytes, is -EIO (the core must never get bytes the file did
- *    not supply). A count that is not an int, is negative, or None is -EIO;
- *    read() must return a bytes-like object that is not a str.
+ * 2. A file object is only used the way its type says. mp_vfs_open() returns
+ *    whatever the file system's open() returns (a native stream, a Python
+ *    class with read/readinto/write/close, an io.IOBase subclass, None, an
+ *    int...), and mp_stream_rw()/mp_stream_close() crash on anything but a
+ *    native stream. So each operation looks its method up (readinto, else
+ *    read; write; close) with mp_load_method_maybe() (port_resolve()): a
+ *    native stream's protocol is called on the caller's buffer; any other
+ *    callable as a Python method with a copy of the data (a fresh bytes for
+ *    write(), a fresh bytearray for readinto()), so Python code never holds
+ *    a reference to the core's memory; anything else is -EIO. Every count a
+ *    callee reports is checked against the buffer it was given: a native
+ *    stream's count and a write() count are clamped to it (a write() that
+ *    claims more took all of it); a readinto() that claims more than the
+ *    buffer, or a read(n) that returns more than n bytes, is -EIO (the core
+ *    must never get bytes the file did not supply). A count that is not an
+ *    int, is negative, or None is -EIO; read() must return a bytes-like
+ *    object that is not a str.
  *
  * 3. Python code reached from here must not re-enter the core (its state is
- *    in the middle of an update): claw_port_vfs_busy() is true while a
- *    callback runs, and the binding refuses calls then. Each callback saves
- *    the busy depth it found and restores exactly that value on the way out,
- *    so nothing the Python code does (claw_port_vfs_reset() included, which
- *    refuses to run while a callback is active) can leave the guard set
- *    after the operation.
+ *    mid-update): claw_port_vfs_busy() is true while a callback runs, and the
+ *    binding refuses calls then. Each callback restores exactly the busy
+ *    depth it found, so nothing the Python code does (claw_port_vfs_reset()
+ *    included, which refuses while a callback is active) can leave the guard
+ *    set after the operation.
  *
  * 4. A BaseException that is not an Exception (KeyboardInterrupt,
  *    SystemExit, GeneratorExit) is not an I/O error: the user wants out. The
- *    callback still returns -EIO (the core then ends its file work the way
- *    it does for any failed write: nothing saved is lost), keeps the
- *    exception (the first one wins) and every later port call fails fast
- *    with -EIO without running Python code, until the binding calls
- *    claw_port_vfs_raise_pending() right after the core call returns. A
- *    file closed while an exception is pending is released without calling
- *    its close(): it is left to its finaliser, as Python leaves a file an
- *    exception unwinds past. (A LittleFS file closed by its finaliser on a
- *    Python block device is only safe with
- *    mpy/patches/micropython/0002-littlefs-no-unwinding-from-block-device.patch;
- *    so is a close() that raised.)
+ *    callback still returns -EIO (the core ends its file work as for any
+ *    failed write: nothing saved is lost), keeps the exception (the first
+ *    wins), and every later port call fails fast with -EIO without running
+ *    Python code, until the binding calls claw_port_vfs_raise_pending() once
+ *    the core call has returned. A file closed while one is pending is
+ *    released without calling its close(): it is left to its finaliser, as
+ *    Python leaves a file an exception unwinds past. (A LittleFS file closed
+ *    by its finaliser on a Python block device, or whose close() raised, is
+ *    only safe with mpy/patches/micropython/0002-littlefs-no-unwinding-from-
+ *    block-device.patch.)
  *
- * 5. Open files are kept in a root-pointer array so the GC sees them (the
- *    Rust side only ever holds the slot number, never an mp_obj_t); the
- *    pending exception is a root pointer too.
+ * 5. Open files are kept in a root-pointer array so the GC sees them (Rust
+ *    only holds the slot number, never an mp_obj_t); so is the pending
+ *    exception.
  */
-#include <errno.h>
 #include <string.h>
 
 #include "py/mperrno.h"
 #include "py/mphal.h"
-#include "py/nlr.h"
-#include "py/obj.h"
 #include "py/objtype.h"
 #include "py/runtime.h"
 #include "py/stream.h"
@@ -86,14 +68,13 @@
 #endif
 
 #include "claw_port.h"
-#include "claw_port_vfs.h"
+#include "bentoclaw.h"
 
 #if !MICROPY_VFS
 #error "bentoclaw needs MICROPY_VFS: the session and memory files go through it"
 #endif
 
-// The root pointer below is declared with a literal size because the
-// generated root-pointer header cannot see claw_port.h.
+// Literal size: the generated root-pointer header cannot see claw_port.h.
 #if CLAW_PORT_MAX_FILES != 3
 #error "update the size of bentoclaw_port_files"
 #endif
@@ -106,14 +87,8 @@ MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_pending_exc);
 #define PORT_PENDING (MP_STATE_VM(bentoclaw_pending_exc))
 
 // How many port callbacks are running (0 or 1: the core makes one call at a
-// time). Each callback saves the value it finds and restores exactly that
-// value when it returns (PORT_ENTER/PORT_LEAVE). See claw_port_vfs_busy().
+// time); see port_run() and claw_port_vfs_busy().
 static uint8_t s_port_depth;
-
-#define PORT_ENTER() \
-    const uint8_t port_saved_depth = s_port_depth; \
-    s_port_depth = port_saved_depth == UINT8_MAX ? UINT8_MAX : (uint8_t)(port_saved_depth + 1)
-#define PORT_LEAVE() (s_port_depth = port_saved_depth)
 
 bool claw_port_vfs_busy(void) {
     return s_port_depth != 0;
@@ -129,6 +104,18 @@ void claw_port_vfs_raise_pending(void) {
         PORT_PENDING = MP_OBJ_NULL;
         nlr_raise(exc);
     }
+}
+
+bool claw_port_vfs_keep(mp_obj_t exc) {
+    if (mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(exc)), MP_OBJ_FROM_PTR(&mp_type_Exception))) {
+        return true;
+    }
+    // KeyboardInterrupt, SystemExit, GeneratorExit: raised again once the
+    // core has returned. The first one wins.
+    if (PORT_PENDING == MP_OBJ_NULL) {
+        PORT_PENDING = exc;
+    }
+    return false;
 }
 
 bool claw_port_vfs_reset(void) {
@@ -147,6 +134,11 @@ bool claw_port_vfs_reset(void) {
     return true;
 }
 
+// -errno for an error code (EIO when there is none that fits).
+static int32_t port_errno(mp_int_t err) {
+    return err > 0 && err < 0x8000 ? -(int32_t)err : -MP_EIO;
+}
+
 // Map a caught exception to a negative errno, like
 // mp_vfs_mount_and_chdir_protected() in extmod/vfs.c does. A BaseException
 // that is not an Exception is kept for claw_port_vfs_raise_pending().
@@ -155,48 +147,29 @@ static int32_t port_errno_from_exc(void *exc_in) {
     mp_obj_t type = MP_OBJ_FROM_PTR(exc->type);
     if (mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_OSError))) {
         mp_int_t err = 0;
-        if (mp_obj_get_int_maybe(mp_obj_exception_get_value(MP_OBJ_FROM_PTR(exc)), &err)
-            && err > 0 && err < 0x8000) {
-            return -(int32_t)err;
-        }
-        return -MP_EIO;
+        (void)mp_obj_get_int_maybe(mp_obj_exception_get_value(MP_OBJ_FROM_PTR(exc)), &err);
+        return port_errno(err);
     }
     if (mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_MemoryError))) {
         return -MP_ENOMEM;
     }
-    if (!mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_Exception))) {
-        // KeyboardInterrupt, SystemExit, GeneratorExit: raised again once
-        // the core has returned. The first one wins.
-        if (PORT_PENDING == MP_OBJ_NULL) {
-            PORT_PENDING = MP_OBJ_FROM_PTR(exc);
-        }
-    }
     // Anything else (a block device written in Python raising ValueError,
     // say) is an I/O failure from the core's point of view.
+    (void)claw_port_vfs_keep(MP_OBJ_FROM_PTR(exc));
     return -MP_EIO;
 }
 
-// The core's paths are under 32 bytes, far below any file system's name
-// limit: littlefs says ENAMETOOLONG when its directory has no room left for
-// the entry. That is a full file system.
+// An open or rename that fails with ENAMETOOLONG is a full file system: the
+// core's paths are under 32 bytes, far below any name limit, but littlefs
+// says so when its directory has no room left for the entry.
 // (littlefs's LFS_ERR_NAMETOOLONG; mperrno.h has no name for it.)
 #define PORT_ENAMETOOLONG 36
-static int32_t port_space_errno(int32_t ret) {
-    return ret == -PORT_ENAMETOOLONG ? -MP_ENOSPC : ret;
-}
-
-// -errno for a stream's error code (EIO when it gives none that fits).
-static int32_t port_errno(int err) {
-    return err > 0 && err < 0x8000 ? -(int32_t)err : -MP_EIO;
-}
 
 static bool port_fd_valid(int32_t fd) {
     return fd >= 0 && fd < CLAW_PORT_MAX_FILES && PORT_FILE(fd) != MP_OBJ_NULL;
 }
 
-/* ---------------------------------------------------------------------------
- * How to drive a file object (rule 2)
- */
+/* --- How to drive a file object (rule 2) --- */
 
 typedef enum {
     PORT_VIA_NONE,   // no usable method: -EIO
@@ -207,10 +180,12 @@ typedef enum {
 // Look `name` up on `file`. `generic` is MicroPython's stream method of that
 // name (mp_stream_readinto_obj, ...). On PORT_VIA_STREAM *stream is the
 // native type's protocol (not NULL); the caller checks the function it needs.
+// PORT_VIA_METHOD covers io.IOBase subclasses (their protocol slot only calls
+// these same Python methods back) and Python subclasses of native streams
+// (whose inherited slot would be called with the wrong object).
 static port_via_t port_resolve(mp_obj_t file, qstr name, const void *generic,
     mp_obj_t dest[2], const mp_stream_p_t **stream) {
-    dest[0] = MP_OBJ_NULL;
-    dest[1] = MP_OBJ_NULL;
+    dest[0] = dest[1] = MP_OBJ_NULL;
     mp_load_method_maybe(file, name, dest);
     if (dest[0] == MP_OBJ_NULL) {
         return PORT_VIA_NONE;
@@ -222,11 +197,8 @@ static port_via_t port_resolve(mp_obj_t file, qstr name, const void *generic,
     // the slot directly, but only when self is of a native type (the slot
     // of a Python class is inherited and expects the native base's object).
     mp_obj_t self = dest[1];
-    if (self == MP_OBJ_NULL || !mp_obj_is_obj(self)) {
-        return PORT_VIA_NONE;
-    }
-    const mp_obj_type_t *type = ((mp_obj_base_t *)MP_OBJ_TO_PTR(self))->type;
-    if (!mp_obj_is_native_type(type) || !MP_OBJ_TYPE_HAS_SLOT(type, protocol)) {
+    const mp_obj_type_t *type = self != MP_OBJ_NULL && mp_obj_is_obj(self) ? mp_obj_get_type(self) : NULL;
+    if (type == NULL || !mp_obj_is_native_type(type) || !MP_OBJ_TYPE_HAS_SLOT(type, protocol)) {
         return PORT_VIA_NONE;
     }
     *stream = MP_OBJ_TYPE_GET_SLOT(type, protocol);
@@ -234,9 +206,8 @@ static port_via_t port_resolve(mp_obj_t file, qstr name, const void *generic,
 }
 
 // A count returned by a Python method: an int clamped to 0..max, or -1 for
-// anything else (None, a negative number, not an int; an int too big for
-// mp_int_t raises OverflowError, which the caller's handler turns into
-// -EIO).
+// anything else (None, a negative number, not an int). An int too big for
+// mp_int_t raises OverflowError: -EIO from the caller's handler.
 static mp_int_t port_count(mp_obj_t ret, size_t max) {
     mp_int_t n;
     if (!mp_obj_is_int(ret) || !mp_obj_get_int_maybe(ret, &n) || n < 0) {
@@ -270,48 +241,41 @@ static int32_t port_stream_read(const mp_stream_p_t *stream, mp_obj_t self, uint
 static int32_t port_do_read(mp_obj_t file, uint8_t *buf, size_t len) {
     mp_obj_t dest[3];
     const mp_stream_p_t *stream = NULL;
+    bool into = true;
     port_via_t via = port_resolve(file, MP_QSTR_readinto, &mp_stream_readinto_obj, dest, &stream);
-    if (via == PORT_VIA_STREAM) {
-        return port_stream_read(stream, dest[1], buf, len);
-    }
-    if (via == PORT_VIA_METHOD) {
-        // readinto(bytearray(len)): one call, a short count is fine (the
-        // core reads again). A count above len is a lie about what is in
-        // the buffer (clamping it would hand the core bytes the file never
-        // supplied): -EIO.
-        mp_obj_t ba = mp_call_function_1(MP_OBJ_FROM_PTR(&mp_type_bytearray), mp_obj_new_int_from_uint(len));
-        dest[2] = ba;
-        mp_int_t n = port_count(mp_call_method_n_kw(1, 0, dest), SIZE_MAX);
-        // The method may have resized the bytearray.
-        mp_buffer_info_t bi;
-        mp_get_buffer_raise(ba, &bi, MP_BUFFER_READ);
-        if (n < 0 || (size_t)n > len || (size_t)n > bi.len) {
-            return -MP_EIO;
-        }
-        memcpy(buf, bi.buf, (size_t)n);
-        return (int32_t)n;
-    }
-    // No readinto: read(len).
-    via = port_resolve(file, MP_QSTR_read, &mp_stream_read_obj, dest, &stream);
-    if (via == PORT_VIA_STREAM) {
-        return port_stream_read(stream, dest[1], buf, len);
-    }
     if (via == PORT_VIA_NONE) {
-        return -MP_EIO;
+        into = false; // no readinto: read(len)
+        via = port_resolve(file, MP_QSTR_read, &mp_stream_read_obj, dest, &stream);
     }
-    // read(len) must give bytes-like data (not str) of at most len bytes:
-    // what it returns beyond len would be lost from the stream.
+    if (via != PORT_VIA_METHOD) {
+        return via == PORT_VIA_STREAM ? port_stream_read(stream, dest[1], buf, len) : -MP_EIO;
+    }
+    // readinto(bytearray(len)) or read(len): one call, a short count is fine
+    // (the core reads again). A readinto() count above len is a lie about
+    // what is in the buffer (clamping it would hand the core bytes the file
+    // never supplied); a read(len) must give bytes-like data (not str) of at
+    // most len bytes (what it returns beyond len would be lost from the
+    // stream): -EIO.
+    mp_obj_t ba = MP_OBJ_NULL;
     dest[2] = mp_obj_new_int_from_uint(len);
+    if (into) {
+        ba = dest[2] = mp_call_function_1(MP_OBJ_FROM_PTR(&mp_type_bytearray), dest[2]);
+    }
     mp_obj_t got = mp_call_method_n_kw(1, 0, dest);
+    mp_int_t n = into ? port_count(got, SIZE_MAX) : 0;
+    got = into ? ba : got; // the method may have resized the bytearray
     mp_buffer_info_t bi;
     if (got == mp_const_none
         || mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(got)), MP_OBJ_FROM_PTR(&mp_type_str))
-        || !mp_get_buffer(got, &bi, MP_BUFFER_READ)
-        || bi.len > len) {
+        || !mp_get_buffer(got, &bi, MP_BUFFER_READ)) {
         return -MP_EIO;
     }
-    memcpy(buf, bi.buf, bi.len);
-    return (int32_t)bi.len;
+    n = into ? n : (mp_int_t)bi.len;
+    if (n < 0 || (size_t)n > len || (size_t)n > bi.len) {
+        return -MP_EIO;
+    }
+    memcpy(buf, bi.buf, (size_t)n);
+    return (int32_t)n;
 }
 
 static int32_t port_do_write(mp_obj_t file, const uint8_t *buf, size_t len) {
@@ -321,30 +285,26 @@ static int32_t port_do_write(mp_obj_t file, const uint8_t *buf, size_t len) {
     if (via == PORT_VIA_NONE || (via == PORT_VIA_STREAM && stream->write == NULL)) {
         return -MP_EIO;
     }
-    size_t done = 0;
-    while (done < len) {
-        size_t n;
+    for (size_t done = 0; done < len;) {
+        mp_int_t n;
         if (via == PORT_VIA_STREAM) {
             int err = 0;
             mp_uint_t r = stream->write(dest[1], buf + done, len - done, &err);
             if (r == MP_STREAM_ERROR) {
                 return port_errno(err);
             }
-            n = r > len - done ? len - done : r;
+            n = (mp_int_t)(r > len - done ? len - done : r);
         } else {
             dest[2] = mp_obj_new_bytes(buf + done, len - done);
-            mp_int_t r = port_count(mp_call_method_n_kw(1, 0, dest), len - done);
-            if (r < 0) {
-                return -MP_EIO;
-            }
-            n = (size_t)r;
+            n = port_count(mp_call_method_n_kw(1, 0, dest), len - done);
         }
-        if (n == 0) {
-            // No progress: a short write is a failure (the contract is "all
-            // or -errno"); ENOSPC is the usual cause when there is no reason.
-            return -MP_ENOSPC;
+        // A count that is no count is -EIO. No progress: a short write is a
+        // failure (the contract is "all or -errno"); ENOSPC is the usual
+        // cause when there is no reason.
+        if (n <= 0) {
+            return n < 0 ? -MP_EIO : -MP_ENOSPC;
         }
-        done += n;
+        done += (size_t)n;
     }
     return (int32_t)len;
 }
@@ -353,103 +313,97 @@ static int32_t port_do_close(mp_obj_t file) {
     mp_obj_t dest[2];
     const mp_stream_p_t *stream = NULL;
     port_via_t via = port_resolve(file, MP_QSTR_close, &mp_stream_close_obj, dest, &stream);
-    if (via == PORT_VIA_STREAM) {
-        if (stream->ioctl == NULL) {
-            return -MP_EIO;
-        }
-        int err = 0;
-        mp_uint_t r = stream->ioctl(dest[1], MP_STREAM_CLOSE, 0, &err);
-        return r == MP_STREAM_ERROR ? port_errno(err) : 0;
-    }
     if (via == PORT_VIA_METHOD) {
         mp_call_method_n_kw(0, 0, dest);
         return 0;
     }
-    return -MP_EIO;
+    int err = 0;
+    if (via == PORT_VIA_NONE || stream->ioctl == NULL) {
+        return -MP_EIO;
+    }
+    return stream->ioctl(dest[1], MP_STREAM_CLOSE, 0, &err) == MP_STREAM_ERROR ? port_errno(err) : 0;
 }
 
-/* ---------------------------------------------------------------------------
- * claw_port.h
- */
+/* --- claw_port.h --- */
+
+enum { PORT_OPEN, PORT_READ, PORT_WRITE, PORT_CLOSE, PORT_REMOVE, PORT_RENAME };
+
+static const qstr port_modes[] = { MP_QSTR_rb, MP_QSTR_wb, MP_QSTR_ab };
+
+// The operation itself, under port_run()'s handler: it may raise.
+static int32_t port_do(uint8_t op, mp_obj_t file, const char *path, const char *to, uint8_t *buf, size_t len) {
+    switch (op) {
+        case PORT_OPEN: {
+            int32_t fd = 0;
+            while (fd < CLAW_PORT_MAX_FILES && PORT_FILE(fd) != MP_OBJ_NULL) {
+                fd++;
+            }
+            if (fd == CLAW_PORT_MAX_FILES) {
+                return -MP_EMFILE;
+            }
+            mp_obj_t args[2] = { mp_obj_new_str(path, strlen(path)), MP_OBJ_NEW_QSTR(port_modes[len]) };
+            PORT_FILE(fd) = mp_vfs_open(2, args, (mp_map_t *)&mp_const_empty_map);
+            return fd;
+        }
+        case PORT_READ:
+            return len == 0 ? 0 : port_do_read(file, buf, len);
+        case PORT_WRITE:
+            return port_do_write(file, buf, len);
+        case PORT_CLOSE:
+            return port_do_close(file);
+        case PORT_REMOVE:
+            mp_vfs_remove(mp_obj_new_str(path, strlen(path)));
+            return 0;
+        default:
+            mp_vfs_rename(mp_obj_new_str(path, strlen(path)), mp_obj_new_str(to, strlen(to)));
+            return 0;
+    }
+}
+
+// Every callback that runs MicroPython code goes through here: it fails fast
+// while an exception is pending (rule 4), holds the busy guard (rule 3) and
+// turns every exception into -errno under its own NLR handler (rule 1).
+static int32_t port_run(uint8_t op, mp_obj_t file, const char *path, const char *to, uint8_t *buf, size_t len) {
+    if (claw_port_vfs_pending()) {
+        return -MP_EIO;
+    }
+    // The depth found is restored exactly, whatever the Python code did.
+    const uint8_t depth = s_port_depth;
+    s_port_depth = depth == UINT8_MAX ? UINT8_MAX : (uint8_t)(depth + 1);
+    int32_t ret;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        ret = port_do(op, file, path, to, buf, len);
+        nlr_pop();
+    } else {
+        ret = port_errno_from_exc(nlr.ret_val);
+        if ((op == PORT_OPEN || op == PORT_RENAME) && ret == -PORT_ENAMETOOLONG) {
+            ret = -MP_ENOSPC;
+        }
+    }
+    s_port_depth = depth;
+    return ret;
+}
 
 uint32_t claw_port_ticks_ms(void) {
     return (uint32_t)mp_hal_ticks_ms();
 }
 
 int32_t claw_port_open(const char *path, uint8_t mode) {
-    static const qstr mode_qstr[] = { MP_QSTR_rb, MP_QSTR_wb, MP_QSTR_ab };
-    if (path == NULL || mode >= MP_ARRAY_SIZE(mode_qstr)) {
-        return -MP_EINVAL;
-    }
-    if (claw_port_vfs_pending()) {
-        return -MP_EIO;
-    }
-    int32_t fd = 0;
-    while (fd < CLAW_PORT_MAX_FILES && PORT_FILE(fd) != MP_OBJ_NULL) {
-        fd++;
-    }
-    if (fd == CLAW_PORT_MAX_FILES) {
-        return -MP_EMFILE;
-    }
-    int32_t ret;
-    nlr_buf_t nlr;
-    PORT_ENTER();
-    if (nlr_push(&nlr) == 0) {
-        mp_obj_t args[2] = {
-            mp_obj_new_str(path, strlen(path)),
-            MP_OBJ_NEW_QSTR(mode_qstr[mode]),
-        };
-        PORT_FILE(fd) = mp_vfs_open(2, args, (mp_map_t *)&mp_const_empty_map);
-        nlr_pop();
-        ret = fd;
-    } else {
-        ret = port_space_errno(port_errno_from_exc(nlr.ret_val));
-    }
-    PORT_LEAVE();
-    return ret;
+    return path == NULL || mode >= MP_ARRAY_SIZE(port_modes) ? -MP_EINVAL
+        : port_run(PORT_OPEN, MP_OBJ_NULL, path, NULL, NULL, mode);
 }
 
 int32_t claw_port_read(int32_t fd, uint8_t *buf, size_t len) {
-    if (!port_fd_valid(fd) || (buf == NULL && len > 0)) {
-        return -MP_EBADF;
-    }
-    if (claw_port_vfs_pending()) {
-        return -MP_EIO;
-    }
-    if (len > INT32_MAX) {
-        len = INT32_MAX; // the return value must be able to carry the count
-    }
-    int32_t ret;
-    nlr_buf_t nlr;
-    PORT_ENTER();
-    if (nlr_push(&nlr) == 0) {
-        ret = len == 0 ? 0 : port_do_read(PORT_FILE(fd), buf, len);
-        nlr_pop();
-    } else {
-        ret = port_errno_from_exc(nlr.ret_val);
-    }
-    PORT_LEAVE();
-    return ret;
+    // A count above INT32_MAX could not be returned: read at most that.
+    return !port_fd_valid(fd) || (buf == NULL && len > 0) ? -MP_EBADF
+        : port_run(PORT_READ, PORT_FILE(fd), NULL, NULL, buf, len > INT32_MAX ? INT32_MAX : len);
 }
 
 int32_t claw_port_write(int32_t fd, const uint8_t *buf, size_t len) {
-    if (!port_fd_valid(fd) || (buf == NULL && len > 0) || len > INT32_MAX) {
-        return -MP_EBADF;
-    }
-    if (claw_port_vfs_pending()) {
-        return -MP_EIO;
-    }
-    int32_t ret;
-    nlr_buf_t nlr;
-    PORT_ENTER();
-    if (nlr_push(&nlr) == 0) {
-        ret = port_do_write(PORT_FILE(fd), buf, len);
-        nlr_pop();
-    } else {
-        ret = port_errno_from_exc(nlr.ret_val);
-    }
-    PORT_LEAVE();
-    return ret;
+    // port_run() only reads buf for a write.
+    return !port_fd_valid(fd) || (buf == NULL && len > 0) || len > INT32_MAX ? -MP_EBADF
+        : port_run(PORT_WRITE, PORT_FILE(fd), NULL, NULL, (uint8_t *)buf, len);
 }
 
 int32_t claw_port_close(int32_t fd) {
@@ -460,41 +414,15 @@ int32_t claw_port_close(int32_t fd) {
     // Release the slot first: the descriptor is gone whatever close() says.
     // A file whose close failed (or was skipped) is left to its finaliser.
     PORT_FILE(fd) = MP_OBJ_NULL;
-    if (claw_port_vfs_pending()) {
-        return -MP_EIO;
-    }
-    int32_t ret;
-    nlr_buf_t nlr;
-    PORT_ENTER();
-    if (nlr_push(&nlr) == 0) {
-        ret = port_do_close(file);
-        nlr_pop();
-    } else {
-        ret = port_errno_from_exc(nlr.ret_val);
-    }
-    PORT_LEAVE();
-    return ret;
+    return port_run(PORT_CLOSE, file, NULL, NULL, NULL, 0);
 }
 
 int32_t claw_port_remove(const char *path) {
-    if (path == NULL) {
-        return -MP_EINVAL;
-    }
-    if (claw_port_vfs_pending()) {
-        return -MP_EIO;
-    }
-    int32_t ret;
-    nlr_buf_t nlr;
-    PORT_ENTER();
-    if (nlr_push(&nlr) == 0) {
-        mp_vfs_remove(mp_obj_new_str(path, strlen(path)));
-        nlr_pop();
-        ret = 0;
-    } else {
-        ret = port_errno_from_exc(nlr.ret_val);
-    }
-    PORT_LEAVE();
-    return ret;
+    return path == NULL ? -MP_EINVAL : port_run(PORT_REMOVE, MP_OBJ_NULL, path, NULL, NULL, 0);
+}
+
+int32_t claw_port_rename(const char *from, const char *to) {
+    return from == NULL || to == NULL ? -MP_EINVAL : port_run(PORT_RENAME, MP_OBJ_NULL, from, to, NULL, 0);
 }
 
 uint8_t claw_port_atomic_write(const char *path) {
@@ -503,44 +431,19 @@ uint8_t claw_port_atomic_write(const char *path) {
     #if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
     const char *rest;
     mp_vfs_mount_t *m = path == NULL ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
-    if (m != MP_VFS_NONE && m != MP_VFS_ROOT) {
-        const mp_obj_type_t *t = mp_obj_get_type(m->obj);
-        #if MICROPY_VFS_LFS2
-        if (t == &mp_type_vfs_lfs2) {
-            return 1;
-        }
-        #endif
-        #if MICROPY_VFS_LFS1
-        if (t == &mp_type_vfs_lfs1) {
-            return 1;
-        }
-        #endif
+    const mp_obj_type_t *t = m != MP_VFS_NONE && m != MP_VFS_ROOT ? mp_obj_get_type(m->obj) : NULL;
+    #if MICROPY_VFS_LFS2
+    if (t == &mp_type_vfs_lfs2) {
+        return 1;
     }
+    #endif
+    #if MICROPY_VFS_LFS1
+    if (t == &mp_type_vfs_lfs1) {
+        return 1;
+    }
+    #endif
     #else
     (void)path;
     #endif
     return 0;
-}
-
-int32_t claw_port_rename(const char *from, const char *to) {
-    if (from == NULL || to == NULL) {
-        return -MP_EINVAL;
-    }
-    if (claw_port_vfs_pending()) {
-        return -MP_EIO;
-    }
-    int32_t ret;
-    nlr_buf_t nlr;
-    PORT_ENTER();
-    if (nlr_push(&nlr) == 0) {
-        mp_obj_t from_obj = mp_obj_new_str(from, strlen(from));
-        mp_obj_t to_obj = mp_obj_new_str(to, strlen(to));
-        mp_vfs_rename(from_obj, to_obj);
-        nlr_pop();
-        ret = 0;
-    } else {
-        ret = port_space_errno(port_errno_from_exc(nlr.ret_val));
-    }
-    PORT_LEAVE();
-    return ret;
 }

@@ -1,19 +1,16 @@
 /*
- * claw_transport.h — the transport and UI port layer under modbentoclaw.c.
+ * claw_transport.h — the transport and UI port layer under the binding.
  *
- * The binding talks to the backend and to the UI panel only through the
- * functions below. They carry the names of the vendor firmware's own
- * transport (claw_https_*) and UI IPC (claw_ipc_*), so the same
- * modbentoclaw.c builds for both targets:
- *
+ * The binding reaches the backend and the UI panel only through these
+ * functions. They carry the names of the vendor firmware's own transport
+ * (claw_https_*) and UI IPC (claw_ipc_*), so the same sources build for both:
  *  - BENTOCLAW_PORT_FIRMWARE=1: the firmware (mtb-mpy) supplies them — HTTPS
  *    to the backend, IPC to the CM55 UI panel. This header only declares them.
- *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c
- *    implements them with plain HTTP/1.1 over POSIX sockets on loopback and
- *    records UI messages in RAM so tests can read them back.
- *
- * All functions are called from the one MicroPython task; none raises or
- * longjmps (they return status codes), nothing is ISR-safe.
+ *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c, plain
+ *    HTTP/1.1 over POSIX sockets on loopback, UI messages kept in RAM for the
+ *    tests to read back.
+ * All are called from the one MicroPython task; none raises or longjmps
+ * (they return status codes), nothing is ISR-safe.
  */
 #ifndef BENTOCLAW_CLAW_TRANSPORT_H
 #define BENTOCLAW_CLAW_TRANSPORT_H
@@ -46,20 +43,18 @@
 #ifndef BENTOCLAW_HTTP_TIMEOUT_MS
 #define BENTOCLAW_HTTP_TIMEOUT_MS (5000)
 #endif
-
 /* The whole response header block (status line + headers) must fit in this
  * many bytes; a larger one (a header flood) is a failed request. */
 #ifndef BENTOCLAW_HTTP_HEADER_MAX
 #define BENTOCLAW_HTTP_HEADER_MAX (1024)
 #endif
-
 /* Request path on the backend (mpy/examples/backend.py answers POST on it). */
 #ifndef BENTOCLAW_HTTP_PATH
 #define BENTOCLAW_HTTP_PATH "/ask"
 #endif
 
-/* UI message types sent to the panel. The firmware's IPC header defines its
- * own values; these are used only when it has not. */
+/* UI message types sent to the panel, unless the firmware's IPC header
+ * defines its own. */
 #ifndef CLAW_UI_STATUS_TEXT
 #define CLAW_UI_STATUS_TEXT (0)
 #define CLAW_UI_ERROR (1)
@@ -82,19 +77,17 @@
  *   Any failure — not connected, refused, timeout, non-200, malformed or
  *   truncated answer, body larger than resp_max — returns -1.
  * claw_https_connected: whether connect succeeded and no disconnect followed.
- * claw_https_disconnect: forget the endpoint (idempotent). */
+ * claw_https_disconnect: forget the endpoint (idempotent).
+ * claw_https_last_tokens (optional): the token counts the backend reported
+ *   with the last successful claw_https_post() (response headers X-Tokens-In
+ *   and X-Tokens-Out, docs/BACKEND.md §3); a count not reported is 0. True
+ *   when at least one was reported. A vendor transport without it is linked
+ *   against the weak default in claw_port_agent.c, which reports none
+ *   (false): the firmware builds without it and only byte counts are kept. */
 bool claw_https_connect(const char *host, uint16_t port, const char *api_key);
 int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max);
 bool claw_https_connected(void);
 void claw_https_disconnect(void);
-
-/* claw_https_last_tokens (optional): the token counts the backend reported
- *   with the last successful claw_https_post() (response headers X-Tokens-In
- *   and X-Tokens-Out, docs/BACKEND.md §3); a count that was not reported is
- *   0. Returns true when at least one was reported. The unix transport
- *   implements it; a vendor transport that does not is linked against the
- *   weak default in bentoclaw_sessions.c, which reports none (false), so the
- *   firmware builds without it and only byte counts are kept. */
 bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out);
 
 /* --- UI IPC -------------------------------------------------------------------
@@ -107,12 +100,10 @@ void claw_ipc_send_ui(uint8_t type, const char *text, size_t len);
 
 #if !BENTOCLAW_PORT_FIRMWARE
 /* Unix port only: the UI messages recorded since the last clear, oldest
- * first, for bentoclaw._ui_events(). The log keeps the newest
- * CLAW_IPC_LOG_MAX messages, each cut to CLAW_IPC_TEXT_MAX - 1 bytes on a
- * character boundary. */
+ * first, for bentoclaw._ui_events(): the newest CLAW_IPC_LOG_MAX, each cut
+ * to CLAW_IPC_TEXT_MAX - 1 bytes on a character boundary. */
 #define CLAW_IPC_LOG_MAX (32)
 #define CLAW_IPC_TEXT_MAX (96)
-size_t claw_ipc_event_count(void);
 bool claw_ipc_event_get(size_t index, uint8_t *type, const char **text, size_t *len);
 void claw_ipc_events_clear(void);
 #endif

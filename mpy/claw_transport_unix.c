@@ -1,14 +1,12 @@
 /*
  * claw_transport_unix.c — the transport and UI port layer for the MicroPython
- * unix port (see claw_transport.h for the contract).
+ * unix port (see claw_transport.h for the contract). The firmware's HTTPS
+ * transport becomes plain HTTP/1.1 on loopback to the local test backend
+ * (mpy/examples/backend.py); the UI IPC an in-RAM log that tests read
+ * through bentoclaw._ui_events().
  *
- * The firmware's HTTPS transport becomes plain HTTP/1.1 on loopback to the
- * local test backend (mpy/examples/backend.py); the UI IPC becomes an in-RAM log
- * that tests read through bentoclaw._ui_events().
- *
- * The HTTP client is deliberately strict, because every way a backend can
- * misbehave must end as a failed request within a bounded time rather than a
- * hang or a half-trusted reply:
+ * The HTTP client is strict: every way a backend can misbehave must end as a
+ * failed request within a bounded time, not a hang or a half-trusted reply:
  *  - one deadline (BENTOCLAW_HTTP_TIMEOUT_MS) covers connect, send and
  *    receive; every wait is a poll() against what is left of it;
  *  - no name lookup, which no deadline could bound: a numeric address or
@@ -24,6 +22,7 @@
  * This file uses no MicroPython API at all: it cannot raise, so it may be
  * called anywhere in the binding.
  */
+#define _GNU_SOURCE // memmem()
 #include "claw_transport.h"
 
 #if !BENTOCLAW_PORT_FIRMWARE
@@ -39,19 +38,18 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---------------------------------------------------------------------------
- * Backend endpoint
- */
+/* --- Backend endpoint --- */
 
 static char s_host[BENTOCLAW_HOST_MAX];
 static char s_api_key[BENTOCLAW_API_KEY_MAX];
 static uint16_t s_port;
 static bool s_connected;
 // Token counts of the last response (X-Tokens-In / X-Tokens-Out), 0 when
-// the backend did not report them; reset at the start of every request.
-static uint32_t s_tokens_in;
-static uint32_t s_tokens_out;
-static bool s_tokens_reported;
+// the backend did not report them or the request failed.
+static struct {
+    uint32_t in, out;
+    bool reported;
+} s_tokens;
 
 static uint64_t transport_now_ms(void) {
     struct timespec ts;
@@ -67,19 +65,15 @@ static int transport_wait(int fd, short events, uint64_t deadline) {
         if (now >= deadline) {
             return 0;
         }
-        uint64_t left = deadline - now;
         struct pollfd pfd = { .fd = fd, .events = events, .revents = 0 };
-        int r = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
-        if (r < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -1;
-        }
+        int r = poll(&pfd, 1, deadline - now > 1000 ? 1000 : (int)(deadline - now));
+        // POLLERR/POLLHUP also count as ready: the following
+        // send/recv/getsockopt reports what happened.
         if (r > 0) {
-            // POLLERR/POLLHUP also count as ready: the following
-            // send/recv/getsockopt reports what happened.
             return 1;
+        }
+        if (r < 0 && errno != EINTR) {
+            return -1;
         }
     }
 }
@@ -88,8 +82,9 @@ static int transport_wait(int fd, short events, uint64_t deadline) {
  * Addresses: no name lookup. getaddrinfo() on a name may ask DNS, and that
  * wait cannot be bounded by the request's deadline: it blocks inside the
  * resolver (resolv.conf's timeout, 5 s per try by default, times its
- * attempts and name servers), and glibc's getaddrinfo_a() cannot cancel a lookup that has started. This
- * transport talks to a backend on this machine only, so it takes
+ * attempts and name servers), and glibc's getaddrinfo_a() cannot cancel a
+ * lookup that has started. This transport talks to a backend on this
+ * machine only, so it takes
  *  - a numeric IPv4 or IPv6 address, parsed with AI_NUMERICHOST (no lookup);
  *  - "localhost" (any case, with or without a final dot): 127.0.0.1, then
  *    ::1, without asking /etc/hosts or DNS;
@@ -97,19 +92,12 @@ static int transport_wait(int fd, short events, uint64_t deadline) {
  * on stderr that says why. The firmware's transport resolves names itself.
  */
 
-static bool transport_is_localhost(const char *host) {
-    return strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0;
-}
-
 // Non-blocking connect to each address of `numeric` in turn, bounded by the
 // deadline. Returns a connected socket, -1 when none connected, -2 when
 // `numeric` is not a numeric address.
 static int transport_connect_numeric(const char *numeric, const char *port_str, uint64_t deadline) {
-    struct addrinfo hints;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                              .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
     struct addrinfo *res = NULL;
     int gai = getaddrinfo(numeric, port_str, &hints, &res);
     if (gai != 0 || res == NULL) {
@@ -125,14 +113,11 @@ static int transport_connect_numeric(const char *numeric, const char *port_str, 
             continue;
         }
         int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
-        if (r != 0 && (errno == EINPROGRESS || errno == EINTR)) {
-            if (transport_wait(fd, POLLOUT, deadline) == 1) {
-                int err = 0;
-                socklen_t err_len = sizeof(err);
-                if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) == 0 && err == 0) {
-                    r = 0;
-                }
-            }
+        int err = 0;
+        socklen_t err_len = sizeof(err);
+        if (r != 0 && (errno == EINPROGRESS || errno == EINTR) && transport_wait(fd, POLLOUT, deadline) == 1
+            && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) == 0 && err == 0) {
+            r = 0;
         }
         if (r == 0) {
             break;
@@ -145,16 +130,13 @@ static int transport_connect_numeric(const char *numeric, const char *port_str, 
 }
 
 // Connect to host:port, bounded by the deadline; no name lookup (above).
-// Returns a connected socket, or -1.
+// Returns a connected socket, or a negative number.
 static int transport_tcp_connect(const char *host, uint16_t port, uint64_t deadline) {
     char port_str[8];
     snprintf(port_str, sizeof(port_str), "%u", (unsigned)port);
-    if (transport_is_localhost(host)) {
+    if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0) {
         int fd = transport_connect_numeric("127.0.0.1", port_str, deadline);
-        if (fd < 0) {
-            fd = transport_connect_numeric("::1", port_str, deadline);
-        }
-        return fd < 0 ? -1 : fd;
+        return fd >= 0 ? fd : transport_connect_numeric("::1", port_str, deadline);
     }
     int fd = transport_connect_numeric(host, port_str, deadline);
     if (fd == -2) {
@@ -166,6 +148,12 @@ static int transport_tcp_connect(const char *host, uint16_t port, uint64_t deadl
     return fd;
 }
 
+// After a send() or recv() that failed (-1): whether to try again, i.e. it
+// was interrupted, or it would block and the socket became ready in time.
+static bool transport_retry(int fd, short events, uint64_t deadline) {
+    return errno == EINTR || ((errno == EAGAIN || errno == EWOULDBLOCK) && transport_wait(fd, events, deadline) == 1);
+}
+
 static bool transport_send_all(int fd, const char *buf, size_t len, uint64_t deadline) {
     while (len > 0) {
         // MSG_NOSIGNAL: a peer that closed early must give EPIPE, not kill
@@ -174,18 +162,9 @@ static bool transport_send_all(int fd, const char *buf, size_t len, uint64_t dea
         if (n > 0) {
             buf += n;
             len -= (size_t)n;
-            continue;
+        } else if (n == 0 || !transport_retry(fd, POLLOUT, deadline)) {
+            return false;
         }
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (transport_wait(fd, POLLOUT, deadline) != 1) {
-                return false;
-            }
-            continue;
-        }
-        return false;
     }
     return true;
 }
@@ -195,24 +174,15 @@ static bool transport_send_all(int fd, const char *buf, size_t len, uint64_t dea
 static ssize_t transport_recv(int fd, char *buf, size_t len, uint64_t deadline) {
     for (;;) {
         ssize_t n = recv(fd, buf, len, 0);
-        if (n >= 0) {
+        if (n >= 0 || !transport_retry(fd, POLLIN, deadline)) {
             return n;
-        }
-        if (errno == EINTR) {
-            continue;
-        }
-        if (errno != EAGAIN && errno != EWOULDBLOCK) {
-            return -1;
-        }
-        if (transport_wait(fd, POLLIN, deadline) != 1) {
-            return -1;
         }
     }
 }
 
-// Parse a decimal Content-Length value: digits only (surrounding blanks
-// allowed), no overflow. Returns false when malformed.
-static bool transport_parse_length(const char *p, const char *end, size_t *out) {
+// Parse a decimal header value: digits only (surrounding blanks allowed), at
+// most `max`. Returns false when malformed.
+static bool transport_parse_uint(const char *p, const char *end, size_t max, size_t *out) {
     while (p < end && (*p == ' ' || *p == '\t')) {
         p++;
     }
@@ -228,7 +198,7 @@ static bool transport_parse_length(const char *p, const char *end, size_t *out) 
             return false;
         }
         size_t d = (size_t)(*p - '0');
-        if (v > (SIZE_MAX - d) / 10u) {
+        if (v > (max - d) / 10u) {
             return false;
         }
         v = v * 10u + d;
@@ -237,16 +207,14 @@ static bool transport_parse_length(const char *p, const char *end, size_t *out) 
     return true;
 }
 
-// Parse a token count header value: 1..10 decimal digits (surrounding
-// blanks allowed), at most 4294967295. Anything else is ignored (the reply
-// itself is still good; only the count is unknown).
-static bool transport_parse_tokens(const char *p, const char *end, uint32_t *out) {
+// A token count header value: at most 4294967295. Anything else is ignored
+// (the reply itself is still good; only the count is unknown).
+static void transport_parse_tokens(const char *p, const char *end, uint32_t *out) {
     size_t v;
-    if (!transport_parse_length(p, end, &v) || v > UINT32_MAX) {
-        return false;
+    if (transport_parse_uint(p, end, UINT32_MAX, &v)) {
+        *out = (uint32_t)v;
+        s_tokens.reported = true;
     }
-    *out = (uint32_t)v;
-    return true;
 }
 
 // Check the status line and headers in hdr[0..len) (which ends with the
@@ -277,7 +245,7 @@ static bool transport_parse_header(const char *hdr, size_t len, bool *has_length
         size_t name_len = (size_t)(colon - line);
         if (name_len == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
             size_t v;
-            if (!transport_parse_length(colon + 1, line_end, &v)) {
+            if (!transport_parse_uint(colon + 1, line_end, SIZE_MAX, &v)) {
                 return false;
             }
             if (*has_length && v != *length) {
@@ -288,9 +256,9 @@ static bool transport_parse_header(const char *hdr, size_t len, bool *has_length
         } else if (name_len == 17 && strncasecmp(line, "Transfer-Encoding", 17) == 0) {
             return false; // we never ask for chunked and do not parse it
         } else if (name_len == 11 && strncasecmp(line, "X-Tokens-In", 11) == 0) {
-            s_tokens_reported |= transport_parse_tokens(colon + 1, line_end, &s_tokens_in);
+            transport_parse_tokens(colon + 1, line_end, &s_tokens.in);
         } else if (name_len == 12 && strncasecmp(line, "X-Tokens-Out", 12) == 0) {
-            s_tokens_reported |= transport_parse_tokens(colon + 1, line_end, &s_tokens_out);
+            transport_parse_tokens(colon + 1, line_end, &s_tokens.out);
         }
         line = eol + 1;
     }
@@ -332,12 +300,8 @@ static int transport_exchange(int fd, const char *body, size_t body_len,
         }
         size_t from = got >= 3 ? got - 3 : 0;
         got += (size_t)r;
-        for (size_t i = from; i + 4 <= got; i++) {
-            if (memcmp(hdr + i, "\r\n\r\n", 4) == 0) {
-                header_len = i + 4;
-                break;
-            }
-        }
+        const char *blank = memmem(hdr + from, got - from, "\r\n\r\n", 4);
+        header_len = blank != NULL ? (size_t)(blank - hdr) + 4 : 0;
     }
     bool has_length;
     size_t length = 0;
@@ -364,17 +328,13 @@ static int transport_exchange(int fd, const char *body, size_t body_len,
         char *dst = body_got < limit ? resp + body_got : &probe;
         size_t room = body_got < limit ? limit - body_got : 1;
         ssize_t r = transport_recv(fd, dst, room, deadline);
-        if (r < 0) {
+        // Failed: an error, a close before the announced length (truncated),
+        // a byte past a full buffer (larger than the caller's buffer).
+        if (r < 0 || (r == 0 && has_length) || (r > 0 && dst == &probe)) {
             return -1;
         }
         if (r == 0) {
-            if (has_length) {
-                return -1; // truncated: fewer bytes than announced
-            }
             break;
-        }
-        if (dst == &probe) {
-            return -1; // body larger than the caller's buffer
         }
         body_got += (size_t)r;
     }
@@ -407,9 +367,7 @@ int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_m
     if (!s_connected || body == NULL || resp == NULL || resp_max > (size_t)INT32_MAX) {
         return -1;
     }
-    s_tokens_in = 0;
-    s_tokens_out = 0;
-    s_tokens_reported = false;
+    memset(&s_tokens, 0, sizeof(s_tokens));
     uint64_t deadline = transport_now_ms() + BENTOCLAW_HTTP_TIMEOUT_MS;
     int fd = transport_tcp_connect(s_host, s_port, deadline);
     if (fd < 0) {
@@ -418,22 +376,15 @@ int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_m
     int r = transport_exchange(fd, body, body_len, resp, resp_max, deadline);
     close(fd);
     if (r < 0) {
-        // Counts of a failed request are not reported.
-        s_tokens_in = 0;
-        s_tokens_out = 0;
-        s_tokens_reported = false;
+        memset(&s_tokens, 0, sizeof(s_tokens)); // counts of a failed request are not reported
     }
     return r;
 }
 
 bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
-    if (tokens_in != NULL) {
-        *tokens_in = s_tokens_in;
-    }
-    if (tokens_out != NULL) {
-        *tokens_out = s_tokens_out;
-    }
-    return s_tokens_reported;
+    *tokens_in = s_tokens.in;
+    *tokens_out = s_tokens.out;
+    return s_tokens.reported;
 }
 
 bool claw_https_connected(void) {
@@ -446,19 +397,14 @@ void claw_https_disconnect(void) {
     memset(s_api_key, 0, sizeof(s_api_key));
 }
 
-/* ---------------------------------------------------------------------------
- * UI IPC: a log of the newest CLAW_IPC_LOG_MAX messages.
- */
+/* --- UI IPC: a log of the newest CLAW_IPC_LOG_MAX messages --- */
 
-typedef struct _claw_ipc_event_t {
+bool claw_ipc_initialized;
+static struct {
     uint8_t type;
     uint8_t len;
     char text[CLAW_IPC_TEXT_MAX];
-} claw_ipc_event_t;
-
-bool claw_ipc_initialized;
-static claw_ipc_event_t s_ipc_log[CLAW_IPC_LOG_MAX];
-static size_t s_ipc_head; // index of the oldest entry
+} s_ipc_log[CLAW_IPC_LOG_MAX];
 static size_t s_ipc_count;
 
 void claw_ipc_init(void) {
@@ -479,40 +425,30 @@ void claw_ipc_send_ui(uint8_t type, const char *text, size_t len) {
             len--;
         }
     }
-    size_t slot;
-    if (s_ipc_count < CLAW_IPC_LOG_MAX) {
-        slot = (s_ipc_head + s_ipc_count) % CLAW_IPC_LOG_MAX;
-        s_ipc_count++;
-    } else {
-        slot = s_ipc_head;
-        s_ipc_head = (s_ipc_head + 1) % CLAW_IPC_LOG_MAX;
+    if (s_ipc_count == CLAW_IPC_LOG_MAX) {
+        // Full: the oldest message goes.
+        memmove(&s_ipc_log[0], &s_ipc_log[1], sizeof(s_ipc_log) - sizeof(s_ipc_log[0]));
+        s_ipc_count--;
     }
-    claw_ipc_event_t *e = &s_ipc_log[slot];
-    e->type = type;
-    e->len = (uint8_t)len;
+    s_ipc_log[s_ipc_count].type = type;
+    s_ipc_log[s_ipc_count].len = (uint8_t)len;
     if (len > 0) {
-        memcpy(e->text, text, len);
+        memcpy(s_ipc_log[s_ipc_count].text, text, len);
     }
-    e->text[len] = '\0';
-}
-
-size_t claw_ipc_event_count(void) {
-    return s_ipc_count;
+    s_ipc_log[s_ipc_count++].text[len] = '\0';
 }
 
 bool claw_ipc_event_get(size_t index, uint8_t *type, const char **text, size_t *len) {
     if (index >= s_ipc_count) {
         return false;
     }
-    const claw_ipc_event_t *e = &s_ipc_log[(s_ipc_head + index) % CLAW_IPC_LOG_MAX];
-    *type = e->type;
-    *text = e->text;
-    *len = e->len;
+    *type = s_ipc_log[index].type;
+    *text = s_ipc_log[index].text;
+    *len = s_ipc_log[index].len;
     return true;
 }
 
 void claw_ipc_events_clear(void) {
-    s_ipc_head = 0;
     s_ipc_count = 0;
 }
 

@@ -1,18 +1,13 @@
-# bentoclaw user C module for CMake-based MicroPython ports (rp2, esp32, ...).
-#
+# bentoclaw user C module for CMake-based MicroPython ports (rp2, esp32, ...):
 #   make USER_C_MODULES=<repo root>/mpy/micropython.cmake
-#
 # The Rust staticlib comes from cmake/bentoclaw.cmake (cargo runs as part of
 # the build; the archive is an IMPORTED library that the firmware links
-# after the objects and relinks when it changes).
-#
-# Options (cache variables):
+# after the objects and relinks when it changes). Cache variables:
 #   BENTOCLAW_PORT_FIRMWARE  ON: use the vendor firmware's claw_https_* /
 #                            claw_ipc_* instead of the unix HTTP/IPC port layer
 #   BENTOCLAW_RUST_TARGET    see cmake/bentoclaw.cmake
 #   BENTO_HAS_MPY            ON (default); OFF/0 leaves this module and
-#                            libbento_mpy.a out of the firmware, and cargo
-#                            does not run (see cmake/bentoclaw.cmake)
+#                            libbento_mpy.a out, and cargo does not run
 
 option(BENTOCLAW_PORT_FIRMWARE "use the firmware's claw_https_*/claw_ipc_* transport" ON)
 
@@ -22,7 +17,6 @@ if(NOT BENTO_HAS_MPY)
 endif()
 
 add_library(usermod_bentoclaw INTERFACE)
-
 target_sources(usermod_bentoclaw INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/modbentoclaw.c
     ${CMAKE_CURRENT_LIST_DIR}/claw_port_vfs.c
@@ -31,19 +25,12 @@ target_sources(usermod_bentoclaw INTERFACE
 if(BENTOCLAW_PORT_FIRMWARE)
     target_compile_definitions(usermod_bentoclaw INTERFACE BENTOCLAW_PORT_FIRMWARE=1)
 else()
-    target_sources(usermod_bentoclaw INTERFACE
-        ${CMAKE_CURRENT_LIST_DIR}/claw_transport_unix.c
-    )
+    target_sources(usermod_bentoclaw INTERFACE ${CMAKE_CURRENT_LIST_DIR}/claw_transport_unix.c)
     target_compile_definitions(usermod_bentoclaw INTERFACE BENTOCLAW_PORT_FIRMWARE=0)
 endif()
-
 # The include dirs are listed here as well as on the imported library,
 # because MicroPython's QSTR scan gathers INTERFACE_INCLUDE_DIRECTORIES
 # from the usermod targets (py/usermod.cmake).
-target_include_directories(usermod_bentoclaw INTERFACE
-    ${CMAKE_CURRENT_LIST_DIR}
-    ${BENTOCLAW_INCLUDE_DIR}
-)
-
+target_include_directories(usermod_bentoclaw INTERFACE ${CMAKE_CURRENT_LIST_DIR} ${BENTOCLAW_INCLUDE_DIR})
 target_link_libraries(usermod_bentoclaw INTERFACE bentoclaw::bento_mpy)
 target_link_libraries(usermod INTERFACE usermod_bentoclaw)

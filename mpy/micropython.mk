@@ -1,22 +1,19 @@
 # bentoclaw user C module (make-based ports: unix, stm32, alif, qemu, ...).
-#
 # Build with USER_C_MODULES=<repo root>: MicroPython includes every
 # <USER_C_MODULES>/*/micropython.mk, and this one lives in <repo root>/mpy.
-#
 # Variables (override on the make command line):
-#   BENTOCLAW_LIB          the Rust staticlib to link
-#                          (default: host build, target/release/libbento_mpy.a,
-#                          or target/<BENTOCLAW_RUST_TARGET>/release/... when
-#                          that is set)
-#   BENTOCLAW_RUST_TARGET  rustc target triple for a cross build, e.g.
+#   BENTOCLAW_LIB          the Rust staticlib to link (default: the host
+#                          build target/release/libbento_mpy.a, or
+#                          target/<BENTOCLAW_RUST_TARGET>/release/... )
+#   BENTOCLAW_RUST_TARGET  rustc target triple of a cross build, e.g.
 #                          thumbv8m.main-none-eabihf (empty: host)
 #   BENTOCLAW_PORT_FIRMWARE=1  use the vendor's claw_https_*/claw_ipc_*
 #                          instead of the unix HTTP/IPC port layer
 #   CARGO                  cargo executable (default: cargo)
-#   BENTO_HAS_MPY          1 (default); 0 leaves the module and libbento_mpy.a
-#                          out of the build: no source of it is compiled, no
-#                          archive is linked, cargo does not run (the seed's
-#                          build switch; also read from the environment)
+#   BENTO_HAS_MPY          1 (default); 0 leaves the module and the archive
+#                          out: nothing of it is compiled or linked, cargo
+#                          does not run (the seed's build switch; also read
+#                          from the environment)
 
 BENTO_HAS_MPY ?= 1
 ifneq ($(BENTO_HAS_MPY),0)
@@ -37,15 +34,11 @@ BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release
 BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --features agent --target $(BENTOCLAW_RUST_TARGET)
 endif
 
-SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/modbentoclaw.c
-SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_port_vfs.c
-SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_port_agent.c
+SRC_USERMOD_C += $(addprefix $(BENTOCLAW_MOD_DIR)/,modbentoclaw.c claw_port_vfs.c claw_port_agent.c)
 ifneq ($(BENTOCLAW_PORT_FIRMWARE),1)
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_transport_unix.c
 endif
-
-CFLAGS_USERMOD += -I$(BENTOCLAW_MOD_DIR) -I$(BENTOCLAW_ROOT)/include
-CFLAGS_USERMOD += -DBENTOCLAW_PORT_FIRMWARE=$(BENTOCLAW_PORT_FIRMWARE)
+CFLAGS_USERMOD += -I$(BENTOCLAW_MOD_DIR) -I$(BENTOCLAW_ROOT)/include -DBENTOCLAW_PORT_FIRMWARE=$(BENTOCLAW_PORT_FIRMWARE)
 
 # Link the Rust archive. LDFLAGS_USERMOD is not enough: stm32 puts it before
 # the objects (the archive is then searched too early) and alif ignores it.
@@ -53,14 +46,12 @@ CFLAGS_USERMOD += -DBENTOCLAW_PORT_FIRMWARE=$(BENTOCLAW_PORT_FIRMWARE)
 # "$^" (unix) pick it up from the prerequisite added below. An archive
 # named twice on one command line is harmless.
 LIBS += $(BENTOCLAW_LIB)
-
 # Relink when the archive changes, and build it when it is missing.
 ifneq ($(PROG),)
 $(BUILD)/$(PROG): $(BENTOCLAW_LIB)
 else
 $(BUILD)/firmware.elf: $(BENTOCLAW_LIB)
 endif
-
 $(BENTOCLAW_LIB):
 	$(ECHO) "CARGO $@"
 	$(Q)cd $(BENTOCLAW_ROOT) && $(CARGO) $(BENTOCLAW_CARGO_ARGS)

@@ -7,23 +7,21 @@
  * exchange, tool rounds, gates and trust, TACP, the config file, MEMORY.md —
  * is the core's. The core never raises: it returns a status, and this file
  * raises after the core call has returned (a longjmp never crosses a Rust
- * frame). The ports the core calls back are claw_port_vfs.c (files) and
- * claw_port_agent.c (tools, transport, UI, clock).
+ * frame). The ports the core calls back are claw_port_agent.c (tools,
+ * transport, UI, clock) and claw_port_vfs.c (files).
  *
  * Rules kept here (SPEC.md §3, §6): every entry point calls
- * bentoclaw_ensure_init() first, which runs the three core _init functions
- * once per soft reset; Python objects (tool handlers) live in root pointers,
+ * bentoclaw_ensure_init() first, which runs the core's _init functions once
+ * per soft reset; Python objects (tool handlers) live in root pointers,
  * never in Rust.
  */
 #include <string.h>
 
 #include "py/mperrno.h"
 #include "py/objint.h"
-#include "py/objstr.h"
 #include "py/runtime.h"
 
 #include "claw_port.h"
-#include "claw_port_vfs.h"
 #include "claw_safety.h"
 #include "claw_session.h"
 #include "claw_ext.h"
@@ -35,7 +33,6 @@
 #error "update the size of bentoclaw_tool_handlers"
 #endif
 MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_tool_handlers[16]);
-#define HANDLER(i) (MP_STATE_VM(bentoclaw_tool_handlers)[(i)])
 
 // The outermost ask()'s work buffer, kept for the VM's life: one block of
 // about 14 KiB taken while the heap is young, rather than a fresh one per
@@ -49,71 +46,7 @@ static bool s_module_inited;
 
 extern const mp_obj_module_t mp_module_bentoclaw;
 
-mp_obj_t bentoclaw_handler(uint8_t slot) {
-    return slot < CLAW_RATE_MAX_TOOLS ? HANDLER(slot) : MP_OBJ_NULL;
-}
-
-/* ---------------------------------------------------------------------------
- * Initialisation, once per soft reset
- */
-
-// C statics and root pointers survive a soft reset; the Python heap does
-// not. The loaded-modules dict is created afresh by every mp_init(), so a
-// marker stored in it (keyed by this module object, which no import can
-// produce) tells a new VM from the current one. While a port callback is
-// running this is the current VM whatever the dict says (Python code in a
-// block device may have removed the marker): nothing is reset then.
-static void bentoclaw_vm_check(void) {
-    mp_obj_t marker = MP_OBJ_FROM_PTR(&mp_module_bentoclaw);
-    mp_map_t *loaded = &MP_STATE_VM(mp_loaded_modules_dict).map;
-    if (mp_map_lookup(loaded, marker, MP_MAP_LOOKUP) == NULL && claw_port_vfs_reset()) {
-        // A new VM: the handlers and open files of the previous one point
-        // into a heap that has been reset.
-        for (size_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
-            HANDLER(i) = MP_OBJ_NULL;
-        }
-        MP_STATE_VM(bentoclaw_work) = NULL;
-        s_work_len = 0;
-        s_work_busy = false;
-        #if !BENTOCLAW_PORT_FIRMWARE
-        bentoclaw_clock_overridden = false;
-        #endif
-        s_module_inited = false;
-    }
-    mp_obj_dict_store(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_loaded_modules_dict)), marker, mp_const_true);
-}
-
-static NORETURN void bentoclaw_raise(claw_status_t s, qstr what);
-
-static void bentoclaw_ensure_init(void) {
-    // Python code that runs inside a core call (a block device written in
-    // Python, reached through the VFS bridge) must not re-enter the core.
-    if (claw_port_vfs_busy()) {
-        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
-    }
-    #if !MICROPY_MODULE_BUILTIN_INIT
-    bentoclaw_vm_check();
-    #endif
-    if (s_module_inited) {
-        return;
-    }
-    claw_rate_init();
-    claw_cb_init();
-    claw_session_init();
-    // The built-in tools and their rate limits; Python tools register later.
-    (void)claw_agent_init();
-    s_module_inited = true;
-}
-
-static mp_obj_t bentoclaw___init__(void) {
-    bentoclaw_vm_check();
-    return mp_const_none;
-}
-static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw___init___obj, bentoclaw___init__);
-
-/* ---------------------------------------------------------------------------
- * Exceptions: the core names the kind and the exact text
- */
+/* --- Exceptions: the core names the kind and the exact text --- */
 
 // Raises for a core status; `what` (an argument's name) prefixes a text
 // check's message ("key must not contain NUL"). The texts may hold non-ASCII
@@ -136,7 +69,7 @@ static NORETURN void bentoclaw_raise(claw_status_t s, qstr what) {
 
 // After a core call: what a port callback kept to raise, then the status.
 static void bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
-    if (ctx != NULL && ctx->exc != MP_OBJ_NULL && (s == CLAW_OK ? false : claw_status_kind(s) == CLAW_KIND_PENDING)) {
+    if (ctx != NULL && ctx->exc != MP_OBJ_NULL && s != CLAW_OK && claw_status_kind(s) == CLAW_KIND_PENDING) {
         nlr_raise(ctx->exc);
     }
     claw_port_vfs_raise_pending();
@@ -170,37 +103,96 @@ static mp_obj_t saved(bool ok, const char *what) {
     return mp_obj_new_bool(ok);
 }
 
-// Required arguments, by position or keyword.
+/* --- Initialisation, once per soft reset --- */
+
+// C statics and root pointers survive a soft reset; the Python heap does
+// not. The loaded-modules dict is created afresh by every mp_init(), so a
+// marker stored in it (keyed by this module object, which no import can
+// produce) tells a new VM from the current one. While a port callback is
+// running this is the current VM whatever the dict says (Python code in a
+// block device may have removed the marker): nothing is reset then.
+static void bentoclaw_vm_check(void) {
+    mp_obj_t marker = MP_OBJ_FROM_PTR(&mp_module_bentoclaw);
+    mp_map_t *loaded = &MP_STATE_VM(mp_loaded_modules_dict).map;
+    if (mp_map_lookup(loaded, marker, MP_MAP_LOOKUP) == NULL && claw_port_vfs_reset()) {
+        // A new VM: the handlers and open files of the previous one point
+        // into a heap that has been reset.
+        for (size_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
+            BENTOCLAW_HANDLER(i) = MP_OBJ_NULL;
+        }
+        MP_STATE_VM(bentoclaw_work) = NULL;
+        s_work_len = 0;
+        s_work_busy = false;
+        #if !BENTOCLAW_PORT_FIRMWARE
+        bentoclaw_clock_overridden = false;
+        #endif
+        s_module_inited = false;
+    }
+    mp_obj_dict_store(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_loaded_modules_dict)), marker, mp_const_true);
+}
+
+static void bentoclaw_ensure_init(void) {
+    // Python code that runs inside a core call (a block device written in
+    // Python, reached through the VFS bridge) must not re-enter the core.
+    if (claw_port_vfs_busy()) {
+        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
+    }
+    #if !MICROPY_MODULE_BUILTIN_INIT
+    bentoclaw_vm_check();
+    #endif
+    if (!s_module_inited) {
+        claw_rate_init();
+        claw_cb_init();
+        claw_session_init();
+        // The built-in tools and their rate limits; Python tools register later.
+        (void)claw_agent_init();
+        s_module_inited = true;
+    }
+}
+
+static mp_obj_t bentoclaw___init__(void) {
+    bentoclaw_vm_check();
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw___init___obj, bentoclaw___init__);
+
+/* --- Arguments --- */
+
+// Required arguments, by position or keyword. (tests/stubs/stub_api.py reads
+// each `allowed` table: REQ() entries, or entries written in full.)
 #define REQ(q) { MP_QSTR_##q, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} }
-static void parse_req(size_t n_args, const mp_obj_t *pos, mp_map_t *kw, const mp_arg_t *allowed, size_t n,
+
+// A keyword function's arguments (`allowed`, all MP_ARG_OBJ, at most 4) into
+// a[], then bentoclaw_ensure_init().
+#define PARSE(a) \
+    mp_obj_t a[MP_ARRAY_SIZE(allowed)]; \
+    MP_STATIC_ASSERT(MP_ARRAY_SIZE(allowed) <= 4); \
+    parse_args(n_args, pos, kw, allowed, MP_ARRAY_SIZE(allowed), a)
+static void parse_args(size_t n_args, const mp_obj_t *pos, mp_map_t *kw, const mp_arg_t *allowed, size_t n,
     mp_obj_t *out) {
-    mp_arg_val_t a[3];
+    mp_arg_val_t a[4];
     mp_arg_parse_all(n_args, pos, kw, n, allowed, a);
     for (size_t i = 0; i < n; i++) {
         out[i] = a[i].u_obj;
     }
-}
-
-/* ---------------------------------------------------------------------------
- * Arguments
- */
-
-static const char *get_str(mp_obj_t obj, size_t *len, qstr what) {
-    if (!mp_obj_is_str(obj)) {
-        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%q must be str"), what);
-    }
-    // MicroPython str data is NUL-terminated after its length.
-    return mp_obj_str_get_data(obj, len);
+    bentoclaw_ensure_init();
 }
 
 // A str the core accepts as text (`check`: claw_check_text, _key, _value,
-// _tool_name), or the exception naming `what` and the limit.
-static const char *get_text(mp_obj_t obj, size_t *len, qstr what,
-    claw_status_t (*check)(const uint8_t *, size_t)) {
-    const char *s = get_str(obj, len, what);
-    claw_status_t st = check((const uint8_t *)s, *len);
+// _tool_name), or the exception naming `what` and the limit. MicroPython
+// str data is NUL-terminated after its length. `len` may be NULL.
+static const char *get_text(mp_obj_t obj, size_t *len, qstr what, claw_status_t (*check)(const uint8_t *, size_t)) {
+    if (!mp_obj_is_str(obj)) {
+        mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%q must be str"), what);
+    }
+    size_t n;
+    const char *s = mp_obj_str_get_data(obj, &n);
+    claw_status_t st = check((const uint8_t *)s, n);
     if (st != CLAW_OK) {
         bentoclaw_raise(st, what);
+    }
+    if (len != NULL) {
+        *len = n;
     }
     return s;
 }
@@ -224,28 +216,31 @@ static bool get_flag(mp_obj_t obj, qstr what) {
     return mp_obj_is_true(obj);
 }
 
-static void dict_str(mp_obj_t d, qstr key, const char *s) {
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(key), mp_obj_new_str(s, strlen(s)));
+static mp_obj_t str_obj(const char *s) {
+    return mp_obj_new_str(s, strlen(s));
 }
 
-static void dict_int(mp_obj_t d, qstr key, mp_uint_t v) {
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(key), mp_obj_new_int_from_uint(v));
+static mp_obj_t uint_obj(mp_uint_t v) {
+    return mp_obj_new_int_from_uint(v);
 }
 
-/* ---------------------------------------------------------------------------
- * connect, disconnect, ask, tool, tacp
- */
+// A dict of n keys and values, stored in that order.
+static mp_obj_t new_dict(const qstr_short_t *keys, const mp_obj_t *values, size_t n) {
+    mp_obj_t d = mp_obj_new_dict(n);
+    for (size_t i = 0; i < n; i++) {
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(keys[i]), values[i]);
+    }
+    return d;
+}
+
+/* --- connect, disconnect, ask, tool, tacp --- */
 
 static mp_obj_t bentoclaw_connect(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(host), REQ(port), REQ(api_key) };
-    mp_obj_t a[3];
-    parse_req(n_args, pos, kw, allowed, 3, a);
-    mp_obj_t host_in = a[0], port_in = a[1], key_in = a[2];
-    bentoclaw_ensure_init();
-    size_t hl, kl;
-    const char *host = get_text(host_in, &hl, MP_QSTR_host, claw_check_host);
-    uint16_t port = (uint16_t)get_int_in(port_in, MP_QSTR_port, 1, 65535);
-    const char *key = get_text(key_in, &kl, MP_QSTR_api_key, claw_check_api_key);
+    PARSE(a);
+    const char *host = get_text(a[0], NULL, MP_QSTR_host, claw_check_host);
+    uint16_t port = (uint16_t)get_int_in(a[1], MP_QSTR_port, 1, 65535);
+    const char *key = get_text(a[2], NULL, MP_QSTR_api_key, claw_check_api_key);
     bool ok = false;
     bentoclaw_check(claw_connect(host, port, key, &ok), NULL);
     return mp_obj_new_bool(ok);
@@ -261,43 +256,31 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_disconnect_obj, bentoclaw_disconnect)
 
 static mp_obj_t bentoclaw_ask(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(prompt) };
-    mp_obj_t prompt_in;
-    parse_req(n_args, pos, kw, allowed, 1, &prompt_in);
-    bentoclaw_ensure_init();
+    PARSE(a);
     size_t len;
-    const char *prompt = get_text(prompt_in, &len, MP_QSTR_prompt, claw_check_prompt);
+    const char *prompt = get_text(a[0], &len, MP_QSTR_prompt, claw_check_prompt);
     // The request's buffers (heap, never static RAM), taken before the core
     // runs: a MemoryError leaves no state behind. What needs no buffer is
     // checked first (an offline call allocates nothing).
     size_t work_len = 0;
     bentoclaw_check(claw_ask_check((const uint8_t *)prompt, len, &work_len), NULL);
-    bool own = s_work_busy || s_work_len < work_len;
-    uint8_t *work;
-    if (!own) {
-        work = MP_STATE_VM(bentoclaw_work);
-    } else if (!s_work_busy) {
+    bool kept = !s_work_busy; // a nested ask() takes its own buffer
+    if (kept && s_work_len < work_len) {
         // Grow the kept buffer (the old one is garbage from here on).
         MP_STATE_VM(bentoclaw_work) = NULL;
         s_work_len = 0;
-        work = m_new(uint8_t, work_len);
-        MP_STATE_VM(bentoclaw_work) = work;
+        MP_STATE_VM(bentoclaw_work) = m_new(uint8_t, work_len);
         s_work_len = work_len;
-        own = false;
-    } else {
-        work = m_new(uint8_t, work_len);
     }
-    if (!own) {
-        s_work_busy = true;
-        work_len = s_work_len;
-    }
+    uint8_t *work = kept ? MP_STATE_VM(bentoclaw_work) : m_new(uint8_t, work_len);
+    work_len = kept ? s_work_len : work_len;
+    s_work_busy = true;
     bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
     size_t reply_len = 0;
     claw_status_t s = claw_ask((const uint8_t *)prompt, len, work, work_len, &ctx, &reply_len);
-    if (!own) {
-        s_work_busy = false;
-    }
+    s_work_busy = !kept; // a nested call leaves the kept buffer to its caller
     mp_obj_t ret = s == CLAW_OK ? mp_obj_new_str((const char *)work, reply_len) : mp_const_none;
-    if (own) {
+    if (!kept) {
         m_del(uint8_t, work, work_len);
     }
     bentoclaw_check(s, &ctx);
@@ -306,38 +289,24 @@ static mp_obj_t bentoclaw_ask(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) 
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_ask_obj, 0, bentoclaw_ask);
 
 static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
-    static const mp_arg_t allowed[] = {
-        { MP_QSTR_name, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-        { MP_QSTR_arg, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-    };
-    mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all(n_args, pos, kw, MP_ARRAY_SIZE(allowed), allowed, a);
-    bentoclaw_ensure_init();
+    static const mp_arg_t allowed[] = { REQ(name), { MP_QSTR_arg, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} } };
+    PARSE(a);
     size_t name_len;
-    const char *name = get_text(a[0].u_obj, &name_len, MP_QSTR_name, claw_check_tool_name);
-    mp_obj_t arg = a[1].u_obj;
-    uint8_t kind = CLAW_ARG_OTHER;
-    const char *text = NULL;
+    const char *name = get_text(a[0], &name_len, MP_QSTR_name, claw_check_tool_name);
+    mp_obj_t arg = a[1];
+    mp_int_t iv = mp_obj_is_small_int(arg) ? MP_OBJ_SMALL_INT_VALUE(arg) : arg == mp_const_true;
+    uint8_t kind = arg == mp_const_none ? CLAW_ARG_NONE
+        : mp_obj_is_bool(arg) ? CLAW_ARG_BOOL
+        : mp_obj_is_small_int(arg) && iv >= INT32_MIN && iv <= INT32_MAX ? CLAW_ARG_INT
+        : mp_obj_is_str(arg) ? CLAW_ARG_TEXT // checked by the core, after the name
+        : CLAW_ARG_OTHER;
     size_t text_len = 0;
-    int32_t ival = 0;
-    if (arg == mp_const_none) {
-        kind = CLAW_ARG_NONE;
-    } else if (mp_obj_is_bool(arg)) {
-        kind = CLAW_ARG_BOOL;
-        ival = arg == mp_const_true;
-    } else if (mp_obj_is_small_int(arg)) {
-        mp_int_t v = MP_OBJ_SMALL_INT_VALUE(arg);
-        kind = v >= INT32_MIN && v <= INT32_MAX ? CLAW_ARG_INT : CLAW_ARG_OTHER;
-        ival = (int32_t)v;
-    } else if (mp_obj_is_str(arg)) {
-        kind = CLAW_ARG_TEXT; // checked by the core, after the name
-        text = mp_obj_str_get_data(arg, &text_len);
-    }
+    const char *text = kind == CLAW_ARG_TEXT ? mp_obj_str_get_data(arg, &text_len) : NULL;
     bentoclaw_ctx_t ctx = { arg, MP_OBJ_NULL, MP_OBJ_NULL };
     uint8_t out[CLAW_MSG_MAX_LEN];
     claw_value_t v = { 0 };
     claw_status_t s = claw_tool((const uint8_t *)name, name_len, kind, (const uint8_t *)text, text_len,
-        ival, &ctx, out, sizeof(out), &v);
+        (int32_t)iv, &ctx, out, sizeof(out), &v);
     if (s == CLAW_STATUS_UNKNOWN_TOOL) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown tool '%s'"), name);
     }
@@ -347,7 +316,7 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
     bentoclaw_check(s, &ctx);
     switch (v.kind) {
         case CLAW_VALUE_INT:
-            return mp_obj_new_int_from_uint(v.ival);
+            return uint_obj(v.ival);
         case CLAW_VALUE_BOOL:
             return mp_obj_new_bool(v.ival);
         case CLAW_VALUE_HOST:
@@ -362,14 +331,12 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 0, bentoclaw_tool);
 
 static mp_obj_t bentoclaw_tacp(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(line) };
-    mp_obj_t line_in;
-    parse_req(n_args, pos, kw, allowed, 1, &line_in);
-    bentoclaw_ensure_init();
+    PARSE(a);
     mp_buffer_info_t bi;
-    if (mp_obj_is_str(line_in)) {
-        bi.buf = (void *)mp_obj_str_get_data(line_in, &bi.len);
-    } else if (mp_obj_is_type(line_in, &mp_type_bytes) || mp_obj_is_type(line_in, &mp_type_bytearray)) {
-        mp_get_buffer_raise(line_in, &bi, MP_BUFFER_READ);
+    if (mp_obj_is_str(a[0])) {
+        bi.buf = (void *)mp_obj_str_get_data(a[0], &bi.len);
+    } else if (mp_obj_is_type(a[0], &mp_type_bytes) || mp_obj_is_type(a[0], &mp_type_bytearray)) {
+        mp_get_buffer_raise(a[0], &bi, MP_BUFFER_READ);
     } else {
         mp_raise_TypeError(MP_ERROR_TEXT("line must be str or bytes"));
     }
@@ -388,26 +355,23 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tacp_obj, 0, bentoclaw_tacp);
 
 static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = {
-        { MP_QSTR_name, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-        { MP_QSTR_handler, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        REQ(name), REQ(handler),
         { MP_QSTR_risk, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(0)} },
         { MP_QSTR_rate_per_min, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(0)} },
     };
-    mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all(n_args, pos, kw, MP_ARRAY_SIZE(allowed), allowed, a);
-    bentoclaw_ensure_init();
+    PARSE(a);
     size_t len;
-    const char *name = get_text(a[0].u_obj, &len, MP_QSTR_name, claw_check_tool_name);
-    if (!mp_obj_is_callable(a[1].u_obj)) {
+    const char *name = get_text(a[0], &len, MP_QSTR_name, claw_check_tool_name);
+    if (!mp_obj_is_callable(a[1])) {
         mp_raise_TypeError(MP_ERROR_TEXT("handler must be callable"));
     }
-    uint8_t risk = (uint8_t)get_int_in(a[2].u_obj, MP_QSTR_risk, 0, 2);
-    uint16_t rate = (uint16_t)get_int_in(a[3].u_obj, MP_QSTR_rate_per_min, 0, 65535);
+    uint8_t risk = (uint8_t)get_int_in(a[2], MP_QSTR_risk, 0, 2);
+    uint16_t rate = (uint16_t)get_int_in(a[3], MP_QSTR_rate_per_min, 0, 65535);
     int32_t slot = claw_tool_register((const uint8_t *)name, len, risk, rate);
     if (slot < 0) {
         bentoclaw_raise((claw_status_t)-slot, MP_QSTRnull);
     }
-    HANDLER(slot) = a[1].u_obj;
+    BENTOCLAW_HANDLER(slot) = a[1];
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_register_tool_obj, 0, bentoclaw_register_tool);
@@ -415,11 +379,11 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_register_tool_obj, 0, bentoclaw_regi
 static mp_obj_t bentoclaw_tools(void) {
     bentoclaw_ensure_init();
     mp_obj_t list = mp_obj_new_list(0, NULL);
+    claw_tool_info_t t;
     for (uint8_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
-        claw_tool_info_t t;
         if (claw_tool_info(i, &t)) {
             mp_obj_t items[4] = {
-                mp_obj_new_str(t.name, strlen(t.name)), MP_OBJ_NEW_SMALL_INT(t.risk),
+                str_obj(t.name), MP_OBJ_NEW_SMALL_INT(t.risk),
                 MP_OBJ_NEW_SMALL_INT(t.rate_per_min), mp_obj_new_bool(t.builtin),
             };
             mp_obj_list_append(list, mp_obj_new_tuple(4, items));
@@ -429,35 +393,25 @@ static mp_obj_t bentoclaw_tools(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_tools_obj, bentoclaw_tools);
 
-/* ---------------------------------------------------------------------------
- * memory and session
- */
+/* --- memory and session --- */
 
 static mp_obj_t bentoclaw_remember(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(key), REQ(value) };
-    mp_obj_t a[2];
-    parse_req(n_args, pos, kw, allowed, 2, a);
-    bentoclaw_ensure_init();
-    size_t kl, vl;
-    const char *key = get_text(a[0], &kl, MP_QSTR_key, claw_check_key);
-    const char *val = get_text(a[1], &vl, MP_QSTR_value, claw_check_value);
-    bool ok = claw_memory_set(key, val);
-    bentoclaw_check(CLAW_OK, NULL);
+    PARSE(a);
+    const char *key = get_text(a[0], NULL, MP_QSTR_key, claw_check_key);
+    bool ok = claw_memory_set(key, get_text(a[1], NULL, MP_QSTR_value, claw_check_value));
+    claw_port_vfs_raise_pending();
     return saved(ok, "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_remember_obj, 0, bentoclaw_remember);
 
 static mp_obj_t bentoclaw_recall(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(key) };
-    mp_obj_t key_in;
-    parse_req(n_args, pos, kw, allowed, 1, &key_in);
-    bentoclaw_ensure_init();
-    size_t kl;
-    const char *key = get_text(key_in, &kl, MP_QSTR_key, claw_check_key);
+    PARSE(a);
     char value[CLAW_MEM_VAL_MAX];
-    bool found = claw_memory_get(key, value, sizeof(value));
-    bentoclaw_check(CLAW_OK, NULL);
-    return found ? mp_obj_new_str(value, strlen(value)) : mp_const_none;
+    bool found = claw_memory_get(get_text(a[0], NULL, MP_QSTR_key, claw_check_key), value, sizeof(value));
+    claw_port_vfs_raise_pending();
+    return found ? str_obj(value) : mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_recall_obj, 0, bentoclaw_recall);
 
@@ -471,111 +425,88 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_clear_obj, bentoclaw_session_
 static mp_obj_t bentoclaw_flush(void) {
     bentoclaw_ensure_init();
     bool ok = !claw_session_dirty() || claw_session_flush();
-    bentoclaw_check(CLAW_OK, NULL);
+    claw_port_vfs_raise_pending();
     return saved(ok, "session");
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_flush_obj, bentoclaw_flush);
 
 static mp_obj_t bentoclaw_status(void) {
+    static const qstr_short_t keys[] = {
+        MP_QSTR_state, MP_QSTR_connected, MP_QSTR_session_msgs, MP_QSTR_errors, MP_QSTR_last_result,
+        MP_QSTR_dirty, MP_QSTR_bytes_in, MP_QSTR_bytes_out, MP_QSTR_tokens_in, MP_QSTR_tokens_out,
+        MP_QSTR_context_bytes, MP_QSTR_exchanges, MP_QSTR_last_active,
+    };
     bentoclaw_ensure_init();
     claw_agent_status_t st;
     claw_session_stats_t ss;
     if (!claw_agent_status(&st) || !claw_session_stats(&ss)) {
         bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }
-    mp_obj_t d = mp_obj_new_dict(13);
-    dict_str(d, MP_QSTR_state, st.state);
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_connected), mp_obj_new_bool(st.connected));
-    dict_int(d, MP_QSTR_session_msgs, st.session_msgs);
-    dict_int(d, MP_QSTR_errors, st.errors);
-    dict_str(d, MP_QSTR_last_result, st.last_result);
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_dirty), mp_obj_new_bool(st.dirty));
-    dict_int(d, MP_QSTR_bytes_in, ss.in_bytes);
-    dict_int(d, MP_QSTR_bytes_out, ss.out_bytes);
-    dict_int(d, MP_QSTR_tokens_in, ss.in_tokens);
-    dict_int(d, MP_QSTR_tokens_out, ss.out_tokens);
-    dict_int(d, MP_QSTR_context_bytes, ss.context_bytes);
-    dict_int(d, MP_QSTR_exchanges, ss.exchanges);
-    dict_int(d, MP_QSTR_last_active, ss.last_active);
-    return d;
+    mp_obj_t values[MP_ARRAY_SIZE(keys)] = {
+        str_obj(st.state), mp_obj_new_bool(st.connected), uint_obj(st.session_msgs), uint_obj(st.errors),
+        str_obj(st.last_result), mp_obj_new_bool(st.dirty), uint_obj(ss.in_bytes), uint_obj(ss.out_bytes),
+        uint_obj(ss.in_tokens), uint_obj(ss.out_tokens), uint_obj(ss.context_bytes), uint_obj(ss.exchanges),
+        uint_obj(ss.last_active),
+    };
+    return new_dict(keys, values, MP_ARRAY_SIZE(keys));
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_status_obj, bentoclaw_status);
 
 static mp_obj_t bentoclaw_safety(void) {
+    static const qstr_short_t keys[] = { MP_QSTR_circuit_breaker, MP_QSTR_cooldown_ms, MP_QSTR_trust, MP_QSTR_errors };
     bentoclaw_ensure_init();
     claw_agent_safety_t sf;
     if (!claw_agent_safety(&sf)) {
         bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }
-    mp_obj_t d = mp_obj_new_dict(4);
-    dict_str(d, MP_QSTR_circuit_breaker, sf.circuit_breaker);
-    dict_int(d, MP_QSTR_cooldown_ms, sf.cooldown_ms);
-    dict_str(d, MP_QSTR_trust, sf.trust);
-    dict_int(d, MP_QSTR_errors, sf.errors);
-    return d;
+    mp_obj_t values[MP_ARRAY_SIZE(keys)] = {
+        str_obj(sf.circuit_breaker), uint_obj(sf.cooldown_ms), str_obj(sf.trust), uint_obj(sf.errors),
+    };
+    return new_dict(keys, values, MP_ARRAY_SIZE(keys));
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_safety_obj, bentoclaw_safety);
 
 static mp_obj_t bentoclaw_search(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
-    static const mp_arg_t allowed[] = {
-        { MP_QSTR_query, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-        { MP_QSTR_n, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(5)} },
-    };
-    mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all(n_args, pos, kw, MP_ARRAY_SIZE(allowed), allowed, a);
-    bentoclaw_ensure_init();
-    size_t ql;
-    const char *query = get_text(a[0].u_obj, &ql, MP_QSTR_query, claw_check_text);
-    if (!mp_obj_is_int(a[1].u_obj)) {
+    static const mp_arg_t allowed[] = { REQ(query), { MP_QSTR_n, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(5)} } };
+    PARSE(a);
+    const char *query = get_text(a[0], NULL, MP_QSTR_query, claw_check_text);
+    if (!mp_obj_is_int(a[1])) {
         mp_raise_TypeError(MP_ERROR_TEXT("n must be int"));
     }
     // n >= 1; more than CLAW_MEMORY_SEARCH_MAX is capped (a big int too).
-    if (mp_obj_int_sign(a[1].u_obj) <= 0) {
+    if (mp_obj_int_sign(a[1]) <= 0) {
         mp_raise_ValueError(MP_ERROR_TEXT("n must be >= 1"));
     }
-    mp_int_t n = mp_obj_is_small_int(a[1].u_obj) ? MP_OBJ_SMALL_INT_VALUE(a[1].u_obj) : CLAW_MEMORY_SEARCH_MAX;
+    mp_int_t n = mp_obj_is_small_int(a[1]) ? MP_OBJ_SMALL_INT_VALUE(a[1]) : CLAW_MEMORY_SEARCH_MAX;
     size_t max = n < CLAW_MEMORY_SEARCH_MAX ? (size_t)n : CLAW_MEMORY_SEARCH_MAX;
     claw_memory_hit_t *hits = m_new(claw_memory_hit_t, max);
     size_t got = claw_memory_search(query, hits, max);
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (size_t i = 0; i < got && i < max; i++) {
-        mp_obj_t item[3] = {
-            mp_obj_new_str(hits[i].key, strlen(hits[i].key)),
-            mp_obj_new_str(hits[i].value, strlen(hits[i].value)),
-            MP_OBJ_NEW_SMALL_INT(hits[i].score),
-        };
+        mp_obj_t item[3] = { str_obj(hits[i].key), str_obj(hits[i].value), MP_OBJ_NEW_SMALL_INT(hits[i].score) };
         mp_obj_list_append(list, mp_obj_new_tuple(3, item));
     }
     m_del(claw_memory_hit_t, hits, max);
-    bentoclaw_check(CLAW_OK, NULL);
+    claw_port_vfs_raise_pending();
     return list;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_search_obj, 0, bentoclaw_search);
 
 static mp_obj_t bentoclaw_forget(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(key) };
-    mp_obj_t key_in;
-    parse_req(n_args, pos, kw, allowed, 1, &key_in);
-    bentoclaw_ensure_init();
-    size_t kl;
-    bool ok = claw_memory_forget(get_text(key_in, &kl, MP_QSTR_key, claw_check_key));
-    bentoclaw_check(CLAW_OK, NULL);
+    PARSE(a);
+    bool ok = claw_memory_forget(get_text(a[0], NULL, MP_QSTR_key, claw_check_key));
+    claw_port_vfs_raise_pending();
     return saved(ok, "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_forget_obj, 0, bentoclaw_forget);
 
 static mp_obj_t bentoclaw_pin(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
-    static const mp_arg_t allowed[] = {
-        { MP_QSTR_key, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
-        { MP_QSTR_on, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_TRUE} },
-    };
-    mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all(n_args, pos, kw, MP_ARRAY_SIZE(allowed), allowed, a);
-    bentoclaw_ensure_init();
-    size_t kl;
-    const char *key = get_text(a[0].u_obj, &kl, MP_QSTR_key, claw_check_key);
-    bool ok = claw_memory_pin(key, get_flag(a[1].u_obj, MP_QSTR_on));
-    bentoclaw_check(CLAW_OK, NULL);
+    static const mp_arg_t allowed[] = { REQ(key), { MP_QSTR_on, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_TRUE} } };
+    PARSE(a);
+    const char *key = get_text(a[0], NULL, MP_QSTR_key, claw_check_key);
+    bool ok = claw_memory_pin(key, get_flag(a[1], MP_QSTR_on));
+    claw_port_vfs_raise_pending();
     return saved(ok, "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_pin_obj, 0, bentoclaw_pin);
@@ -595,17 +526,15 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_export_memory_obj, bentoclaw_export_m
 
 static mp_obj_t bentoclaw_import_memory(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = {
-        { MP_QSTR_text, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
+        REQ(text),
         { MP_QSTR_strict, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_FALSE} },
         { MP_QSTR_skipped, MP_ARG_KW_ONLY | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} },
     };
-    mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all(n_args, pos, kw, MP_ARRAY_SIZE(allowed), allowed, a);
-    bentoclaw_ensure_init();
+    PARSE(a);
     size_t len;
-    const char *text = get_text(a[0].u_obj, &len, MP_QSTR_text, claw_check_text);
-    bool strict = get_flag(a[1].u_obj, MP_QSTR_strict);
-    mp_obj_t skipped = a[2].u_obj;
+    const char *text = get_text(a[0], &len, MP_QSTR_text, claw_check_text);
+    bool strict = get_flag(a[1], MP_QSTR_strict);
+    mp_obj_t skipped = a[2];
     if (skipped != mp_const_none && !mp_obj_is_type(skipped, &mp_type_list)) {
         mp_raise_TypeError(MP_ERROR_TEXT("skipped must be a list or None"));
     }
@@ -617,42 +546,27 @@ static mp_obj_t bentoclaw_import_memory(size_t n_args, const mp_obj_t *pos, mp_m
     claw_status_t s = claw_memory_import((const uint8_t *)text, len, strict, work, bad, bad_max, &r);
     m_del(uint8_t, work, CLAW_IMPORT_WORK);
     for (size_t i = 0; s == CLAW_OK && skipped != mp_const_none && i < r.bad && i < bad_max; i++) {
-        const char *why = claw_import_why_text(bad[i].why);
-        mp_obj_t item[2] = { mp_obj_new_int_from_uint(bad[i].line), mp_obj_new_str(why, strlen(why)) };
+        mp_obj_t item[2] = { uint_obj(bad[i].line), str_obj(claw_import_why_text(bad[i].why)) };
         mp_obj_list_append(skipped, mp_obj_new_tuple(2, item));
     }
     m_del(claw_import_bad_t, bad, bad_max);
     claw_port_vfs_raise_pending();
+    if (r.line > 0 && s == CLAW_STATUS_IMPORT_LINE) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("line %u: %s"), (unsigned)r.line,
+            claw_import_why_text(r.why));
+    }
+    if (s == CLAW_STATUS_IMPORT_WRITE) {
+        mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("memory write failed at line %u (%u pairs stored before it)"),
+            (unsigned)r.line, (unsigned)r.keys);
+    }
     if (s != CLAW_OK) {
-        if (r.line > 0 && s == CLAW_STATUS_IMPORT_LINE) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("line %u: %s"), (unsigned)r.line,
-                claw_import_why_text(r.why));
-        }
-        if (s == CLAW_STATUS_IMPORT_WRITE) {
-            mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("memory write failed at line %u (%u pairs stored before it)"),
-                (unsigned)r.line, (unsigned)r.keys);
-        }
         bentoclaw_raise(s, MP_QSTRnull);
     }
-    return mp_obj_new_int_from_uint(r.keys);
+    return uint_obj(r.keys);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_import_memory_obj, 0, bentoclaw_import_memory);
 
-/* ---------------------------------------------------------------------------
- * config, archive, session
- */
-
-static mp_obj_t config_dict(const int32_t *v) {
-    mp_obj_t d = mp_obj_new_dict(CLAW_CONFIG_KEYS);
-    for (size_t i = 0; i < CLAW_CONFIG_KEYS; i++) {
-        claw_config_key_t k;
-        if (claw_config_key(i, &k)) {
-            mp_obj_dict_store(d, mp_obj_new_str(k.name, strlen(k.name)),
-                k.is_bool ? mp_obj_new_bool(v[i]) : mp_obj_new_int(v[i]));
-        }
-    }
-    return d;
-}
+/* --- config, archive, session --- */
 
 static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *kw) {
     (void)args;
@@ -665,6 +579,7 @@ static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *
         bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }
     uint32_t mask = 0;
+    claw_config_key_t d;
     for (size_t k = 0; k < kw->alloc; k++) {
         if (!mp_map_slot_is_filled(kw, k)) {
             continue;
@@ -672,20 +587,18 @@ static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *
         size_t nl;
         const char *name = mp_obj_str_get_data(kw->table[k].key, &nl);
         int32_t i = claw_config_index((const uint8_t *)name, nl);
-        claw_config_key_t d;
         if (i < 0 || !claw_config_key((size_t)i, &d)) {
             mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("unknown config key '%s' (keys: %s)"),
                 name, claw_config_names());
         }
         mp_obj_t val = kw->table[k].value;
         qstr q = mp_obj_str_get_qstr(kw->table[k].key);
-        if (d.is_bool) {
-            if (!mp_obj_is_bool(val) && !(mp_obj_is_small_int(val) && (MP_OBJ_SMALL_INT_VALUE(val) >> 1) == 0)) {
-                mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%q must be bool"), q);
-            }
+        if (!d.is_bool) {
+            v[i] = (int32_t)get_int_in(val, q, d.lo, d.hi);
+        } else if (mp_obj_is_bool(val) || (mp_obj_is_small_int(val) && (MP_OBJ_SMALL_INT_VALUE(val) >> 1) == 0)) {
             v[i] = mp_obj_is_true(val);
         } else {
-            v[i] = (int32_t)get_int_in(val, q, d.lo, d.hi);
+            mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%q must be bool"), q);
         }
         mask |= 1u << i;
     }
@@ -698,7 +611,13 @@ static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *
         bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }
     (void)claw_config_get(v);
-    return config_dict(v);
+    mp_obj_t dict = mp_obj_new_dict(CLAW_CONFIG_KEYS);
+    for (size_t i = 0; i < CLAW_CONFIG_KEYS; i++) {
+        if (claw_config_key(i, &d)) {
+            mp_obj_dict_store(dict, str_obj(d.name), d.is_bool ? mp_obj_new_bool(v[i]) : mp_obj_new_int(v[i]));
+        }
+    }
+    return dict;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_config_obj, 0, bentoclaw_config);
 
@@ -707,11 +626,9 @@ static mp_obj_t bentoclaw_archive(size_t n_args, const mp_obj_t *pos, mp_map_t *
         { MP_QSTR_offset, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(0)} },
         { MP_QSTR_n, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(1024)} },
     };
-    mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
-    mp_arg_parse_all(n_args, pos, kw, MP_ARRAY_SIZE(allowed), allowed, a);
-    bentoclaw_ensure_init();
-    mp_int_t off = get_int_in(a[0].u_obj, MP_QSTR_offset, 0, 0x3fffffff);
-    mp_int_t n = get_int_in(a[1].u_obj, MP_QSTR_n, 1, CLAW_REPLY_MAX);
+    PARSE(a);
+    mp_int_t off = get_int_in(a[0], MP_QSTR_offset, 0, 0x3fffffff);
+    mp_int_t n = get_int_in(a[1], MP_QSTR_n, 1, CLAW_REPLY_MAX);
     vstr_t v;
     vstr_init_len(&v, (size_t)n);
     size_t got = claw_archive_read((uint32_t)off, v.buf, (size_t)n);
@@ -728,8 +645,7 @@ static mp_obj_t bentoclaw_session(void) {
     char buf[CLAW_MSG_MAX_LEN];
     uint8_t role;
     for (uint16_t i = 0; claw_session_message(i, &role, buf, sizeof(buf)); i++) {
-        const char *name = role < MP_ARRAY_SIZE(roles) ? roles[role] : "unknown";
-        mp_obj_t items[2] = { mp_obj_new_str(name, strlen(name)), mp_obj_new_str(buf, strlen(buf)) };
+        mp_obj_t items[2] = { str_obj(role < MP_ARRAY_SIZE(roles) ? roles[role] : "unknown"), str_obj(buf) };
         mp_obj_list_append(list, mp_obj_new_tuple(2, items));
     }
     claw_port_vfs_raise_pending();
@@ -752,7 +668,7 @@ static mp_obj_t bentoclaw__ui_events(void) {
     size_t len;
     for (size_t i = 0; claw_ipc_event_get(i, &type, &text, &len); i++) {
         mp_obj_t items[2] = {
-            type < MP_ARRAY_SIZE(names) ? mp_obj_new_str(names[type], strlen(names[type])) : MP_OBJ_NEW_SMALL_INT(type),
+            type < MP_ARRAY_SIZE(names) ? str_obj(names[type]) : MP_OBJ_NEW_SMALL_INT(type),
             mp_obj_new_str(text, claw_text_prefix((const uint8_t *)text, len)),
         };
         mp_obj_list_append(list, mp_obj_new_tuple(2, items));
@@ -785,7 +701,7 @@ static mp_obj_t bentoclaw__clock(size_t n_args, const mp_obj_t *args) {
         }
     }
     uint32_t now = claw_port_time_s();
-    return mp_obj_new_int_from_uint(now >= CLAW_RTC_SET_AFTER ? now : 0);
+    return uint_obj(now >= CLAW_RTC_SET_AFTER ? now : 0);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(bentoclaw__clock_obj, 0, 1, bentoclaw__clock);
 #endif
