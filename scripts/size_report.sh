@@ -200,6 +200,41 @@ else
     fail "cargo build for $V8 with recall"
 fi
 
+# ---- the `agent` feature: every export the MicroPython module ships --------
+# No panic may be reachable from any of them: the image takes the address of
+# every function claw_ext.h declares (the list is read from the header, so a
+# new export is covered without editing this script) and links the agent's
+# port callbacks as stubs (tests/image/agent_ports.c).
+echo "== cargo rustc --release --crate-type staticlib --target $V8 --features panic-check,agent"
+AGENT_PANIC=-
+if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-check,agent >&2; then
+    cp "$LIB8" "$OUT/libbento_mpy-v8m-agent.a"
+    mapfile -t ext_fns < <(grep -hoE '\bclaw_[a-z0-9_]+\(' include/claw_ext.h | tr -d '(' | sort -u)
+    {
+        echo '#include "claw_ext.h"'
+        echo '#include "claw_session.h"'
+        echo '#include "claw_safety.h"'
+        echo "__attribute__((used)) const void *const g_claw_agent_table[] = {"
+        for f in "${ext_fns[@]}"; do echo "    (const void *)$f,"; done
+        echo "};"
+    } >"$OUT/agent_refs.c"
+    if ((${#ext_fns[@]} < 40)); then
+        fail "feature agent: only ${#ext_fns[@]} claw_* functions found in include/claw_ext.h"
+    elif arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -DBENTOCLAW_EXT "${LDFLAGS[@]}" \
+        -Wl,-Map="$OUT/image-v8m-agent.map" tests/image/image.c tests/image/agent_ports.c \
+        "$OUT/agent_refs.c" "$OUT/libbento_mpy-v8m-agent.a" \
+        -o "$OUT/image-v8m-agent.elf" >"$OUT/link-v8m-agent.log" 2>&1; then
+        AGENT_PANIC="no reachable panic (${#ext_fns[@]} exports of claw_ext.h)"
+        pass "feature agent: links without a reachable panic (${#ext_fns[@]} exports of claw_ext.h referenced)"
+    else
+        AGENT_PANIC="a panic is reachable (or the image does not link)"
+        fail "feature agent: image link (reachable panic?)"
+        sed 's/^/    /' "$OUT/link-v8m-agent.log" | head -20
+    fi
+else
+    fail "cargo build for $V8 with agent"
+fi
+
 # ---- thumbv7m for comparison -------------------------------------------------
 echo "== cargo rustc --release --crate-type staticlib --target $V7"
 CODE7_MEMBER=-

@@ -17,8 +17,10 @@ pub fn floor_char_boundary(s: &[u8], max: usize) -> usize {
 /// Copies `src` into the start of `dst`, as much as fits. Unlike
 /// `copy_from_slice` it has no length check that could panic.
 pub fn copy_prefix(dst: &mut [u8], src: &[u8]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = *s;
+    let n = dst.len().min(src.len());
+    if let (Some(d), Some(s)) = (dst.get_mut(..n), src.get(..n)) {
+        // Both exactly `n` long: the length check cannot fail.
+        d.copy_from_slice(s);
     }
 }
 

@@ -69,7 +69,7 @@ impl ByteReader {
         self.offset
     }
 
-    fn peek<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
+    fn peek(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
         if self.pos >= self.len {
             if self.eof {
                 return Ok(None);
@@ -93,7 +93,7 @@ impl ByteReader {
         }
     }
 
-    fn next<P: Port>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
+    fn next(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
         let b = self.peek(port)?;
         self.bump();
         Ok(b)
@@ -116,7 +116,7 @@ impl ByteReader {
 
     /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
     /// control character) at the start of the buffer, refilling it first.
-    fn plain_run<P: Port>(&mut self, port: &mut P) -> Result<usize, Errno> {
+    fn plain_run(&mut self, port: &mut dyn Port) -> Result<usize, Errno> {
         if self.peek(port)?.is_none() {
             return Ok(0);
         }
@@ -288,8 +288,8 @@ impl From<Errno> for Bad {
 /// Reads the next line as a flat object, filling `strs` and `scalars`.
 /// Fields not listed are skipped when they are strings or scalars. A record
 /// must contain every field of `strs`.
-pub fn read_record<P: Port>(
-    port: &mut P,
+pub fn read_record(
+    port: &mut dyn Port,
     r: &mut ByteReader,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
@@ -352,7 +352,7 @@ pub fn read_record<P: Port>(
     }
 }
 
-fn skip_line<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Errno> {
+fn skip_line(port: &mut dyn Port, r: &mut ByteReader) -> Result<(), Errno> {
     while r.peek(port)?.is_some() {
         match r.chunk().iter().position(|&b| b == b'\n') {
             Some(i) => {
@@ -365,7 +365,7 @@ fn skip_line<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Errno> {
     Ok(())
 }
 
-fn skip_ws<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Option<u8>, Bad> {
+fn skip_ws(port: &mut dyn Port, r: &mut ByteReader) -> Result<Option<u8>, Bad> {
     loop {
         match r.peek(port)? {
             Some(b' ' | b'\t' | b'\r') => r.bump(),
@@ -374,7 +374,7 @@ fn skip_ws<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Option<u8>, Bad>
     }
 }
 
-fn expect<P: Port>(port: &mut P, r: &mut ByteReader, want: u8) -> Result<(), Bad> {
+fn expect(port: &mut dyn Port, r: &mut ByteReader, want: u8) -> Result<(), Bad> {
     if skip_ws(port, r)? == Some(want) {
         r.bump();
         Ok(())
@@ -383,8 +383,8 @@ fn expect<P: Port>(port: &mut P, r: &mut ByteReader, want: u8) -> Result<(), Bad
     }
 }
 
-fn parse_object<P: Port>(
-    port: &mut P,
+fn parse_object(
+    port: &mut dyn Port,
     r: &mut ByteReader,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
@@ -462,8 +462,8 @@ impl From<Errno> for StrErr {
 /// lone surrogates and invalid UTF-8; a string longer than `out` is
 /// `TooLong` (consumed up to its closing quote, so an unknown long field
 /// name can still be skipped).
-fn decode_string<P: Port>(
-    port: &mut P,
+fn decode_string(
+    port: &mut dyn Port,
     r: &mut ByteReader,
     out: &mut [u8],
     max: usize,
@@ -481,7 +481,7 @@ fn decode_string<P: Port>(
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
-                    dst.copy_from_slice(bytes);
+                    crate::text::copy_prefix(dst, bytes);
                 }
                 len += run;
             } else {
@@ -571,7 +571,7 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
     }
 }
 
-fn hex4<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<u32, StrErr> {
+fn hex4(port: &mut dyn Port, r: &mut ByteReader) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
         let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
@@ -581,7 +581,7 @@ fn hex4<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<u32, StrErr> {
     Ok(v)
 }
 
-fn decode_u_escape<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<char, StrErr> {
+fn decode_u_escape(port: &mut dyn Port, r: &mut ByteReader) -> Result<char, StrErr> {
     let hi = hex4(port, r)?;
     let cp = if (0xD800..0xDC00).contains(&hi) {
         // A high surrogate must be followed by an escaped low surrogate.
@@ -599,7 +599,7 @@ fn decode_u_escape<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<char, St
     char::from_u32(cp).ok_or(StrErr::Bad(Bad::Syntax))
 }
 
-fn skip_string<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Bad> {
+fn skip_string(port: &mut dyn Port, r: &mut ByteReader) -> Result<(), Bad> {
     loop {
         let run = r.plain_run(port)?;
         r.consume(run);
@@ -619,7 +619,7 @@ fn skip_string<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<(), Bad> {
 
 /// `true`, `false`, `null` or a number. Nested values are not accepted: they
 /// make the line invalid rather than costing stack.
-fn parse_scalar<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad> {
+fn parse_scalar(port: &mut dyn Port, r: &mut ByteReader) -> Result<Scalar, Bad> {
     let first = r.peek(port)?.ok_or(Bad::Syntax)?;
     match first {
         b'[' => {
@@ -657,7 +657,7 @@ fn parse_scalar<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad
 
 /// A JSON number: a plain non-negative integer is `Uint` (saturating),
 /// any other number `Other`.
-fn parse_number<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad> {
+fn parse_number(port: &mut dyn Port, r: &mut ByteReader) -> Result<Scalar, Bad> {
     // A number longer than 64 characters is garbage.
     let mut len = 0u32;
     let (mut v, mut plain) = (0u32, true);
@@ -682,7 +682,7 @@ fn parse_number<P: Port>(port: &mut P, r: &mut ByteReader) -> Result<Scalar, Bad
     })
 }
 
-fn literal<P: Port>(port: &mut P, r: &mut ByteReader, word: &[u8]) -> Result<(), Bad> {
+fn literal(port: &mut dyn Port, r: &mut ByteReader, word: &[u8]) -> Result<(), Bad> {
     for &w in word {
         if r.next(port)? != Some(w) {
             return Err(Bad::Syntax);
@@ -730,7 +730,7 @@ impl LineWriter {
     }
 
     /// Appends raw bytes.
-    pub fn raw<P: Port>(&mut self, port: &mut P, bytes: &[u8]) -> Result<(), Errno> {
+    pub fn raw(&mut self, port: &mut dyn Port, bytes: &[u8]) -> Result<(), Errno> {
         let mut rest = bytes;
         while !rest.is_empty() {
             if self.len >= self.buf.len() {
@@ -739,7 +739,7 @@ impl LineWriter {
             let room = self.buf.len() - self.len;
             let (now, later) = rest.split_at_checked(room).unwrap_or((rest, &[]));
             if let Some(dst) = self.buf.get_mut(self.len..self.len + now.len()) {
-                dst.copy_from_slice(now);
+                crate::text::copy_prefix(dst, now);
             }
             self.len += now.len();
             self.written = self.written.saturating_add(now.len() as u32);
@@ -751,7 +751,7 @@ impl LineWriter {
         Ok(())
     }
 
-    fn byte<P: Port>(&mut self, port: &mut P, b: u8) -> Result<(), Errno> {
+    fn byte(&mut self, port: &mut dyn Port, b: u8) -> Result<(), Errno> {
         if self.len >= self.buf.len() {
             self.flush(port)?;
         }
@@ -766,7 +766,7 @@ impl LineWriter {
 
     /// Appends `s` as a JSON string, quotes included. Control characters are
     /// escaped; other bytes (UTF-8) are written as they are.
-    pub fn string<P: Port>(&mut self, port: &mut P, s: &[u8]) -> Result<(), Errno> {
+    pub fn string(&mut self, port: &mut dyn Port, s: &[u8]) -> Result<(), Errno> {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.byte(port, b'"')?;
         let mut rest = s;
@@ -801,7 +801,7 @@ impl LineWriter {
     }
 
     /// Appends a decimal number.
-    pub fn uint<P: Port>(&mut self, port: &mut P, v: u32) -> Result<(), Errno> {
+    pub fn uint(&mut self, port: &mut dyn Port, v: u32) -> Result<(), Errno> {
         let mut digits = [0u8; 10];
         let mut n = 0usize;
         let mut v = v;
@@ -822,7 +822,7 @@ impl LineWriter {
     }
 
     /// Hands buffered bytes to the port.
-    pub fn flush<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
+    pub fn flush(&mut self, port: &mut dyn Port) -> Result<(), Errno> {
         if self.len > 0 {
             let chunk = self.buf.get(..self.len).unwrap_or(&[]);
             self.len = 0;

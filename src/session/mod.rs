@@ -724,35 +724,33 @@ impl Session {
             self.fold_due = !scan.clean;
             self.replay(port, SESSION_PATH, scan.cut, scan.seq)?;
         }
-        // The slots newer than the base, oldest first (insertion sort).
-        let mut found = [(0u32, 0usize, 0u32); SLOTS];
-        let mut n = 0usize;
+        // The slots newer than the base (by slot), then replayed oldest
+        // first: the smallest `seq` not replayed yet, six times at most.
+        let mut found = [(0u32, 0u32); SLOTS];
         for (i, path) in SLOT_PATHS.iter().enumerate() {
             let Some(scan) = scan_file(port, path)? else {
                 continue;
             };
             self.no_files = false;
             newest = newest.max(scan.seq);
-            if !scan.ended
-                || self.base_seq == 0
-                || scan.seq <= self.base_seq
-                || slot_of(scan.seq) != i
+            if scan.ended && self.base_seq > 0 && scan.seq > self.base_seq && slot_of(scan.seq) == i
             {
-                continue;
-            }
-            let mut j = n;
-            while j > 0 && found.get(j - 1).is_some_and(|f| f.0 > scan.seq) {
-                if let Ok([a, b]) = found.get_disjoint_mut([j - 1, j]) {
-                    *b = *a;
+                if let Some(f) = found.get_mut(i) {
+                    *f = (scan.seq, scan.cut);
                 }
-                j -= 1;
             }
-            if let Some(f) = found.get_mut(j) {
-                *f = (scan.seq, i, scan.cut);
-            }
-            n += 1;
         }
-        for &(seq, i, cut) in found.iter().take(n) {
+        let mut done = self.base_seq;
+        loop {
+            let next = found
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.0 > done)
+                .min_by_key(|(_, f)| f.0);
+            let Some((i, &(seq, cut))) = next else {
+                break;
+            };
+            done = seq;
             let path = SLOT_PATHS.get(i).copied().unwrap_or(SESSION_PATH);
             if let Some(st) = self.replay(port, path, cut, seq)? {
                 stats = Some(st);
