@@ -18,7 +18,7 @@ use core::ffi::CStr;
 use crate::port::{Errno, Fd, Mode, Port};
 
 /// Bytes read from the port per call.
-const READ_CHUNK: usize = 32;
+const READ_CHUNK: usize = 64;
 /// Bytes collected before a port write.
 const WRITE_CHUNK: usize = 64;
 /// Longest field name that is matched; longer names are skipped as unknown.
