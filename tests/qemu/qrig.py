@@ -166,6 +166,127 @@ def read_file(path):
         return None
 
 
+# The files of the session and the store (src/session, src/memory): a base
+# each, plus six slots and eight shards beside it. The readers below are
+# tests/mpy/claw_rig.py's, independent of the core's.
+SESSION_SLOTS = ["/.bentoclaw_session.%d" % i for i in range(6)]
+MEMORY_SHARDS = ["/.bentoclaw_memory.%d" % i for i in range(8)]
+SESSION_FILES = [SESSION_FILE] + SESSION_SLOTS
+MEMORY_FILES = [MEMORY_FILE] + MEMORY_SHARDS
+ROLES = ("user", "assistant", "system", "tool", "summary")
+
+
+def _json_lines(raw):
+    import json
+
+    out = []
+    for line in (raw or b"").split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            v = json.loads(line)
+        except (ValueError, UnicodeError):
+            v = None
+        out.append(v if isinstance(v, dict) else None)
+    return out
+
+
+def _batch(raw):
+    recs, trusted, seq = [], None, None
+    for v in _json_lines(raw):
+        if v is None:
+            continue
+        if "role" in v or "content" in v:
+            if v.get("role") not in ROLES or not isinstance(v.get("content"), str):
+                continue
+            recs.append(v)
+        if v.get("end") is True:
+            trusted, seq = len(recs), v.get("seq", 0)
+    return (recs if trusted is None else recs[:trusted]), seq
+
+
+def _replay(ring, v):
+    text = v["content"]
+    if v["role"] == "summary":
+        keep = v.get("keep")
+        if keep is None:
+            ring[:] = [("summary", text)]
+            return
+        head = 1 if ring and ring[0][0] == "summary" else 0
+        turns = ring[head:]
+        kept = turns[len(turns) - keep:] if keep < len(turns) else turns
+        ring[:] = [("summary", text)] + kept
+        while len(ring) > 10:
+            del ring[1]
+        return
+    if len(ring) >= 10:
+        del ring[1 if ring[0][0] == "summary" else 0]
+    ring.append((v["role"], text))
+
+
+def session_on_flash():
+    """The ring as read back from the files, [(role, text)], oldest first."""
+    ring = []
+    recs, base_seq = _batch(read_file(SESSION_FILE))
+    base_seq = base_seq or 0
+    for v in recs:
+        _replay(ring, v)
+    slots = []
+    for i, path in enumerate(SESSION_SLOTS):
+        recs, seq = _batch(read_file(path))
+        if seq is not None and base_seq >= 1 and seq > base_seq and seq % 6 == i:
+            slots.append((seq, recs))
+    for _, recs in sorted(slots, key=lambda x: x[0]):
+        for v in recs:
+            _replay(ring, v)
+    return ring
+
+
+def store_on_flash():
+    """The store as read back from the files, [(key, value, pinned)]."""
+    base = [v for v in _json_lines(read_file(MEMORY_FILE)) if v is not None]
+    generation = 0
+    if base and "seq" in base[0] and "key" not in base[0]:
+        generation = base[0]["seq"]
+        base = base[1:]
+    pairs = [v for v in base if isinstance(v.get("key"), str) and isinstance(v.get("value"), str)]
+    shard = {}
+    order = []
+    for i, path in enumerate(MEMORY_SHARDS):
+        recs = _json_lines(read_file(path))
+        if generation < 1 or not recs or recs[0] is None or recs[0].get("seq") != generation or "key" in recs[0]:
+            continue
+        for v in recs[1:]:
+            if v is None or not isinstance(v.get("key"), str):
+                continue
+            shard[v["key"]] = v
+            order.append(v["key"])
+    out, seen = [], set()
+    for v in pairs:
+        k = v["key"]
+        r = shard.get(k, v)
+        seen.add(k)
+        if r.get("del") is not True:
+            out.append((k, r["value"], r.get("pin") is True))
+    new = [(shard[k].get("n", 0), i, shard[k]) for i, k in enumerate(order)
+           if k not in seen and shard[k].get("del") is not True]
+    new.sort(key=lambda x: (x[0], x[1]))
+    out += [(v["key"], v["value"], v.get("pin") is True) for _, _, v in new]
+    return out
+
+
+def session_bytes():
+    return sum(len(read_file(p) or b"") for p in SESSION_FILES)
+
+
+def session_exists():
+    return any(read_file(p) is not None for p in SESSION_FILES)
+
+
+def store_exists():
+    return any(read_file(p) is not None for p in MEMORY_FILES)
+
+
 def elapsed(t0):
     return time.ticks_diff(time.ticks_ms(), t0)
 

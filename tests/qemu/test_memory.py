@@ -30,9 +30,10 @@ t.eq(bentoclaw.remember("name", "Somchai"), True, "replace an existing key")
 t.eq(bentoclaw.recall("name"), "Somchai", "replaced value")
 t.eq(bentoclaw.remember("empty", ""), True, "empty value allowed")
 t.eq(bentoclaw.recall("empty"), "", "empty value recalls as ''")
-raw = read_file(MEMORY_FILE)
-t.check(raw is not None and "Somchai".encode() in raw, "memory store is on the LittleFS", raw)
-print("memory file: %d bytes" % len(raw or b""))
+store = store_on_flash()
+t.eq(store, [("name", "Somchai", False), ("ชื่อเล่น", "ต้น", False), ("empty", "", False)],
+     "the memory store on the LittleFS (read back from its files)")
+print("memory files: %d bytes" % sum(len(read_file(p) or b"") for p in MEMORY_FILES))
 
 # --- limits name the constant ---------------------------------------------------------
 k31 = "k" * 31
@@ -59,10 +60,10 @@ t.raises(ValueError, bentoclaw.recall, "k" * 32, contains="CLAW_MEM_KEY_MAX")
 # --- session_clear keeps memory ------------------------------------------------------
 t.eq(bentoclaw.tool("echo", "สวัสดี"), "สวัสดี", "echo tool")
 t.eq(bentoclaw.status()["session_msgs"], 1, "the tool call left a TOOL turn")
-t.check(read_file(SESSION_FILE) is not None, "session file written at the idle point")
+t.eq(session_on_flash(), [("tool", "echo: สวัสดี")], "the TOOL turn on flash at the idle point")
 bentoclaw.session_clear()
 t.eq(bentoclaw.status()["session_msgs"], 0, "session_clear empties the ring")
-t.eq(read_file(SESSION_FILE), None, "session file deleted")
+t.eq(session_exists(), False, "session files deleted (base and slots)")
 t.eq(bentoclaw.recall("name"), "Somchai", "memory survives session_clear")
 t.eq(bentoclaw.recall("ชื่อเล่น"), "ต้น", "Thai memory survives session_clear")
 t.eq(bentoclaw.flush(), True, "flush with nothing dirty is True")

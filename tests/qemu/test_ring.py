@@ -2,7 +2,8 @@
 # call adds a TOOL turn "<name>: <result>" and flushes at the idle point;
 # disconnect() adds a SYSTEM turn without flushing. The ring keeps the newest
 # 10, the file on flash follows, a failed flush keeps the ring dirty for a
-# retry, session_clear deletes the file and keeps memory.
+# retry, session_clear deletes the files and keeps memory. The ring on flash
+# is read back from the files (base and slots) by qrig's own reader.
 import json
 import bentoclaw
 
@@ -26,39 +27,42 @@ print("bytes written per tool() call:", per_call)
 
 
 def session_lines():
-    raw = read_file(SESSION_FILE)
-    if raw is None:
-        return None
-    return [l for l in raw.decode().split("\n") if l]
+    """Every line of every session file (None: no file)."""
+    out = None
+    for path in SESSION_FILES:
+        raw = read_file(path)
+        if raw is not None:
+            out = (out or []) + [l for l in raw.decode().split("\n") if l]
+    return out
+
+
+def ring_text():
+    return "\n".join("%s: %s" % rt for rt in session_on_flash())
 
 
 lines = session_lines()
-t.check(lines is not None, "session file exists")
-print("session file line 1:", lines[0])
+t.check(lines is not None, "session files exist")
+print("session files: %d lines, %d bytes" % (len(lines or []), session_bytes()))
 bad = 0
-for l in lines:
+for l in lines or []:
     try:
         json.loads(l)
     except ValueError:
         bad += 1
 t.eq(bad, 0, "every session line is JSON (JSON Lines)")
-text = "\n".join(lines)
-t.check("turn-14" in text, "newest turn on flash")
-t.check("turn-05" in text, "turn-05 still in the ring")
-t.check("turn-14" in lines[-1], "the newest line is the newest turn", lines[-1])
-# (The file is an append log that is compacted now and then, so it may still
-# hold older turns; what a reload gives back is checked in test_soft_reset.)
-t.check("สวัสดี" in text or "\\u0e2a" in text, "Thai text stored")
+ring = session_on_flash()
+t.eq(ring, [("tool", "note: turn-%02d สวัสดี" % i) for i in range(5, 15)],
+     "the ring on flash: the newest 10 turns, turn-05 .. turn-14 (Thai text kept)")
 
 # --- disconnect(): a SYSTEM turn, dirty until flushed ------------------------------
 bentoclaw.disconnect()
 st = bentoclaw.status()
 t.eq(st["dirty"], True, "disconnect() marks the ring dirty (no flash write)")
 t.eq(st["session_msgs"], 10, "ring stays at 10")
-t.check("Disconnected from backend" not in "\n".join(session_lines()), "not on flash yet")
+t.check("Disconnected from backend" not in ring_text(), "not on flash yet")
 t.eq(bentoclaw.flush(), True, "flush() writes it")
 t.eq(bentoclaw.status()["dirty"], False, "clean after flush")
-t.check("Disconnected from backend" in "\n".join(session_lines()), "SYSTEM turn on flash")
+t.eq(session_on_flash()[-1], ("system", "Disconnected from backend"), "SYSTEM turn on flash")
 
 # --- a flush that fails keeps the ring dirty; the retry writes it --------------------
 bentoclaw.disconnect()
@@ -73,36 +77,39 @@ t.eq(bentoclaw.status()["session_msgs"], 10, "nothing lost")
 # --- a long result is cut to 255 bytes on a character boundary ---------------------
 long = "ก" * 200  # 600 bytes
 t.eq(bentoclaw.tool("note", long), long, "the caller gets the whole result")
-last = json.loads(session_lines()[-1])
-stored = [v for v in last.values() if isinstance(v, str) and v.startswith("note: ")]
-t.check(len(stored) == 1, "newest line is the note turn", last)
+last = session_on_flash()[-1]
+stored = [last[1]] if last[0] == "tool" and last[1].startswith("note: ") else []
+t.check(len(stored) == 1, "the newest entry on flash is the note turn", last)
 if stored:
     b = stored[0].encode()
     t.check(len(b) <= 255, "stored turn at most 255 bytes", len(b))
     t.check(stored[0].endswith("ก"), "cut on a character boundary (valid UTF-8 ending in ก)")
 
-# --- the file stays bounded over many calls ------------------------------------------
+# --- the files stay bounded over many calls -----------------------------------------
 sizes = []
 for i in range(30):
     bentoclaw.tool("note", "more-%02d" % i)
-    sizes.append(len(read_file(SESSION_FILE) or b""))
-print("session file over 30 more calls: min %d, max %d bytes" % (min(sizes), max(sizes)))
-t.check(max(sizes) < 16384, "session file stays bounded", max(sizes))
+    sizes.append(session_bytes())
+print("session files over 30 more calls: min %d, max %d bytes" % (min(sizes), max(sizes)))
+t.check(max(sizes) < 16384, "session files stay bounded", max(sizes))
+t.eq(session_on_flash(), [("tool", "note: more-%02d" % i) for i in range(20, 30)],
+     "the ring on flash is the newest 10")
 t.eq(bentoclaw.status()["session_msgs"], 10, "still 10 messages")
 
 # --- built-in tools log TOOL turns too -------------------------------------------------
 bentoclaw.tool("led", True)
 bentoclaw.tool("uptime")
-text = "\n".join(session_lines())
-t.check("led: True" in text, "led turn logged", text[-200:])
-t.check("uptime: " in text, "uptime turn logged")
+text = ring_text()
+t.check("tool: led: True" in text, "led turn logged", text[-200:])
+t.check("tool: uptime: " in text, "uptime turn logged")
 
 # --- session_clear: ring and file gone, memory kept --------------------------------------
 bentoclaw.session_clear()
 t.eq(bentoclaw.status()["session_msgs"], 0, "cleared")
-t.eq(read_file(SESSION_FILE), None, "session file deleted")
+t.eq(session_exists(), False, "session files deleted (base and slots)")
 t.eq(bentoclaw.recall("name"), "สมชาย", "memory survives session_clear")
 bentoclaw.tool("note", "after clear")
 t.eq(bentoclaw.status()["session_msgs"], 1, "a new turn after the clear")
-t.eq(len(session_lines()), 1, "file holds just that turn")
+t.eq(session_on_flash(), [("tool", "note: after clear")], "the files hold just that turn")
+t.eq(len(session_lines()), 1, "one line on flash")
 t.done()
