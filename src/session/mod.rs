@@ -37,10 +37,12 @@
 //! `init` touches no file. The first call that needs the ring loads it; a
 //! file that exists but cannot be read is left alone and read again later.
 //! `add` never writes flash; `flush` does, and keeps the ring dirty when it
-//! fails (the retry writes the same batch again, from RAM). `clear` writes
-//! an empty base whose `seq` retires every slot, then removes the slots;
-//! when that write fails the clear stays pending and the next flush retries
-//! it — the old conversation is never read back.
+//! fails (the retry writes the same batch again, from RAM). `clear` removes
+//! the base, which retires every slot at once (slots count only beside a
+//! base), then the slots; when the remove fails it writes an empty base
+//! whose `seq` retires them; only when that fails too does the clear stay
+//! pending (the next flush retries it), and only then could a reboot before
+//! it read the old conversation back.
 
 #[cfg(feature = "lasting")]
 pub mod archive;
@@ -679,11 +681,24 @@ impl Session {
             self.clearing = false;
             return;
         }
+        // Removing the base retires every slot at once (slots count only
+        // beside a base): one commit, and the old conversation is gone.
+        let gone = |r: Result<(), Errno>| matches!(r, Ok(()) | Err(Errno::ENOENT));
+        if gone(port.remove(SESSION_PATH)) {
+            self.base_seq = 0;
+            self.fold_due = false;
+            self.clearing = false;
+            if SLOT_PATHS.iter().all(|path| gone(port.remove(path))) {
+                self.no_files = true;
+                self.next_seq = 0;
+            }
+            return;
+        }
+        // Else an empty base whose seq retires the slots; when that fails
+        // too the clear stays pending and the next flush retries it.
         self.fold_due = true;
         self.clearing = true;
         self.dirty = true;
-        // Durable now rather than at the next flush; when this fails the
-        // next flush retries.
         let _ = self.flush(port);
     }
 
@@ -1141,18 +1156,34 @@ mod tests {
         assert_eq!(Session::new().count(&mut port), 0);
         assert!(port.get(SLOT_PATHS[1]).is_none(), "the slot is removed");
 
-        // Removes fail: the base alone retires the slots.
+        // Removes fail: an empty base retires the slots.
         s.add(&mut port, Role::User, b"secret2").unwrap();
         s.flush(&mut port).unwrap();
         port.fail_all(Op::Remove, Errno::EIO);
         s.clear(&mut port);
         assert_eq!(Session::new().count(&mut port), 0);
+        assert!(!s.is_dirty());
 
-        // The base cannot be written either: pending until the next flush.
+        // One failed write (the empty base) does not matter: the remove of
+        // the base is what retires the conversation.
+        port.heal();
+        s.add(&mut port, Role::User, b"secret2b").unwrap();
+        s.flush(&mut port).unwrap();
+        port.fail(Op::Write, 0, Errno::EIO);
+        s.clear(&mut port);
+        assert_eq!(Session::new().count(&mut port), 0);
+        port.heal();
+        s.add(&mut port, Role::User, b"after").unwrap();
+        s.flush(&mut port).unwrap();
+        assert_eq!(texts(&mut Session::new(), &mut port), ["after"]);
+
+        // The base can be neither removed nor written: pending until the
+        // next flush.
         port.heal();
         s.add(&mut port, Role::User, b"secret3").unwrap();
         s.flush(&mut port).unwrap();
         port.fail_all(Op::Open, Errno::EIO);
+        port.fail_all(Op::Remove, Errno::EIO);
         s.clear(&mut port);
         assert!(s.is_dirty());
         assert_eq!(s.count(&mut port), 0);

@@ -78,6 +78,7 @@ SAME_TYPE(claw_port_write, int32_t (*)(int32_t, const uint8_t *, size_t));
 SAME_TYPE(claw_port_close, int32_t (*)(int32_t));
 SAME_TYPE(claw_port_remove, int32_t (*)(const char *));
 SAME_TYPE(claw_port_rename, int32_t (*)(const char *, const char *));
+SAME_TYPE(claw_port_atomic_write, uint8_t (*)(const char *));
 
 /* ISO C forbids an empty translation unit. */
 typedef int abi_check_nonempty;

@@ -42,6 +42,9 @@ struct tracked {
     unsigned long bytes;
 };
 
+/* Bytes the core read through claw_port_read (all files). */
+static unsigned long s_bytes_read;
+
 static char s_root[PATH_MAX_LEN];
 static uint32_t s_ticks;
 static struct port_file s_files[CLAW_PORT_MAX_FILES];
@@ -220,6 +223,8 @@ void port_reset_counters(void)
     s_open_max = s_open_now;
 }
 
+unsigned long port_bytes_read(void) { return s_bytes_read; }
+
 unsigned long port_calls(enum port_op op) { return op < PORT_OP_COUNT ? s_calls[op] : 0; }
 unsigned long port_opens_for_writing(void) { return s_opens_w; }
 
@@ -372,6 +377,9 @@ int32_t claw_port_read(int32_t fd, uint8_t *buf, size_t len)
         len = INT32_MAX;
     }
     ssize_t n = read(f->os_fd, buf, len);
+    if (n > 0) {
+        s_bytes_read += (unsigned long)n;
+    }
     return n < 0 ? -errno : (int32_t)n;
 }
 
@@ -477,4 +485,11 @@ int32_t claw_port_rename(const char *from, const char *to)
         }
     }
     return rename(full_from, full_to) == 0 ? 0 : -errno;
+}
+
+uint8_t claw_port_atomic_write(const char *path)
+{
+    /* A POSIX file opened with O_TRUNC is not replaced atomically. */
+    (void)path;
+    return 0;
 }

@@ -51,6 +51,8 @@ unsigned port_faults_armed(void);
 
 /* Counters since the last port_reset_counters(). */
 void port_reset_counters(void);
+/* Bytes read through claw_port_read so far (all files). */
+unsigned long port_bytes_read(void);
 unsigned long port_calls(enum port_op op);
 unsigned long port_opens_for_writing(void); /* WRITE or APPEND mode */
 unsigned long port_bytes_written(const char *path); /* NULL: all files */
