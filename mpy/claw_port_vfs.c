@@ -1,35 +1,32 @@
 /*
- * claw_port_vfs.c — include/claw_port.h implemented over MicroPython's VFS.
+ * claw_port_vfs.c — include/claw_port.h's file port over MicroPython's VFS.
  *
- * The Rust core calls these for every file operation and for the clock. They
- * run MicroPython's own open()/VFS code, so the files live on whatever is
- * mounted at "/" (LittleFS on the board, a Python block device in the tests,
- * a file system written in Python, the host tree on a bare unix port).
- * Everything reached from here may be the user's Python code: nothing it
- * does is trusted.
+ * The Rust core calls these for every file operation (and the tick clock).
+ * They run MicroPython's own open()/VFS code, so the files live on whatever
+ * is mounted at "/" (LittleFS on the board, a Python block device in the
+ * tests, a file system written in Python, the host tree on a bare unix
+ * port): everything reached from here may be the user's Python code, and
+ * nothing it does is trusted.
  *
  * 1. No exception crosses a Rust frame (raising is a longjmp): each function
  *    pushes its own NLR handler before its first MicroPython call (building
  *    the path string too: it can raise MemoryError) and turns any exception
  *    into -errno: an OSError its errno, a MemoryError -ENOMEM, else -EIO.
  *
- * 2. A file object is only used the way its type says. mp_vfs_open() returns
+ * 2. A file object is only used the way its type says: mp_vfs_open() returns
  *    whatever the file system's open() returns (a native stream, a Python
- *    class with read/readinto/write/close, an io.IOBase subclass, None, an
- *    int...), and mp_stream_rw()/mp_stream_close() crash on anything but a
- *    native stream. So each operation looks its method up (readinto, else
- *    read; write; close) with mp_load_method_maybe() (port_resolve()): a
- *    native stream's protocol is called on the caller's buffer; any other
- *    callable as a Python method with a copy of the data (a fresh bytes for
- *    write(), a fresh bytearray for readinto()), so Python code never holds
- *    a reference to the core's memory; anything else is -EIO. Every count a
- *    callee reports is checked against the buffer it was given: a native
- *    stream's count and a write() count are clamped to it (a write() that
- *    claims more took all of it); a readinto() that claims more than the
- *    buffer, or a read(n) that returns more than n bytes, is -EIO (the core
- *    must never get bytes the file did not supply). A count that is not an
- *    int, is negative, or None is -EIO; read() must return a bytes-like
- *    object that is not a str.
+ *    class, an io.IOBase subclass, None, an int...), and mp_stream_rw() and
+ *    mp_stream_close() crash on anything but a native stream. Each operation
+ *    looks its method up (port_resolve()): a native stream's protocol is
+ *    called on the caller's buffer, any other callable as a Python method
+ *    with a copy of the data (a fresh bytes or bytearray: Python code never
+ *    holds a reference to the core's memory), anything else is -EIO. Every
+ *    count a callee reports is checked against the buffer it was given: a
+ *    native stream's count and a write() count are clamped to it (a write()
+ *    that claims more took all of it); a readinto() that claims more, or a
+ *    read(n) that returns more than n bytes, is -EIO (the core must never get
+ *    bytes the file did not supply), as is a count that is not an int, is
+ *    negative or None, and a read() result that is a str or not bytes-like.
  *
  * 3. Python code reached from here must not re-enter the core (its state is
  *    mid-update): claw_port_vfs_busy() is true while a callback runs, and the
@@ -40,16 +37,15 @@
  *
  * 4. A BaseException that is not an Exception (KeyboardInterrupt,
  *    SystemExit, GeneratorExit) is not an I/O error: the user wants out. The
- *    callback still returns -EIO (the core ends its file work as for any
- *    failed write: nothing saved is lost), keeps the exception (the first
- *    wins), and every later port call fails fast with -EIO without running
- *    Python code, until the binding calls claw_port_vfs_raise_pending() once
- *    the core call has returned. A file closed while one is pending is
- *    released without calling its close(): it is left to its finaliser, as
- *    Python leaves a file an exception unwinds past. (A LittleFS file closed
- *    by its finaliser on a Python block device, or whose close() raised, is
- *    only safe with mpy/patches/micropython/0002-littlefs-no-unwinding-from-
- *    block-device.patch.)
+ *    callback returns -EIO (the core ends its file work as for any failed
+ *    write: nothing saved is lost) and keeps it (the first wins); every later
+ *    port call fails fast with -EIO without running Python code, until the
+ *    binding raises it with claw_port_vfs_raise_pending() once the core call
+ *    has returned. A file closed meanwhile is released without calling its
+ *    close(), left to its finaliser as Python leaves a file an exception
+ *    unwinds past. (A LittleFS file closed by its finaliser on a Python block
+ *    device, or whose close() raised, is only safe with mpy/patches/
+ *    micropython/0002-littlefs-no-unwinding-from-block-device.patch.)
  *
  * 5. Open files are kept in a root-pointer array so the GC sees them (Rust
  *    only holds the slot number, never an mp_obj_t); so is the pending
@@ -68,7 +64,7 @@
 #endif
 
 #include "claw_port.h"
-#include "bentoclaw.h"
+#include "claw_port_vfs.h"
 
 #if !MICROPY_VFS
 #error "bentoclaw needs MICROPY_VFS: the session and memory files go through it"
@@ -120,9 +116,8 @@ bool claw_port_vfs_keep(mp_obj_t exc) {
 
 bool claw_port_vfs_reset(void) {
     if (s_port_depth != 0) {
-        // A port callback is running in this VM (Python code it reached
-        // re-imported the module after removing its marker): its open
-        // files and its guard are live. Nothing to reset.
+        // A port callback runs in this VM (its Python code re-imported the
+        // module after removing the marker): its files and guard are live.
         return false;
     }
     // The objects belonged to the previous VM's heap, which is gone: forget
@@ -159,10 +154,9 @@ static int32_t port_errno_from_exc(void *exc_in) {
     return -MP_EIO;
 }
 
-// An open or rename that fails with ENAMETOOLONG is a full file system: the
-// core's paths are under 32 bytes, far below any name limit, but littlefs
-// says so when its directory has no room left for the entry.
-// (littlefs's LFS_ERR_NAMETOOLONG; mperrno.h has no name for it.)
+// An open or rename that fails with ENAMETOOLONG (littlefs's; mperrno.h has
+// no name for it) is a full file system: the core's paths are far below any
+// name limit, but littlefs says so when its directory has no room left.
 #define PORT_ENAMETOOLONG 36
 
 static bool port_fd_valid(int32_t fd) {
@@ -251,11 +245,10 @@ static int32_t port_do_read(mp_obj_t file, uint8_t *buf, size_t len) {
         return via == PORT_VIA_STREAM ? port_stream_read(stream, dest[1], buf, len) : -MP_EIO;
     }
     // readinto(bytearray(len)) or read(len): one call, a short count is fine
-    // (the core reads again). A readinto() count above len is a lie about
-    // what is in the buffer (clamping it would hand the core bytes the file
-    // never supplied); a read(len) must give bytes-like data (not str) of at
-    // most len bytes (what it returns beyond len would be lost from the
-    // stream): -EIO.
+    // (the core reads again). -EIO for a readinto() count above len (a lie
+    // about the buffer: clamping it would hand the core bytes the file never
+    // supplied) and for a read(len) that gives more than len bytes (the rest
+    // would be lost from the stream) or no bytes-like data, or a str.
     mp_obj_t ba = MP_OBJ_NULL;
     dest[2] = mp_obj_new_int_from_uint(len);
     if (into) {

@@ -23,18 +23,15 @@
 #define BENTOCLAW_PORT_FIRMWARE (0)
 #endif
 
-// On the firmware, the vendor's own header (which defines the CLAW_UI_*
-// values of the real panel protocol) can be pulled in with
-// -DBENTOCLAW_VENDOR_TRANSPORT_H='"claw_ipc.h"'. Its prototypes must match
-// the declarations below; where the vendor's differ, a few-line shim with
-// these names goes next to this file.
+// The firmware may pull in the vendor's own header (with the CLAW_UI_* values
+// of the real panel protocol): -DBENTOCLAW_VENDOR_TRANSPORT_H='"claw_ipc.h"'.
+// Its prototypes must match the ones below, or a few-line shim goes beside.
 #if BENTOCLAW_PORT_FIRMWARE && defined(BENTOCLAW_VENDOR_TRANSPORT_H)
 #include BENTOCLAW_VENDOR_TRANSPORT_H
 #endif
 
-/* Limits the binding checks before it hands strings to the transport, so a
- * Python caller gets a ValueError naming the limit instead of a silent cut.
- * Sizes include the terminating NUL. */
+/* Limits the binding checks before it hands strings to the transport (a
+ * ValueError naming the limit, not a silent cut); sizes include the NUL. */
 #define BENTOCLAW_HOST_MAX (64)
 #define BENTOCLAW_API_KEY_MAX (128)
 
@@ -53,8 +50,7 @@
 #define BENTOCLAW_HTTP_PATH "/ask"
 #endif
 
-/* UI message types sent to the panel, unless the firmware's IPC header
- * defines its own. */
+/* UI message types sent to the panel, unless the firmware's IPC header has its own. */
 #ifndef CLAW_UI_STATUS_TEXT
 #define CLAW_UI_STATUS_TEXT (0)
 #define CLAW_UI_ERROR (1)
@@ -82,7 +78,7 @@
  *   with the last successful claw_https_post() (response headers X-Tokens-In
  *   and X-Tokens-Out, docs/BACKEND.md §3); a count not reported is 0. True
  *   when at least one was reported. A vendor transport without it is linked
- *   against the weak default in claw_port_agent.c, which reports none
+ *   against the weak default in modbentoclaw.c, which reports none
  *   (false): the firmware builds without it and only byte counts are kept. */
 bool claw_https_connect(const char *host, uint16_t port, const char *api_key);
 int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max);

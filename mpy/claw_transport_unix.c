@@ -1,26 +1,22 @@
 /*
- * claw_transport_unix.c — the transport and UI port layer for the MicroPython
- * unix port (see claw_transport.h for the contract). The firmware's HTTPS
- * transport becomes plain HTTP/1.1 on loopback to the local test backend
- * (mpy/examples/backend.py); the UI IPC an in-RAM log that tests read
- * through bentoclaw._ui_events().
+ * claw_transport_unix.c — claw_transport.h for the MicroPython unix port:
+ * plain HTTP/1.1 on loopback to the local test backend
+ * (mpy/examples/backend.py) instead of the firmware's HTTPS, and an in-RAM
+ * log of the UI messages that tests read through bentoclaw._ui_events().
+ * It uses no MicroPython API: it cannot raise, so any part of the binding
+ * may call it.
  *
  * The HTTP client is strict: every way a backend can misbehave must end as a
  * failed request within a bounded time, not a hang or a half-trusted reply:
  *  - one deadline (BENTOCLAW_HTTP_TIMEOUT_MS) covers connect, send and
  *    receive; every wait is a poll() against what is left of it;
- *  - no name lookup, which no deadline could bound: a numeric address or
- *    "localhost", nothing else (see "Addresses" below);
+ *  - no name lookup, which no deadline could bound (see "Addresses");
  *  - the header block must end within BENTOCLAW_HTTP_HEADER_MAX bytes;
- *  - only "HTTP/1.x 200" is success; a malformed status line or header line
- *    is a failure;
+ *  - only "HTTP/1.x 200" is success; a malformed status or header line fails;
  *  - Content-Length, when present, must be exact: fewer bytes before the
  *    peer closes is a truncated reply; more than the caller's buffer fails
  *    before reading it. Without it the body runs to the close and must fit;
  *  - chunked transfer coding is not spoken (we never ask for it) and fails.
- *
- * This file uses no MicroPython API at all: it cannot raise, so it may be
- * called anywhere in the binding.
  */
 #define _GNU_SOURCE // memmem()
 #include "claw_transport.h"
@@ -34,11 +30,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
-
-/* --- Backend endpoint --- */
 
 static char s_host[BENTOCLAW_HOST_MAX];
 static char s_api_key[BENTOCLAW_API_KEY_MAX];
@@ -78,18 +71,16 @@ static int transport_wait(int fd, short events, uint64_t deadline) {
     }
 }
 
-/* ---------------------------------------------------------------------------
- * Addresses: no name lookup. getaddrinfo() on a name may ask DNS, and that
- * wait cannot be bounded by the request's deadline: it blocks inside the
- * resolver (resolv.conf's timeout, 5 s per try by default, times its
- * attempts and name servers), and glibc's getaddrinfo_a() cannot cancel a
- * lookup that has started. This transport talks to a backend on this
- * machine only, so it takes
- *  - a numeric IPv4 or IPv6 address, parsed with AI_NUMERICHOST (no lookup);
- *  - "localhost" (any case, with or without a final dot): 127.0.0.1, then
- *    ::1, without asking /etc/hosts or DNS;
- * and refuses every other name at once (connect() returns False) with a line
- * on stderr that says why. The firmware's transport resolves names itself.
+/* --- Addresses: no name lookup ---------------------------------------------
+ * getaddrinfo() on a name may ask DNS, and that wait cannot be bounded by the
+ * request's deadline: it blocks inside the resolver (resolv.conf's timeout,
+ * 5 s per try by default, times its attempts and name servers), and glibc's
+ * getaddrinfo_a() cannot cancel a lookup that has started. The backend is on
+ * this machine, so this transport takes a numeric IPv4 or IPv6 address
+ * (AI_NUMERICHOST) or "localhost" (any case, with or without a final dot:
+ * 127.0.0.1, then ::1, without /etc/hosts or DNS), and refuses every other
+ * name at once (connect() returns False) with a line on stderr that says
+ * why. The firmware's transport resolves names itself.
  */
 
 // Non-blocking connect to each address of `numeric` in turn, bounded by the
@@ -194,12 +185,9 @@ static bool transport_parse_uint(const char *p, const char *end, size_t max, siz
     }
     size_t v = 0;
     for (; p < end; p++) {
-        if (*p < '0' || *p > '9') {
-            return false;
-        }
         size_t d = (size_t)(*p - '0');
-        if (v > (max - d) / 10u) {
-            return false;
+        if (*p < '0' || *p > '9' || v > (max - d) / 10u) {
+            return false; // not a digit, or above max
         }
         v = v * 10u + d;
     }
@@ -245,11 +233,8 @@ static bool transport_parse_header(const char *hdr, size_t len, bool *has_length
         size_t name_len = (size_t)(colon - line);
         if (name_len == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
             size_t v;
-            if (!transport_parse_uint(colon + 1, line_end, SIZE_MAX, &v)) {
-                return false;
-            }
-            if (*has_length && v != *length) {
-                return false; // conflicting lengths: refuse to guess
+            if (!transport_parse_uint(colon + 1, line_end, SIZE_MAX, &v) || (*has_length && v != *length)) {
+                return false; // malformed, or conflicting lengths: refuse to guess
             }
             *has_length = true;
             *length = v;
@@ -278,25 +263,18 @@ static int transport_exchange(int fd, const char *body, size_t body_len,
         "Connection: close\r\n"
         "\r\n",
         s_host, (unsigned)s_port, s_api_key, (unsigned long)body_len);
-    if (n < 0 || (size_t)n >= sizeof(hdr)) {
-        return -1;
-    }
-    if (!transport_send_all(fd, hdr, (size_t)n, deadline)
+    if (n < 0 || (size_t)n >= sizeof(hdr) || !transport_send_all(fd, hdr, (size_t)n, deadline)
         || !transport_send_all(fd, body, body_len, deadline)) {
         return -1;
     }
-
-    // Read until the blank line that ends the header block; it must fit
-    // in hdr[]. Anything read after it is the start of the body.
-    size_t got = 0;
-    size_t header_len = 0;
+    // Read until the blank line that ends the header block, which must fit in
+    // hdr[] (a flood, a close or timeout inside it fail). What comes after it
+    // is the start of the body.
+    size_t got = 0, header_len = 0;
     while (header_len == 0) {
-        if (got == sizeof(hdr)) {
-            return -1; // header flood
-        }
-        ssize_t r = transport_recv(fd, hdr + got, sizeof(hdr) - got, deadline);
+        ssize_t r = got == sizeof(hdr) ? -1 : transport_recv(fd, hdr + got, sizeof(hdr) - got, deadline);
         if (r <= 0) {
-            return -1; // closed or timed out inside the header
+            return -1;
         }
         size_t from = got >= 3 ? got - 3 : 0;
         got += (size_t)r;
@@ -305,21 +283,16 @@ static int transport_exchange(int fd, const char *body, size_t body_len,
     }
     bool has_length;
     size_t length = 0;
-    if (!transport_parse_header(hdr, header_len, &has_length, &length)) {
+    // A body declared larger than the caller's buffer fails before it is read.
+    if (!transport_parse_header(hdr, header_len, &has_length, &length) || (has_length && length > resp_max)) {
         return -1;
     }
-    if (has_length && length > resp_max) {
-        return -1; // too large for the caller: fail before reading it
-    }
     size_t limit = has_length ? length : resp_max;
-
     size_t body_got = got - header_len;
-    if (body_got > limit) {
-        if (!has_length) {
-            return -1;
-        }
-        body_got = limit; // bytes after the declared length are ignored
+    if (body_got > limit && !has_length) {
+        return -1;
     }
+    body_got = body_got > limit ? limit : body_got; // bytes after the declared length are ignored
     memcpy(resp, hdr + header_len, body_got);
     while (!has_length || body_got < length) {
         char probe;
@@ -415,9 +388,7 @@ void claw_ipc_send_ui(uint8_t type, const char *text, size_t len) {
     if (!claw_ipc_initialized) {
         return;
     }
-    if (text == NULL) {
-        len = 0;
-    }
+    len = text == NULL ? 0 : len;
     if (len > CLAW_IPC_TEXT_MAX - 1) {
         // Cut on a character boundary: never half a Thai character.
         len = CLAW_IPC_TEXT_MAX - 1;

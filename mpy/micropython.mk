@@ -10,10 +10,9 @@
 #   BENTOCLAW_PORT_FIRMWARE=1  use the vendor's claw_https_*/claw_ipc_*
 #                          instead of the unix HTTP/IPC port layer
 #   CARGO                  cargo executable (default: cargo)
-#   BENTO_HAS_MPY          1 (default); 0 leaves the module and the archive
-#                          out: nothing of it is compiled or linked, cargo
-#                          does not run (the seed's build switch; also read
-#                          from the environment)
+#   BENTO_HAS_MPY          1 (default); 0: nothing of the module is compiled
+#                          or linked, cargo does not run (the seed's build
+#                          switch; also read from the environment)
 
 BENTO_HAS_MPY ?= 1
 ifneq ($(BENTO_HAS_MPY),0)
@@ -34,7 +33,7 @@ BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release
 BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --features agent --target $(BENTOCLAW_RUST_TARGET)
 endif
 
-SRC_USERMOD_C += $(addprefix $(BENTOCLAW_MOD_DIR)/,modbentoclaw.c claw_port_vfs.c claw_port_agent.c)
+SRC_USERMOD_C += $(addprefix $(BENTOCLAW_MOD_DIR)/,modbentoclaw.c claw_port_vfs.c)
 ifneq ($(BENTOCLAW_PORT_FIRMWARE),1)
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_transport_unix.c
 endif

@@ -1,38 +1,38 @@
 /*
- * modbentoclaw.c — the MicroPython module `bentoclaw`.
- *
- * Glue over the Rust core (libbento_mpy.a: include/claw_session.h,
- * claw_safety.h, claw_ext.h): argument conversion, exceptions, the module
- * table and the registry of Python callables. Every behaviour — the ask()
- * exchange, tool rounds, gates and trust, TACP, the config file, MEMORY.md —
- * is the core's. The core never raises: it returns a status, and this file
- * raises after the core call has returned (a longjmp never crosses a Rust
- * frame). The ports the core calls back are claw_port_agent.c (tools,
- * transport, UI, clock) and claw_port_vfs.c (files).
- *
- * Rules kept here (SPEC.md §3, §6): every entry point calls
- * bentoclaw_ensure_init() first, which runs the core's _init functions once
- * per soft reset; Python objects (tool handlers) live in root pointers,
- * never in Rust.
+ * modbentoclaw.c — the MicroPython module `bentoclaw` over the Rust core
+ * (libbento_mpy.a, include/claw_*.h): argument conversion, exceptions, the
+ * module table, the registry of Python callables, and the agent's ports of
+ * include/claw_port.h (running a Python tool, the transport and UI panel of
+ * claw_transport.h, the wall clock); the file port is claw_port_vfs.c. Every
+ * behaviour (ask(), tool rounds, gates and trust, TACP, the config file,
+ * MEMORY.md) is the core's. The core never raises: it returns a status, and
+ * this file raises once the core call has returned; a port catches every
+ * exception (nlr_push) and returns a code. A longjmp never crosses a Rust
+ * frame. Every entry point calls bentoclaw_ensure_init() first (the core's
+ * _init functions, once per soft reset); Python objects (tool handlers) live
+ * in root pointers, never in Rust (SPEC.md §3, §6).
  */
 #include <string.h>
 
 #include "py/mperrno.h"
+#include "py/mphal.h"
 #include "py/objint.h"
 #include "py/runtime.h"
+#include "shared/timeutils/timeutils.h"
 
 #include "claw_port.h"
+#include "claw_port_vfs.h"
 #include "claw_safety.h"
 #include "claw_session.h"
 #include "claw_ext.h"
 #include "claw_transport.h"
-#include "bentoclaw.h"
 
 // Literal size: the generated root-pointer header cannot see claw_safety.h.
 #if CLAW_RATE_MAX_TOOLS != 16
 #error "update the size of bentoclaw_tool_handlers"
 #endif
 MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_tool_handlers[16]);
+#define HANDLER(i) (MP_STATE_VM(bentoclaw_tool_handlers)[(i)])
 
 // The outermost ask()'s work buffer, kept for the VM's life: one block of
 // about 14 KiB taken while the heap is young, rather than a fresh one per
@@ -43,6 +43,19 @@ static size_t s_work_len;
 static bool s_work_busy;
 
 static bool s_module_inited;
+
+// What a core call hands to claw_port_tool() (`ctx`): the caller's argument
+// for a REPL tool() call, and what the tool left (its result, or an exception
+// to raise once the core has returned). On the C stack, where the GC sees it.
+typedef struct _bentoclaw_ctx_t {
+    mp_obj_t arg, result, exc;
+} bentoclaw_ctx_t;
+
+#if !BENTOCLAW_PORT_FIRMWARE
+// Unix test hook (_clock()): the RTC seconds claw_port_time_s() reports.
+static bool s_clock_overridden;
+static uint32_t s_clock_override;
+#endif
 
 extern const mp_obj_module_t mp_module_bentoclaw;
 
@@ -67,8 +80,9 @@ static NORETURN void bentoclaw_raise(claw_status_t s, qstr what) {
         mp_obj_new_str_from_vstr(&v)));
 }
 
-// After a core call: what a port callback kept to raise, then the status.
-static void bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
+// After a core call: what a port callback kept to raise, then the status;
+// None when there is nothing to raise.
+static mp_obj_t bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
     if (ctx != NULL && ctx->exc != MP_OBJ_NULL && s != CLAW_OK && claw_status_kind(s) == CLAW_KIND_PENDING) {
         nlr_raise(ctx->exc);
     }
@@ -76,6 +90,7 @@ static void bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
     if (s != CLAW_OK) {
         bentoclaw_raise(s, MP_QSTRnull);
     }
+    return mp_const_none;
 }
 
 // littlefs's LFS_ERR_NOTEMPTY (mperrno.h has no name for it).
@@ -91,10 +106,11 @@ static NORETURN void raise_io(int err, const char *what, const char *path) {
     nlr_raise(mp_obj_new_exception_args(&mp_type_OSError, 2, args));
 }
 
-// After a write that failed: a directory where a file of the module should
-// be is no passing fault, so it is raised, naming the file; anything else
-// stays the call's False.
+// After a write: the exception a port callback kept, then, when it failed, a
+// directory where a file of the module should be, which is no passing fault:
+// raised, naming the file. Anything else stays the call's False.
 static mp_obj_t saved(bool ok, const char *what) {
+    claw_port_vfs_raise_pending();
     char path[32];
     int err = ok ? 0 : (int)claw_io_error(path, sizeof(path));
     if (err == MP_EISDIR || err == BC_ENOTEMPTY || err == MP_ENOTDIR) {
@@ -118,13 +134,13 @@ static void bentoclaw_vm_check(void) {
         // A new VM: the handlers and open files of the previous one point
         // into a heap that has been reset.
         for (size_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
-            BENTOCLAW_HANDLER(i) = MP_OBJ_NULL;
+            HANDLER(i) = MP_OBJ_NULL;
         }
         MP_STATE_VM(bentoclaw_work) = NULL;
         s_work_len = 0;
         s_work_busy = false;
         #if !BENTOCLAW_PORT_FIRMWARE
-        bentoclaw_clock_overridden = false;
+        s_clock_overridden = false;
         #endif
         s_module_inited = false;
     }
@@ -233,6 +249,144 @@ static mp_obj_t new_dict(const qstr_short_t *keys, const mp_obj_t *values, size_
     return d;
 }
 
+/* --- The agent's ports (include/claw_port.h): a Python tool --- */
+
+// A print sink that keeps the first `max` bytes (the core cuts them on a
+// character boundary), so the text of a large result never takes heap.
+typedef struct _capped_t {
+    uint8_t *out;
+    size_t max, len;
+} capped_t;
+
+static void capped_print(void *data, const char *str, size_t len) {
+    capped_t *c = data;
+    len = len < c->max - c->len ? len : c->max - c->len;
+    memcpy(c->out + c->len, str, len);
+    c->len += len;
+}
+
+// The text of `obj` (str as it is, anything else its repr), or of its type
+// when that raises: the tool ran, so a result is always reported.
+static size_t text_of(mp_obj_t obj, bool as_str, uint8_t *out, size_t max) {
+    capped_t c = { out, max, 0 };
+    mp_print_t print = { &c, capped_print };
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_print_helper(&print, obj, as_str || mp_obj_is_str(obj) ? PRINT_STR : PRINT_REPR);
+        nlr_pop();
+    } else {
+        // A KeyboardInterrupt or SystemExit is not swallowed: everything
+        // stops (claw_port_aborted) and it is raised once the core returned.
+        (void)claw_port_vfs_keep(MP_OBJ_FROM_PTR(nlr.ret_val));
+        c.len = 0;
+        mp_printf(&print, "<%q object>", (qstr)mp_obj_get_type(obj)->name);
+    }
+    if (c.len == 0 && !mp_obj_is_str(obj) && as_str) {
+        // An exception with no message: its type's name.
+        mp_printf(&print, "%q", (qstr)mp_obj_get_type(obj)->name);
+    }
+    return c.len;
+}
+
+uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8_t *arg, size_t arg_len,
+    uint8_t *out, size_t out_max, size_t *out_len) {
+    bentoclaw_ctx_t *ctx = ctx_in;
+    *out_len = 0;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t handler = slot < CLAW_RATE_MAX_TOOLS ? HANDLER(slot) : MP_OBJ_NULL;
+        if (handler == MP_OBJ_NULL) {
+            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("tool has no handler"));
+        }
+        mp_obj_t a = arg_kind == CLAW_PORT_ARG_TEXT ? mp_obj_new_str((const char *)arg, arg_len)
+            : arg_kind == CLAW_PORT_ARG_CALLER && ctx != NULL ? ctx->arg : mp_const_none;
+        mp_obj_t r = mp_call_function_1(handler, a);
+        nlr_pop();
+        if (ctx != NULL) {
+            ctx->result = r;
+        }
+        *out_len = text_of(r, false, out, out_max);
+        return CLAW_PORT_TOOL_RETURNED;
+    }
+    mp_obj_t exc = MP_OBJ_FROM_PTR(nlr.ret_val);
+    bool failure = mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(exc)), MP_OBJ_FROM_PTR(&mp_type_Exception));
+    if (ctx != NULL && (failure || ctx->exc == MP_OBJ_NULL)) {
+        ctx->exc = exc;
+    }
+    // A KeyboardInterrupt/SystemExit: everything stops, then it is raised.
+    *out_len = failure ? text_of(exc, true, out, out_max) : 0;
+    return failure ? CLAW_PORT_TOOL_RAISED : CLAW_PORT_TOOL_ABORT;
+}
+
+bool claw_port_aborted(void) {
+    return claw_port_vfs_pending();
+}
+
+/* --- The agent's ports: transport, UI, clock --- */
+
+int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, size_t reply_max) {
+    // claw_https_post() NUL-terminates: it may use one byte more than it
+    // reports.
+    return reply_max == 0 ? -1 : claw_https_post((const char *)body, body_len, (char *)reply, reply_max - 1);
+}
+
+bool claw_port_connect(const char *host, uint16_t port, const char *api_key) {
+    return claw_https_connect(host, port, api_key);
+}
+
+void claw_port_disconnect(void) {
+    claw_https_disconnect();
+}
+
+bool claw_port_connected(void) {
+    return claw_https_connected();
+}
+
+// The vendor transport may not report tokens: this default (weak, so the
+// unix transport's definition wins) reports none.
+MP_WEAK bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
+    *tokens_in = *tokens_out = 0;
+    return false;
+}
+
+void claw_port_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
+    *tokens_in = *tokens_out = 0;
+    (void)claw_https_last_tokens(tokens_in, tokens_out);
+}
+
+void claw_port_ui_init(void) {
+    claw_ipc_init();
+}
+
+void claw_port_ui(uint8_t event, const uint8_t *text, size_t len) {
+    static const uint8_t types[] = {
+        CLAW_UI_STATUS_TEXT, CLAW_UI_ERROR, CLAW_UI_LAST_RESULT, CLAW_UI_CLEAR,
+        CLAW_UI_CHAT_USER, CLAW_UI_CHAT_ASSISTANT, CLAW_UI_TOOL, CLAW_UI_LED,
+    };
+    // The seed guards the panel's messages on the link being up.
+    if (claw_ipc_initialized && event < MP_ARRAY_SIZE(types)) {
+        claw_ipc_send_ui(types[event], (const char *)text, len);
+    }
+}
+
+uint32_t claw_port_time_s(void) {
+    #if !BENTOCLAW_PORT_FIRMWARE
+    if (s_clock_overridden) {
+        return s_clock_override;
+    }
+    #endif
+    #if defined(BENTOCLAW_RTC_SECONDS)
+    // The firmware may name its own source: seconds since 1970, 0 if unset.
+    return (uint32_t)(BENTOCLAW_RTC_SECONDS);
+    #elif MICROPY_PY_TIME_TIME_TIME_NS
+    // mp_hal_time_ns() counts from the port's epoch (1970 or 2000).
+    uint64_t s = timeutils_nanoseconds_since_epoch_to_nanoseconds_since_1970(mp_hal_time_ns()) / 1000000000ULL;
+    return s > UINT32_MAX ? 0 : (uint32_t)s;
+    #else
+    return 0; // no wall clock on this port
+    #endif
+}
+
 /* --- connect, disconnect, ask, tool, tacp --- */
 
 static mp_obj_t bentoclaw_connect(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
@@ -249,8 +403,7 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_connect_obj, 0, bentoclaw_connect);
 
 static mp_obj_t bentoclaw_disconnect(void) {
     bentoclaw_ensure_init();
-    bentoclaw_check(claw_disconnect(), NULL);
-    return mp_const_none;
+    return bentoclaw_check(claw_disconnect(), NULL);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_disconnect_obj, bentoclaw_disconnect);
 
@@ -371,7 +524,7 @@ static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_m
     if (slot < 0) {
         bentoclaw_raise((claw_status_t)-slot, MP_QSTRnull);
     }
-    BENTOCLAW_HANDLER(slot) = a[1];
+    HANDLER(slot) = a[1];
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_register_tool_obj, 0, bentoclaw_register_tool);
@@ -382,10 +535,8 @@ static mp_obj_t bentoclaw_tools(void) {
     claw_tool_info_t t;
     for (uint8_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
         if (claw_tool_info(i, &t)) {
-            mp_obj_t items[4] = {
-                str_obj(t.name), MP_OBJ_NEW_SMALL_INT(t.risk),
-                MP_OBJ_NEW_SMALL_INT(t.rate_per_min), mp_obj_new_bool(t.builtin),
-            };
+            mp_obj_t items[4] = { str_obj(t.name), MP_OBJ_NEW_SMALL_INT(t.risk), MP_OBJ_NEW_SMALL_INT(t.rate_per_min),
+                                  mp_obj_new_bool(t.builtin) };
             mp_obj_list_append(list, mp_obj_new_tuple(4, items));
         }
     }
@@ -399,9 +550,7 @@ static mp_obj_t bentoclaw_remember(size_t n_args, const mp_obj_t *pos, mp_map_t 
     static const mp_arg_t allowed[] = { REQ(key), REQ(value) };
     PARSE(a);
     const char *key = get_text(a[0], NULL, MP_QSTR_key, claw_check_key);
-    bool ok = claw_memory_set(key, get_text(a[1], NULL, MP_QSTR_value, claw_check_value));
-    claw_port_vfs_raise_pending();
-    return saved(ok, "memory");
+    return saved(claw_memory_set(key, get_text(a[1], NULL, MP_QSTR_value, claw_check_value)), "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_remember_obj, 0, bentoclaw_remember);
 
@@ -417,16 +566,13 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_recall_obj, 0, bentoclaw_recall);
 
 static mp_obj_t bentoclaw_session_clear(void) {
     bentoclaw_ensure_init();
-    bentoclaw_check(claw_clear(), NULL);
-    return mp_const_none;
+    return bentoclaw_check(claw_clear(), NULL);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_clear_obj, bentoclaw_session_clear);
 
 static mp_obj_t bentoclaw_flush(void) {
     bentoclaw_ensure_init();
-    bool ok = !claw_session_dirty() || claw_session_flush();
-    claw_port_vfs_raise_pending();
-    return saved(ok, "session");
+    return saved(!claw_session_dirty() || claw_session_flush(), "session");
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_flush_obj, bentoclaw_flush);
 
@@ -495,9 +641,7 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_search_obj, 0, bentoclaw_search);
 static mp_obj_t bentoclaw_forget(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(key) };
     PARSE(a);
-    bool ok = claw_memory_forget(get_text(a[0], NULL, MP_QSTR_key, claw_check_key));
-    claw_port_vfs_raise_pending();
-    return saved(ok, "memory");
+    return saved(claw_memory_forget(get_text(a[0], NULL, MP_QSTR_key, claw_check_key)), "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_forget_obj, 0, bentoclaw_forget);
 
@@ -505,9 +649,7 @@ static mp_obj_t bentoclaw_pin(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) 
     static const mp_arg_t allowed[] = { REQ(key), { MP_QSTR_on, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_TRUE} } };
     PARSE(a);
     const char *key = get_text(a[0], NULL, MP_QSTR_key, claw_check_key);
-    bool ok = claw_memory_pin(key, get_flag(a[1], MP_QSTR_on));
-    claw_port_vfs_raise_pending();
-    return saved(ok, "memory");
+    return saved(claw_memory_pin(key, get_flag(a[1], MP_QSTR_on)), "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_pin_obj, 0, bentoclaw_pin);
 
@@ -654,13 +796,10 @@ static mp_obj_t bentoclaw_session(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_obj, bentoclaw_session);
 
 #if !BENTOCLAW_PORT_FIRMWARE
-// Test hooks of the unix port.
-
-// The UI messages since the last call, as a list of (type, text).
+// Test hooks of the unix port. _ui_events(): the UI messages since the last
+// call, as a list of (type, text).
 static mp_obj_t bentoclaw__ui_events(void) {
-    static const char *const names[] = {
-        "status", "error", "last_result", "clear", "user", "assistant", "tool", "led",
-    };
+    static const char *const names[] = { "status", "error", "last_result", "clear", "user", "assistant", "tool", "led" };
     bentoclaw_ensure_init();
     mp_obj_t list = mp_obj_new_list(0, NULL);
     uint8_t type;
@@ -695,9 +834,9 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__context_obj, bentoclaw__context);
 static mp_obj_t bentoclaw__clock(size_t n_args, const mp_obj_t *args) {
     bentoclaw_ensure_init();
     if (n_args > 0) {
-        bentoclaw_clock_overridden = args[0] != mp_const_none;
-        if (bentoclaw_clock_overridden) {
-            bentoclaw_clock_override = (uint32_t)mp_obj_get_int_truncated(args[0]);
+        s_clock_overridden = args[0] != mp_const_none;
+        if (s_clock_overridden) {
+            s_clock_override = (uint32_t)mp_obj_get_int_truncated(args[0]);
         }
     }
     uint32_t now = claw_port_time_s();
