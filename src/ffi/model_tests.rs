@@ -462,9 +462,16 @@ fn run(steps: Vec<Step>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
-    ))]
+    // Failing cases are kept beside this file
+    // (model_tests.proptest-regressions), not in a directory at the top
+    // level; the ones found so far are unit tests of session/ and memory.rs.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions")
+        )),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn api_sequences_match_the_model(steps in prop::collection::vec(step(), 1..80)) {
