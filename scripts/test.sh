@@ -4,8 +4,8 @@
 # Steps: setup → rustfmt → generated bindings → clippy → Rust unit +
 # property tests → Miri → fuzzing (fixed seed and count) → target builds
 # (Cortex-M33/M55 and M3) → C ABI test under ASan/UBSan → no-panic link and
-# size report → harness self-test → MicroPython tests on the unix port (real
-# LittleFS, real HTTP on loopback) → Python stubs → the bundled backend and
+# size report → MicroPython tests on the unix port (real LittleFS, real HTTP
+# on loopback) → harness self-test → Python stubs → the bundled backend and
 # its OpenAI bridge → the CMake build path → reliability report → the
 # MicroPython suite on an emulated Cortex-M33 (qemu mps2-an505, serial bridge
 # to the backend) and the offline set on a Cortex-M55 → performance report. Every step is
@@ -38,8 +38,8 @@ check "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
 check "build thumbv7m" cargo build --release --target thumbv7m-none-eabi
 step "c abi tests" bash scripts/test_c.sh
 step "size report" bash scripts/size_report.sh
-step "harness self-test" bash scripts/test_harness_selftest.sh
 step "micropython tests" bash scripts/test_mpy.sh
+step "harness self-test" bash scripts/test_harness_selftest.sh
 step "python stubs" bash scripts/test_stubs.sh --no-build
 step "backend and bridge" env BENTOCLAW_REQUIRE_DEVICE=1 bash scripts/test_backend.sh
 step "cmake build" bash scripts/test_cmake.sh

@@ -71,7 +71,7 @@ fuzz_target!(|data: &[u8]| {
             5 => {
                 port.heal();
                 let mut got = BTreeMap::new();
-                memory::for_each(&mut port, |p| {
+                memory::for_each(&mut port, &mut |p| {
                     got.insert(p.key().to_vec(), p.value().to_vec());
                 })
                 .unwrap();

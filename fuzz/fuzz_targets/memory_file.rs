@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 fn pairs(port: &mut MemPort) -> (BTreeMap<Vec<u8>, Vec<u8>>, usize) {
     let mut map = BTreeMap::new();
     let mut lines = 0;
-    memory::for_each(port, |p| {
+    memory::for_each(port, &mut |p| {
         lines += 1;
         map.insert(p.key().to_vec(), p.value().to_vec());
     })

@@ -27,7 +27,8 @@ st = bentoclaw.status()
 t.eq((st["tokens_in"], st["tokens_out"]), (118 + 402 + 447, 7 + 21 + 9),
      "the model's token counts reached the statistics")
 
-bentoclaw.config(compact_keep=3)
+# Backend-written summaries are opt-in (docs/BACKEND.md §4).
+bentoclaw.config(compact_keep=3, backend_summary=True)
 r = bentoclaw.ask("/compact")
 t.check(r.startswith("compacted ") and "local digest" not in r, "/compact asked the backend", r)
 summary = bentoclaw.session()[0]

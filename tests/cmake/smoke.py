@@ -23,16 +23,16 @@ t.eq(bentoclaw.recall("name"), "สมชาย", "recall returns the Thai value
 t.eq(bentoclaw.remember("name", "Somchai"), True, "remember replaces a key")
 t.eq(bentoclaw.recall("name"), "Somchai", "recall returns the new value")
 t.check(bdev.bytes_written > 0, "remember wrote to the block device", bdev.bytes_written)
-stored = rig.read_file(rig.MEMORY_FILE)
-t.check(stored is not None and b"Somchai" in stored, "the value is in %s" % rig.MEMORY_FILE, stored)
+stored = rig.store_on_flash()
+t.eq(stored, [("name", "Somchai", False)], "the store's files hold the value (base and shards, claw_rig's reader)")
 t.raises(TypeError, bentoclaw.remember, 1, "x")
 t.raises(ValueError, bentoclaw.remember, "k" * 40, "x", contains="31")
 
 # The file is LittleFS's, not the module's RAM: remount the same device.
 vfs.umount("/")
 rig.mount(bdev, mkfs=False)
-again = rig.read_file(rig.MEMORY_FILE)
-t.eq(again, stored, "the memory file survives a remount")
+again = rig.store_on_flash()
+t.eq(again, stored, "the store's files survive a remount")
 
 # --- safety() -------------------------------------------------------------------------
 sf = bentoclaw.safety()

@@ -448,7 +448,7 @@ def run_child(t, args, label):
     RESULT line, or dies by a signal, is one failed check. Returns the
     child's output."""
     tag = "".join("%02x" % b for b in os.urandom(4))
-    out = "%s/bentoclaw_child_%s.log" % (os.getenv("TMPDIR") or "/tmp", tag)
+    out = "%s/bentoclaw_child_%s.log" % (getenv("TMPDIR") or "/tmp", tag)
     rc = os.system("%s %s >%s 2>&1 </dev/null" % (mpy_path(), args, out))
     with open(out) as f:
         text = f.read()
@@ -479,7 +479,7 @@ def ticks():
 # libfaketime reads the offset of the process's clocks from this file at every
 # clock read; real time runs at its own pace in between. Opened here, at
 # import, while the host's files are still reachable.
-CLOCK_FILE = None if QEMU else os.getenv("BENTOCLAW_CLOCK_FILE")
+CLOCK_FILE = None if QEMU else getenv("BENTOCLAW_CLOCK_FILE")
 _clock_f = open(CLOCK_FILE, "w") if CLOCK_FILE else None
 _clock_offset_ms = 0
 CLOCK_FILE_WIDTH = 23  # the line scripts/test_mpy.sh writes: "%-23s\n"
