@@ -5,6 +5,7 @@
 # targets: unix qemu
 import vfs
 import claw_rig as rig
+import gc
 import bentoclaw
 
 t = rig.Checker("vfs-faults")
@@ -99,13 +100,18 @@ rig.mount(bdev, mkfs=False)
 bentoclaw.flush()
 before = bentoclaw.status()["session_msgs"]
 snaps = []
-bdev.on_write = lambda b: snaps.append(bytes(b.data))
+bdev.on_write = lambda b: snaps.append(bytearray(b.data))
 bentoclaw.tool("echo", "flushed under observation")
 bdev.on_write = None
 after = bentoclaw.status()["session_msgs"]
 print("session flush touched the device %d times (%d -> %d messages)" % (len(snaps), before, after))
-for i, img in enumerate(snaps):
-    rig.mount(rig.RamBlockDev(bdev.blocks, img), mkfs=False)
+for i in range(len(snaps)):
+    # Each image mounted as it is (no copy) and dropped once checked: the
+    # board's heap holds a few 32 KiB images, not all of them twice.
+    img = snaps[i]
+    snaps[i] = None
+    gc.collect()
+    rig.mount(rig.RamBlockDev(bdev.blocks, storage=img), mkfs=False)
     bc = rig.simulate_soft_reset(bentoclaw)  # drop the RAM ring: reload from "flash"
     n = bc.status()["session_msgs"]
     t.check(n in (before, after), "power cut after write %d: previous or new ring" % i, n)

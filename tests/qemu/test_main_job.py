@@ -93,6 +93,9 @@ t.eq(bentoclaw.safety()["trust"], "https", "TACP left the trust level as it was"
 t.eq(bentoclaw.recall("name"), None, "the TACP wipe_memory ran")
 
 # --- compaction: the ring fills, a summary request folds the oldest turns -----------------------
+# Both opt-in: compaction before the ring drops a turn, summaries written by
+# the backend (docs/SESSIONS.md).
+bentoclaw.config(compact_before_drop=True, backend_summary=True)
 bentoclaw.remember("colour", "teal")
 n0 = rig.backend_log()["total"]
 disk.reset_counters()
