@@ -20,7 +20,7 @@ use crate::port::{Errno, Fd, Mode, Port};
 /// Bytes read from the port per call.
 const READ_CHUNK: usize = 64;
 /// Bytes collected before a port write.
-const WRITE_CHUNK: usize = 64;
+const WRITE_CHUNK: usize = 32;
 /// Longest field name that is matched; longer names are skipped as unknown.
 const NAME_MAX: usize = 12;
 
