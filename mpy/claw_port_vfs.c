@@ -83,7 +83,7 @@ MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_pending_exc);
 #define PORT_PENDING (MP_STATE_VM(bentoclaw_pending_exc))
 
 // How many port callbacks are running (0 or 1: the core makes one call at a
-// time); see port_run() and claw_port_vfs_busy().
+// time); see PORT_RETURN() and claw_port_vfs_busy().
 static uint8_t s_port_depth;
 
 bool claw_port_vfs_busy(void) {
@@ -319,63 +319,47 @@ static int32_t port_do_close(mp_obj_t file) {
 
 /* --- claw_port.h --- */
 
-enum { PORT_OPEN, PORT_READ, PORT_WRITE, PORT_CLOSE, PORT_REMOVE, PORT_RENAME };
+// Ends a callback that runs MicroPython code the way every one must: it
+// fails fast while an exception is pending (rule 4), holds the busy guard and
+// restores exactly the depth it found (rule 3), and turns every exception
+// into -errno under its own NLR handler (rule 1); with `full`, ENAMETOOLONG is
+// ENOSPC. Returns what `call` gives (-errno or a count). A macro, so that
+// each callback keeps one stack frame (the path into a Python block device
+// is deep enough).
+#define PORT_RETURN(call, full) do { \
+        if (claw_port_vfs_pending()) { \
+            return -MP_EIO; \
+        } \
+        const uint8_t depth = s_port_depth; \
+        s_port_depth = depth == UINT8_MAX ? UINT8_MAX : (uint8_t)(depth + 1); \
+        int32_t ret; \
+        nlr_buf_t nlr; \
+        if (nlr_push(&nlr) == 0) { \
+            ret = (call); \
+            nlr_pop(); \
+        } else { \
+            ret = port_errno_from_exc(nlr.ret_val); \
+            ret = (full) && ret == -PORT_ENAMETOOLONG ? -MP_ENOSPC : ret; \
+        } \
+        s_port_depth = depth; \
+        return ret; \
+} while (0)
 
-static const qstr port_modes[] = { MP_QSTR_rb, MP_QSTR_wb, MP_QSTR_ab };
-
-// The operation itself, under port_run()'s handler: it may raise.
-static int32_t port_do(uint8_t op, mp_obj_t file, const char *path, const char *to, uint8_t *buf, size_t len) {
-    switch (op) {
-        case PORT_OPEN: {
-            int32_t fd = 0;
-            while (fd < CLAW_PORT_MAX_FILES && PORT_FILE(fd) != MP_OBJ_NULL) {
-                fd++;
-            }
-            if (fd == CLAW_PORT_MAX_FILES) {
-                return -MP_EMFILE;
-            }
-            mp_obj_t args[2] = { mp_obj_new_str(path, strlen(path)), MP_OBJ_NEW_QSTR(port_modes[len]) };
-            PORT_FILE(fd) = mp_vfs_open(2, args, (mp_map_t *)&mp_const_empty_map);
-            return fd;
-        }
-        case PORT_READ:
-            return len == 0 ? 0 : port_do_read(file, buf, len);
-        case PORT_WRITE:
-            return port_do_write(file, buf, len);
-        case PORT_CLOSE:
-            return port_do_close(file);
-        case PORT_REMOVE:
-            mp_vfs_remove(mp_obj_new_str(path, strlen(path)));
-            return 0;
-        default:
-            mp_vfs_rename(mp_obj_new_str(path, strlen(path)), mp_obj_new_str(to, strlen(to)));
-            return 0;
-    }
+static mp_obj_t port_str(const char *path) {
+    return mp_obj_new_str(path, strlen(path));
 }
 
-// Every callback that runs MicroPython code goes through here: it fails fast
-// while an exception is pending (rule 4), holds the busy guard (rule 3) and
-// turns every exception into -errno under its own NLR handler (rule 1).
-static int32_t port_run(uint8_t op, mp_obj_t file, const char *path, const char *to, uint8_t *buf, size_t len) {
-    if (claw_port_vfs_pending()) {
-        return -MP_EIO;
+static int32_t port_open(const char *path, qstr mode) {
+    int32_t fd = 0;
+    while (fd < CLAW_PORT_MAX_FILES && PORT_FILE(fd) != MP_OBJ_NULL) {
+        fd++;
     }
-    // The depth found is restored exactly, whatever the Python code did.
-    const uint8_t depth = s_port_depth;
-    s_port_depth = depth == UINT8_MAX ? UINT8_MAX : (uint8_t)(depth + 1);
-    int32_t ret;
-    nlr_buf_t nlr;
-    if (nlr_push(&nlr) == 0) {
-        ret = port_do(op, file, path, to, buf, len);
-        nlr_pop();
-    } else {
-        ret = port_errno_from_exc(nlr.ret_val);
-        if ((op == PORT_OPEN || op == PORT_RENAME) && ret == -PORT_ENAMETOOLONG) {
-            ret = -MP_ENOSPC;
-        }
+    if (fd == CLAW_PORT_MAX_FILES) {
+        return -MP_EMFILE;
     }
-    s_port_depth = depth;
-    return ret;
+    mp_obj_t args[2] = { port_str(path), MP_OBJ_NEW_QSTR(mode) };
+    PORT_FILE(fd) = mp_vfs_open(2, args, (mp_map_t *)&mp_const_empty_map);
+    return fd;
 }
 
 uint32_t claw_port_ticks_ms(void) {
@@ -383,20 +367,26 @@ uint32_t claw_port_ticks_ms(void) {
 }
 
 int32_t claw_port_open(const char *path, uint8_t mode) {
-    return path == NULL || mode >= MP_ARRAY_SIZE(port_modes) ? -MP_EINVAL
-        : port_run(PORT_OPEN, MP_OBJ_NULL, path, NULL, NULL, mode);
+    static const qstr modes[] = { MP_QSTR_rb, MP_QSTR_wb, MP_QSTR_ab };
+    if (path == NULL || mode >= MP_ARRAY_SIZE(modes)) {
+        return -MP_EINVAL;
+    }
+    PORT_RETURN(port_open(path, modes[mode]), true);
 }
 
 int32_t claw_port_read(int32_t fd, uint8_t *buf, size_t len) {
+    if (!port_fd_valid(fd) || (buf == NULL && len > 0)) {
+        return -MP_EBADF;
+    }
     // A count above INT32_MAX could not be returned: read at most that.
-    return !port_fd_valid(fd) || (buf == NULL && len > 0) ? -MP_EBADF
-        : port_run(PORT_READ, PORT_FILE(fd), NULL, NULL, buf, len > INT32_MAX ? INT32_MAX : len);
+    PORT_RETURN(len == 0 ? 0 : port_do_read(PORT_FILE(fd), buf, len > INT32_MAX ? INT32_MAX : len), false);
 }
 
 int32_t claw_port_write(int32_t fd, const uint8_t *buf, size_t len) {
-    // port_run() only reads buf for a write.
-    return !port_fd_valid(fd) || (buf == NULL && len > 0) || len > INT32_MAX ? -MP_EBADF
-        : port_run(PORT_WRITE, PORT_FILE(fd), NULL, NULL, (uint8_t *)buf, len);
+    if (!port_fd_valid(fd) || (buf == NULL && len > 0) || len > INT32_MAX) {
+        return -MP_EBADF;
+    }
+    PORT_RETURN(port_do_write(PORT_FILE(fd), buf, len), false);
 }
 
 int32_t claw_port_close(int32_t fd) {
@@ -407,15 +397,21 @@ int32_t claw_port_close(int32_t fd) {
     // Release the slot first: the descriptor is gone whatever close() says.
     // A file whose close failed (or was skipped) is left to its finaliser.
     PORT_FILE(fd) = MP_OBJ_NULL;
-    return port_run(PORT_CLOSE, file, NULL, NULL, NULL, 0);
+    PORT_RETURN(port_do_close(file), false);
 }
 
 int32_t claw_port_remove(const char *path) {
-    return path == NULL ? -MP_EINVAL : port_run(PORT_REMOVE, MP_OBJ_NULL, path, NULL, NULL, 0);
+    if (path == NULL) {
+        return -MP_EINVAL;
+    }
+    PORT_RETURN((mp_vfs_remove(port_str(path)), 0), false);
 }
 
 int32_t claw_port_rename(const char *from, const char *to) {
-    return from == NULL || to == NULL ? -MP_EINVAL : port_run(PORT_RENAME, MP_OBJ_NULL, from, to, NULL, 0);
+    if (from == NULL || to == NULL) {
+        return -MP_EINVAL;
+    }
+    PORT_RETURN((mp_vfs_rename(port_str(from), port_str(to)), 0), true);
 }
 
 uint8_t claw_port_atomic_write(const char *path) {

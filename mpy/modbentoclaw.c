@@ -147,12 +147,17 @@ static void bentoclaw_vm_check(void) {
     mp_obj_dict_store(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_loaded_modules_dict)), marker, mp_const_true);
 }
 
+// The core's "busy" error unless `ok`.
+static void busy_unless(bool ok) {
+    if (!ok) {
+        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
+    }
+}
+
 static void bentoclaw_ensure_init(void) {
     // Python code that runs inside a core call (a block device written in
     // Python, reached through the VFS bridge) must not re-enter the core.
-    if (claw_port_vfs_busy()) {
-        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
-    }
+    busy_unless(!claw_port_vfs_busy());
     #if !MICROPY_MODULE_BUILTIN_INIT
     bentoclaw_vm_check();
     #endif
@@ -240,13 +245,8 @@ static mp_obj_t uint_obj(mp_uint_t v) {
     return mp_obj_new_int_from_uint(v);
 }
 
-// A dict of n keys and values, stored in that order.
-static mp_obj_t new_dict(const qstr_short_t *keys, const mp_obj_t *values, size_t n) {
-    mp_obj_t d = mp_obj_new_dict(n);
-    for (size_t i = 0; i < n; i++) {
-        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(keys[i]), values[i]);
-    }
-    return d;
+static void dict_set(mp_obj_t d, qstr key, mp_obj_t value) {
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(key), value);
 }
 
 /* --- The agent's ports (include/claw_port.h): a Python tool --- */
@@ -577,38 +577,40 @@ static mp_obj_t bentoclaw_flush(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_flush_obj, bentoclaw_flush);
 
 static mp_obj_t bentoclaw_status(void) {
-    static const qstr_short_t keys[] = {
-        MP_QSTR_state, MP_QSTR_connected, MP_QSTR_session_msgs, MP_QSTR_errors, MP_QSTR_last_result,
-        MP_QSTR_dirty, MP_QSTR_bytes_in, MP_QSTR_bytes_out, MP_QSTR_tokens_in, MP_QSTR_tokens_out,
-        MP_QSTR_context_bytes, MP_QSTR_exchanges, MP_QSTR_last_active,
+    // The session's accounting: the uint32_t fields of claw_session_stats_t.
+    #define ACC(key, field) { MP_QSTR_##key, offsetof(claw_session_stats_t, field) }
+    static const struct { qstr_short_t key; uint8_t off; } acc[] = {
+        ACC(bytes_in, in_bytes), ACC(bytes_out, out_bytes), ACC(tokens_in, in_tokens), ACC(tokens_out, out_tokens),
+        ACC(context_bytes, context_bytes), ACC(exchanges, exchanges), ACC(last_active, last_active),
     };
     bentoclaw_ensure_init();
     claw_agent_status_t st;
     claw_session_stats_t ss;
-    if (!claw_agent_status(&st) || !claw_session_stats(&ss)) {
-        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
+    busy_unless(claw_agent_status(&st) && claw_session_stats(&ss));
+    mp_obj_t d = mp_obj_new_dict(13);
+    dict_set(d, MP_QSTR_state, str_obj(st.state));
+    dict_set(d, MP_QSTR_connected, mp_obj_new_bool(st.connected));
+    dict_set(d, MP_QSTR_session_msgs, uint_obj(st.session_msgs));
+    dict_set(d, MP_QSTR_errors, uint_obj(st.errors));
+    dict_set(d, MP_QSTR_last_result, str_obj(st.last_result));
+    dict_set(d, MP_QSTR_dirty, mp_obj_new_bool(st.dirty));
+    for (size_t i = 0; i < MP_ARRAY_SIZE(acc); i++) {
+        dict_set(d, acc[i].key, uint_obj(*(const uint32_t *)((const uint8_t *)&ss + acc[i].off)));
     }
-    mp_obj_t values[MP_ARRAY_SIZE(keys)] = {
-        str_obj(st.state), mp_obj_new_bool(st.connected), uint_obj(st.session_msgs), uint_obj(st.errors),
-        str_obj(st.last_result), mp_obj_new_bool(st.dirty), uint_obj(ss.in_bytes), uint_obj(ss.out_bytes),
-        uint_obj(ss.in_tokens), uint_obj(ss.out_tokens), uint_obj(ss.context_bytes), uint_obj(ss.exchanges),
-        uint_obj(ss.last_active),
-    };
-    return new_dict(keys, values, MP_ARRAY_SIZE(keys));
+    return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_status_obj, bentoclaw_status);
 
 static mp_obj_t bentoclaw_safety(void) {
-    static const qstr_short_t keys[] = { MP_QSTR_circuit_breaker, MP_QSTR_cooldown_ms, MP_QSTR_trust, MP_QSTR_errors };
     bentoclaw_ensure_init();
     claw_agent_safety_t sf;
-    if (!claw_agent_safety(&sf)) {
-        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
-    }
-    mp_obj_t values[MP_ARRAY_SIZE(keys)] = {
-        str_obj(sf.circuit_breaker), uint_obj(sf.cooldown_ms), str_obj(sf.trust), uint_obj(sf.errors),
-    };
-    return new_dict(keys, values, MP_ARRAY_SIZE(keys));
+    busy_unless(claw_agent_safety(&sf));
+    mp_obj_t d = mp_obj_new_dict(4);
+    dict_set(d, MP_QSTR_circuit_breaker, str_obj(sf.circuit_breaker));
+    dict_set(d, MP_QSTR_cooldown_ms, uint_obj(sf.cooldown_ms));
+    dict_set(d, MP_QSTR_trust, str_obj(sf.trust));
+    dict_set(d, MP_QSTR_errors, uint_obj(sf.errors));
+    return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_safety_obj, bentoclaw_safety);
 
@@ -717,9 +719,7 @@ static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *
         mp_raise_TypeError(MP_ERROR_TEXT("config() takes keyword arguments only"));
     }
     int32_t v[CLAW_CONFIG_KEYS];
-    if (!claw_config_get(v)) {
-        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
-    }
+    busy_unless(claw_config_get(v));
     uint32_t mask = 0;
     claw_config_key_t d;
     for (size_t k = 0; k < kw->alloc; k++) {
@@ -749,9 +749,8 @@ static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *
     if (r > 0) {
         char path[32];
         raise_io((int)r, "config", claw_io_error(path, sizeof(path)) ? path : "/.bentoclaw_config");
-    } else if (r < 0) {
-        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }
+    busy_unless(r == 0);
     (void)claw_config_get(v);
     mp_obj_t dict = mp_obj_new_dict(CLAW_CONFIG_KEYS);
     for (size_t i = 0; i < CLAW_CONFIG_KEYS; i++) {
