@@ -68,21 +68,20 @@ STACK_GOAL=1024
 
 # Ceilings of the goals missed today (scripts/goals.sh).
 # issue 10 goal "library + binding code <= 26,616 B" not met; ceiling =
-# measured 72994 B (65638 library + 7356 binding, M33 firmware) + 5 %.
-FW_CODE_CEILING=76800
+# measured 69346 B (library + binding, M33 firmware) + 5 %.
+FW_CODE_CEILING=72960
 # (MIN_CODE_CEILING: scripts/goals.sh, shared with scripts/size_report.sh.)
 # issue 12 goal "<= 50 instructions per byte read" not met on these paths;
 # ceiling = measured figure + 5 %, keyed by the harness's label.
+# (Met since, and enforced as goals: the session load, 44.7; memory get,
+# 46.0; memory scan, 45.9.)
 declare -A PER_BYTE_CEILING=(
-    ["claw_session_count (first call: loads the 10-line file)"]=56  # measured 53.1
-    ["claw_memory_get (last of 32 keys)"]=57                        # measured 53.5
-    ["claw_memory_get (absent key)"]=56                             # measured 53.1
-    ["claw_memory_set (replace, 32 keys)"]=65                       # measured 61.3
-    ["claw_session_build_context (full ring + store, 3 KiB)"]=83    # measured 78.2
+    ["claw_memory_set (replace, 32 keys)"]=59                       # measured 56.1
+    ["claw_session_build_context (full ring + store, 3 KiB)"]=73    # measured 69.3
 )
 # issue 12 goal "claw_session_build_context <= 300k" not met; ceiling =
-# measured 1,139,042 + 5 %.
-CONTEXT_CEILING=1196000
+# measured 1,018,060 + 5 %.
+CONTEXT_CEILING=1069000
 # issue 12 goal "every export's stack <= 1 KiB" not met; ceiling = measured
 # bound (scripts/stack_bounds.py, 16 levels of recursion) + 5 %, rounded up
 # to 16 B, per export over the goal.
