@@ -141,9 +141,10 @@ static int32_t port_errno_from_exc(void *exc_in) {
     mp_obj_base_t *exc = exc_in;
     mp_obj_t type = MP_OBJ_FROM_PTR(exc->type);
     if (mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_OSError))) {
-        mp_int_t err = 0;
-        (void)mp_obj_get_int_maybe(mp_obj_exception_get_value(MP_OBJ_FROM_PTR(exc)), &err);
-        return port_errno(err);
+        // Only a small int is read: a big one would raise outside any
+        // handler (and unwind through the core). Anything else is EIO.
+        mp_obj_t v = mp_obj_exception_get_value(MP_OBJ_FROM_PTR(exc));
+        return port_errno(mp_obj_is_small_int(v) ? MP_OBJ_SMALL_INT_VALUE(v) : 0);
     }
     if (mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_MemoryError))) {
         return -MP_ENOMEM;

@@ -4,7 +4,7 @@
 # 12: writes docs/PERFORMANCE.md.
 #
 #  1. code and static RAM of libbento_mpy.a and of the MicroPython binding
-#     (mpy/modbentoclaw.c, mpy/claw_port_vfs.c, mpy/claw_port_agent.c) in the
+#     (mpy/modbentoclaw.c, mpy/claw_port_vfs.c) in the
 #     Cortex-M33 firmware (MPS2-AN505, build/qemu/firmware.map of
 #     scripts/build_qemu.sh), the Cortex-M55 one (build/qemu-m55/) and the
 #     vendor-ABI minimal image of tests/image/ (M33 flags); heap use;
@@ -41,7 +41,7 @@ V8=thumbv8m.main-none-eabihf
 # Infineon's port, the same as scripts/build_qemu.sh's MPS2-AN505 board.
 ARCH_M33=(-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16)
 HEAP_RE='^(malloc|free|calloc|realloc|_sbrk|sbrk|_malloc_r|_free_r|_calloc_r|_realloc_r|__rust_alloc|__rust_dealloc|__rust_realloc|__rust_alloc_zeroed|__rg_alloc)$'
-BINDING_RE='/modbentoclaw.o|/claw_port_vfs.o|/claw_port_agent.o'
+BINDING_RE='/modbentoclaw.o|/claw_port_vfs.o'
 EXPORT_HEADERS=(--exports include/claw_session.h --exports include/claw_safety.h --exports include/claw_ext.h)
 
 # ---- goals ------------------------------------------------------------------------
@@ -596,8 +596,8 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "\`.data*\`, \`.bss*\`, \`COMMON\` are static RAM; \`.data\` also keeps its"
     echo "initial image in flash). The library's share includes the"
     echo "\`compiler_builtins\` members it pulls in (\`memcpy\`, 64-bit shifts, ...)."
-    echo "The binding is \`mpy/modbentoclaw.c\`, \`mpy/claw_port_vfs.c\` and"
-    echo "\`mpy/claw_port_agent.c\`; the board's transport (\`claw_transport*\`, the"
+    echo "The binding is \`mpy/modbentoclaw.c\` and \`mpy/claw_port_vfs.c\`; the"
+    echo "board's transport (\`claw_transport*\`, the"
     echo "serial bridge of the emulated board) is counted apart."
     echo
     echo "* **M33 firmware**: MicroPython's qemu port for MPS2-AN505 (Cortex-M33,"
