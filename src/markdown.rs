@@ -224,7 +224,9 @@ pub fn export<P: Port>(p: &mut P, work: &mut [u8]) -> Result<(usize, usize), Exp
     if over {
         return Err(ExportError::TooSmall);
     }
-    let (recs, rest) = work.split_at_mut(n * REC);
+    let (recs, rest) = work
+        .split_at_mut_checked(n * REC)
+        .ok_or(ExportError::TooSmall)?;
     let (bits, out) = rest
         .split_at_mut_checked(n.div_ceil(8))
         .ok_or(ExportError::TooSmall)?;

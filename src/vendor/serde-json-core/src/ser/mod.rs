@@ -1,6 +1,5 @@
 //! Serialize a Rust data structure into JSON data
 
-use core::mem::MaybeUninit;
 use core::{fmt, str};
 
 use serde::ser;
@@ -172,25 +171,25 @@ impl<'a> Serializer<'a> {
 // which take 200+ bytes of ROM / Flash
 macro_rules! serialize_unsigned {
     ($self:ident, $N:expr, $v:expr) => {{
-        let mut buf: [MaybeUninit<u8>; $N] = [MaybeUninit::uninit(); $N];
+        // Digits from the end of a plain array through `get_mut`/`get`: no
+        // `unsafe`, no panic path ($N holds every digit of the type).
+        let mut buf = [0u8; $N];
 
         let mut v = $v;
-        let mut i = $N - 1;
+        let mut i: usize = $N;
         loop {
-            buf[i].write((v % 10) as u8 + b'0');
+            i = i.saturating_sub(1);
+            if let Some(d) = buf.get_mut(i) {
+                *d = (v % 10) as u8 + b'0';
+            }
             v /= 10;
 
-            if v == 0 {
+            if v == 0 || i == 0 {
                 break;
-            } else {
-                i -= 1;
             }
         }
 
-        // Note(feature): maybe_uninit_slice
-        let buf = unsafe { &*(&buf[i..] as *const _ as *const [u8]) };
-
-        $self.extend_from_slice(buf)
+        $self.extend_from_slice(buf.get(i..).unwrap_or(&[]))
     }};
 }
 
@@ -205,29 +204,29 @@ macro_rules! serialize_signed {
             (false, v as $uxx)
         };
 
-        let mut buf: [MaybeUninit<u8>; $N] = [MaybeUninit::uninit(); $N];
-        let mut i = $N - 1;
+        // As serialize_unsigned; $N also holds the sign.
+        let mut buf = [0u8; $N];
+        let mut i: usize = $N;
         loop {
-            buf[i].write((v % 10) as u8 + b'0');
+            i = i.saturating_sub(1);
+            if let Some(d) = buf.get_mut(i) {
+                *d = (v % 10) as u8 + b'0';
+            }
             v /= 10;
 
-            i -= 1;
-
-            if v == 0 {
+            if v == 0 || i == 0 {
                 break;
             }
         }
 
-        if signed {
-            buf[i].write(b'-');
-        } else {
-            i += 1;
+        if signed && i > 0 {
+            i -= 1;
+            if let Some(d) = buf.get_mut(i) {
+                *d = b'-';
+            }
         }
 
-        // Note(feature): maybe_uninit_slice
-        let buf = unsafe { &*(&buf[i..] as *const _ as *const [u8]) };
-
-        $self.extend_from_slice(buf)
+        $self.extend_from_slice(buf.get(i..).unwrap_or(&[]))
     }};
 }
 
@@ -730,6 +729,25 @@ mod tests {
     use serde_derive::Serialize;
 
     const N: usize = 128;
+
+    #[test]
+    fn integer_extremes() {
+        // The digit writers of serialize_unsigned!/serialize_signed! (patched:
+        // no MaybeUninit, no indexing) at every width's limits.
+        let mut buf = [0u8; 32];
+        let mut check = |v: &dyn Fn(&mut [u8]) -> usize, want: &str| {
+            let n = v(&mut buf);
+            assert_eq!(core::str::from_utf8(&buf[..n]).unwrap(), want);
+        };
+        check(&|b| crate::to_slice(&u8::MAX, b).unwrap(), "255");
+        check(&|b| crate::to_slice(&0u8, b).unwrap(), "0");
+        check(&|b| crate::to_slice(&u64::MAX, b).unwrap(), "18446744073709551615");
+        check(&|b| crate::to_slice(&i8::MIN, b).unwrap(), "-128");
+        check(&|b| crate::to_slice(&i64::MIN, b).unwrap(), "-9223372036854775808");
+        check(&|b| crate::to_slice(&i64::MAX, b).unwrap(), "9223372036854775807");
+        check(&|b| crate::to_slice(&-1i32, b).unwrap(), "-1");
+        check(&|b| crate::to_slice(&0i16, b).unwrap(), "0");
+    }
 
     #[test]
     fn array() {
