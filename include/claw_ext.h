@@ -140,6 +140,41 @@
 #define CLAW_LAST_RESULT_MAX 48
 
 /**
+ * `claw_check`: text the core takes, UTF-8 without NUL (one rule everywhere).
+ */
+#define CLAW_CHECK_TEXT 0
+
+/**
+ * `claw_check`: a memory key, text of 1..31 bytes.
+ */
+#define CLAW_CHECK_KEY 1
+
+/**
+ * `claw_check`: a memory value, text of 0..127 bytes.
+ */
+#define CLAW_CHECK_VALUE 2
+
+/**
+ * `claw_check`: a tool name, text of 1..31 bytes.
+ */
+#define CLAW_CHECK_TOOL_NAME 3
+
+/**
+ * `claw_check`: a prompt, text of 1..4096 bytes.
+ */
+#define CLAW_CHECK_PROMPT 4
+
+/**
+ * `claw_check`: a backend host, 1..63 bytes of printable ASCII.
+ */
+#define CLAW_CHECK_HOST 5
+
+/**
+ * `claw_check`: an API key, 1..127 bytes of printable ASCII.
+ */
+#define CLAW_CHECK_API_KEY 6
+
+/**
  * Work buffer `claw_memory_import` needs, in bytes.
  */
 #define CLAW_IMPORT_WORK 1024
@@ -591,60 +626,15 @@ bool claw_config_get(int32_t *values);
 int32_t claw_config_set(const int32_t *values, uint32_t mask);
 
 /**
- * Text the core takes: UTF-8 without NUL (one rule everywhere).
+ * Whether `s[0..len)` is what `what` (a `CLAW_CHECK_*`) takes: `CLAW_OK`, or
+ * the status that names the rule it breaks. NULL with a length is
+ * `NotUtf8`; NULL with 0 is the empty text. An unknown `what` refuses
+ * every text (fail closed).
  *
  * # Safety
  * `s` is NULL or valid for reads of `len` bytes.
  */
-claw_status_t claw_check_text(const uint8_t *s, size_t len);
-
-/**
- * A memory key: text of 1..31 bytes.
- *
- * # Safety
- * `s` is NULL or valid for reads of `len` bytes.
- */
-claw_status_t claw_check_key(const uint8_t *s, size_t len);
-
-/**
- * A memory value: text of 0..127 bytes.
- *
- * # Safety
- * `s` is NULL or valid for reads of `len` bytes.
- */
-claw_status_t claw_check_value(const uint8_t *s, size_t len);
-
-/**
- * A tool name: text of 1..31 bytes.
- *
- * # Safety
- * `s` is NULL or valid for reads of `len` bytes.
- */
-claw_status_t claw_check_tool_name(const uint8_t *s, size_t len);
-
-/**
- * A prompt: text of 1..4096 bytes.
- *
- * # Safety
- * `s` is NULL or valid for reads of `len` bytes.
- */
-claw_status_t claw_check_prompt(const uint8_t *s, size_t len);
-
-/**
- * A backend host: 1..63 bytes of printable ASCII.
- *
- * # Safety
- * `s` is NULL or valid for reads of `len` bytes.
- */
-claw_status_t claw_check_host(const uint8_t *s, size_t len);
-
-/**
- * An API key: 1..127 bytes of printable ASCII.
- *
- * # Safety
- * `s` is NULL or valid for reads of `len` bytes.
- */
-claw_status_t claw_check_api_key(const uint8_t *s, size_t len);
+claw_status_t claw_check(uint8_t what, const uint8_t *s, size_t len);
 
 /**
  * The longest prefix of `s[0..len)` that is whole UTF-8 characters (for

@@ -199,16 +199,16 @@ static void parse_args(size_t n_args, const mp_obj_t *pos, mp_map_t *kw, const m
     bentoclaw_ensure_init();
 }
 
-// A str the core accepts as text (`check`: claw_check_text, _key, _value,
-// _tool_name), or the exception naming `what` and the limit. MicroPython
+// A str the core accepts as `check` (a CLAW_CHECK_*: text, key, value, tool
+// name, prompt, host, API key), or the exception naming `what` and the limit. MicroPython
 // str data is NUL-terminated after its length. `len` may be NULL.
-static const char *get_text(mp_obj_t obj, size_t *len, qstr what, claw_status_t (*check)(const uint8_t *, size_t)) {
+static const char *get_text(mp_obj_t obj, size_t *len, qstr what, uint8_t check) {
     if (!mp_obj_is_str(obj)) {
         mp_raise_msg_varg(&mp_type_TypeError, MP_ERROR_TEXT("%q must be str"), what);
     }
     size_t n;
     const char *s = mp_obj_str_get_data(obj, &n);
-    claw_status_t st = check((const uint8_t *)s, n);
+    claw_status_t st = claw_check(check, (const uint8_t *)s, n);
     if (st != CLAW_OK) {
         bentoclaw_raise(st, what);
     }
@@ -392,9 +392,9 @@ uint32_t claw_port_time_s(void) {
 static mp_obj_t bentoclaw_connect(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(host), REQ(port), REQ(api_key) };
     PARSE(a);
-    const char *host = get_text(a[0], NULL, MP_QSTR_host, claw_check_host);
+    const char *host = get_text(a[0], NULL, MP_QSTR_host, CLAW_CHECK_HOST);
     uint16_t port = (uint16_t)get_int_in(a[1], MP_QSTR_port, 1, 65535);
-    const char *key = get_text(a[2], NULL, MP_QSTR_api_key, claw_check_api_key);
+    const char *key = get_text(a[2], NULL, MP_QSTR_api_key, CLAW_CHECK_API_KEY);
     bool ok = false;
     bentoclaw_check(claw_connect(host, port, key, &ok), NULL);
     return mp_obj_new_bool(ok);
@@ -411,7 +411,7 @@ static mp_obj_t bentoclaw_ask(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) 
     static const mp_arg_t allowed[] = { REQ(prompt) };
     PARSE(a);
     size_t len;
-    const char *prompt = get_text(a[0], &len, MP_QSTR_prompt, claw_check_prompt);
+    const char *prompt = get_text(a[0], &len, MP_QSTR_prompt, CLAW_CHECK_PROMPT);
     // The request's buffers (heap, never static RAM), taken before the core
     // runs: a MemoryError leaves no state behind. What needs no buffer is
     // checked first (an offline call allocates nothing).
@@ -445,7 +445,7 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
     static const mp_arg_t allowed[] = { REQ(name), { MP_QSTR_arg, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} } };
     PARSE(a);
     size_t name_len;
-    const char *name = get_text(a[0], &name_len, MP_QSTR_name, claw_check_tool_name);
+    const char *name = get_text(a[0], &name_len, MP_QSTR_name, CLAW_CHECK_TOOL_NAME);
     mp_obj_t arg = a[1];
     mp_int_t iv = mp_obj_is_small_int(arg) ? MP_OBJ_SMALL_INT_VALUE(arg) : arg == mp_const_true;
     uint8_t kind = arg == mp_const_none ? CLAW_ARG_NONE
@@ -514,7 +514,7 @@ static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_m
     };
     PARSE(a);
     size_t len;
-    const char *name = get_text(a[0], &len, MP_QSTR_name, claw_check_tool_name);
+    const char *name = get_text(a[0], &len, MP_QSTR_name, CLAW_CHECK_TOOL_NAME);
     if (!mp_obj_is_callable(a[1])) {
         mp_raise_TypeError(MP_ERROR_TEXT("handler must be callable"));
     }
@@ -549,8 +549,8 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_tools_obj, bentoclaw_tools);
 static mp_obj_t bentoclaw_remember(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(key), REQ(value) };
     PARSE(a);
-    const char *key = get_text(a[0], NULL, MP_QSTR_key, claw_check_key);
-    return saved(claw_memory_set(key, get_text(a[1], NULL, MP_QSTR_value, claw_check_value)), "memory");
+    const char *key = get_text(a[0], NULL, MP_QSTR_key, CLAW_CHECK_KEY);
+    return saved(claw_memory_set(key, get_text(a[1], NULL, MP_QSTR_value, CLAW_CHECK_VALUE)), "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_remember_obj, 0, bentoclaw_remember);
 
@@ -558,7 +558,7 @@ static mp_obj_t bentoclaw_recall(size_t n_args, const mp_obj_t *pos, mp_map_t *k
     static const mp_arg_t allowed[] = { REQ(key) };
     PARSE(a);
     char value[CLAW_MEM_VAL_MAX];
-    bool found = claw_memory_get(get_text(a[0], NULL, MP_QSTR_key, claw_check_key), value, sizeof(value));
+    bool found = claw_memory_get(get_text(a[0], NULL, MP_QSTR_key, CLAW_CHECK_KEY), value, sizeof(value));
     claw_port_vfs_raise_pending();
     return found ? str_obj(value) : mp_const_none;
 }
@@ -617,7 +617,7 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_safety_obj, bentoclaw_safety);
 static mp_obj_t bentoclaw_search(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(query), { MP_QSTR_n, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(5)} } };
     PARSE(a);
-    const char *query = get_text(a[0], NULL, MP_QSTR_query, claw_check_text);
+    const char *query = get_text(a[0], NULL, MP_QSTR_query, CLAW_CHECK_TEXT);
     if (!mp_obj_is_int(a[1])) {
         mp_raise_TypeError(MP_ERROR_TEXT("n must be int"));
     }
@@ -643,14 +643,14 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_search_obj, 0, bentoclaw_search);
 static mp_obj_t bentoclaw_forget(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(key) };
     PARSE(a);
-    return saved(claw_memory_forget(get_text(a[0], NULL, MP_QSTR_key, claw_check_key)), "memory");
+    return saved(claw_memory_forget(get_text(a[0], NULL, MP_QSTR_key, CLAW_CHECK_KEY)), "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_forget_obj, 0, bentoclaw_forget);
 
 static mp_obj_t bentoclaw_pin(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(key), { MP_QSTR_on, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_TRUE} } };
     PARSE(a);
-    const char *key = get_text(a[0], NULL, MP_QSTR_key, claw_check_key);
+    const char *key = get_text(a[0], NULL, MP_QSTR_key, CLAW_CHECK_KEY);
     return saved(claw_memory_pin(key, get_flag(a[1], MP_QSTR_on)), "memory");
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_pin_obj, 0, bentoclaw_pin);
@@ -676,7 +676,7 @@ static mp_obj_t bentoclaw_import_memory(size_t n_args, const mp_obj_t *pos, mp_m
     };
     PARSE(a);
     size_t len;
-    const char *text = get_text(a[0], &len, MP_QSTR_text, claw_check_text);
+    const char *text = get_text(a[0], &len, MP_QSTR_text, CLAW_CHECK_TEXT);
     bool strict = get_flag(a[1], MP_QSTR_strict);
     mp_obj_t skipped = a[2];
     if (skipped != mp_const_none && !mp_obj_is_type(skipped, &mp_type_list)) {

@@ -98,6 +98,24 @@ pub fn utf8_prefix(s: &[u8], max: usize) -> Option<usize> {
     Some(floor_char_boundary(s, max))
 }
 
+/// The character at the start of `s`: (its length when it is a whole valid
+/// UTF-8 sequence, else 0; the bytes the decoder took before it stopped,
+/// which is `s.len()` for a sequence cut by the end of `s`).
+fn leading_char(s: &[u8]) -> (usize, usize) {
+    let mut v = Utf8::new();
+    let mut k = 0usize;
+    for &c in s {
+        if !v.feed(c) {
+            break;
+        }
+        k += 1;
+        if v.complete() {
+            return (k, k);
+        }
+    }
+    (0, k)
+}
+
 /// Copies `src` into `dst` as valid UTF-8 without NUL, as much as fits on
 /// a character boundary: a byte that is not part of a valid sequence, and a
 /// NUL, become `?`; with `spaces`, other control characters become spaces
@@ -110,25 +128,7 @@ pub fn sanitize_into(src: &[u8], dst: &mut [u8], spaces: bool) -> usize {
         // The length of the valid sequence starting here, or 0.
         let seq = match b {
             0x00..=0x7F => 1,
-            _ => {
-                let mut v = Utf8::new();
-                let mut k = 0usize;
-                let mut ok = 0usize;
-                while let Some(&c) = src.get(i + k) {
-                    if !v.feed(c) {
-                        break;
-                    }
-                    k += 1;
-                    if v.complete() {
-                        ok = k;
-                        break;
-                    }
-                    if k == 4 {
-                        break;
-                    }
-                }
-                ok
-            }
+            _ => leading_char(src.get(i..).unwrap_or(&[])).0,
         };
         let (piece, take): (&[u8], usize) = match seq {
             0 => (b"?", 1),
@@ -157,19 +157,7 @@ pub fn sanitize_in_place(buf: &mut [u8], len: usize) -> usize {
         let seq = if b < 0x80 {
             usize::from(b != 0)
         } else {
-            let mut v = Utf8::new();
-            let mut k = 0usize;
-            let mut ok = 0usize;
-            while let Some(&c) = buf.get(i + k).filter(|_| i + k < len) {
-                if !v.feed(c) {
-                    break;
-                }
-                k += 1;
-                if v.complete() {
-                    ok = k;
-                    break;
-                }
-            }
+            let (ok, k) = leading_char(buf.get(i..len).unwrap_or(&[]));
             if ok == 0 && i + k >= len {
                 // A character cut by the end of the text: drop it.
                 return i;

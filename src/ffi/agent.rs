@@ -786,84 +786,45 @@ pub unsafe extern "C" fn claw_config_set(values: *const i32, mask: u32) -> i32 {
     })
 }
 
+/// `claw_check`: text the core takes, UTF-8 without NUL (one rule everywhere).
+pub const CLAW_CHECK_TEXT: u8 = 0;
+/// `claw_check`: a memory key, text of 1..31 bytes.
+pub const CLAW_CHECK_KEY: u8 = 1;
+/// `claw_check`: a memory value, text of 0..127 bytes.
+pub const CLAW_CHECK_VALUE: u8 = 2;
+/// `claw_check`: a tool name, text of 1..31 bytes.
+pub const CLAW_CHECK_TOOL_NAME: u8 = 3;
+/// `claw_check`: a prompt, text of 1..4096 bytes.
+pub const CLAW_CHECK_PROMPT: u8 = 4;
+/// `claw_check`: a backend host, 1..63 bytes of printable ASCII.
+pub const CLAW_CHECK_HOST: u8 = 5;
+/// `claw_check`: an API key, 1..127 bytes of printable ASCII.
+pub const CLAW_CHECK_API_KEY: u8 = 6;
+
+/// Whether `s[0..len)` is what `what` (a `CLAW_CHECK_*`) takes: `CLAW_OK`, or
+/// the status that names the rule it breaks. NULL with a length is
+/// `NotUtf8`; NULL with 0 is the empty text. An unknown `what` refuses
+/// every text (fail closed).
+///
 /// # Safety
 /// `s` is NULL or valid for reads of `len` bytes.
-unsafe fn check(s: *const u8, len: usize, f: fn(&[u8]) -> Result<(), Status>) -> claw_status_t {
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_check(what: u8, s: *const u8, len: usize) -> claw_status_t {
+    let rule: fn(&[u8]) -> Result<(), Status> = match what {
+        CLAW_CHECK_TEXT => agent::check_text,
+        CLAW_CHECK_KEY => agent::check_key,
+        CLAW_CHECK_VALUE => agent::check_value,
+        CLAW_CHECK_TOOL_NAME => agent::check_tool_name,
+        CLAW_CHECK_PROMPT => agent::check_prompt,
+        CLAW_CHECK_HOST => agent::check_host,
+        CLAW_CHECK_API_KEY => agent::check_api_key,
+        _ => return Status::NotUtf8 as claw_status_t,
+    };
     // SAFETY: per this function's contract.
     match unsafe { bytes(s, len) } {
-        Some(s) => done(f(s)),
+        Some(s) => done(rule(s)),
         None => Status::NotUtf8 as claw_status_t,
     }
-}
-
-/// Text the core takes: UTF-8 without NUL (one rule everywhere).
-///
-/// # Safety
-/// `s` is NULL or valid for reads of `len` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn claw_check_text(s: *const u8, len: usize) -> claw_status_t {
-    // SAFETY: per this function's contract.
-    unsafe { check(s, len, agent::check_text) }
-}
-
-/// A memory key: text of 1..31 bytes.
-///
-/// # Safety
-/// `s` is NULL or valid for reads of `len` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn claw_check_key(s: *const u8, len: usize) -> claw_status_t {
-    // SAFETY: per this function's contract.
-    unsafe { check(s, len, agent::check_key) }
-}
-
-/// A memory value: text of 0..127 bytes.
-///
-/// # Safety
-/// `s` is NULL or valid for reads of `len` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn claw_check_value(s: *const u8, len: usize) -> claw_status_t {
-    // SAFETY: per this function's contract.
-    unsafe { check(s, len, agent::check_value) }
-}
-
-/// A tool name: text of 1..31 bytes.
-///
-/// # Safety
-/// `s` is NULL or valid for reads of `len` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn claw_check_tool_name(s: *const u8, len: usize) -> claw_status_t {
-    // SAFETY: per this function's contract.
-    unsafe { check(s, len, agent::check_tool_name) }
-}
-
-/// A prompt: text of 1..4096 bytes.
-///
-/// # Safety
-/// `s` is NULL or valid for reads of `len` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn claw_check_prompt(s: *const u8, len: usize) -> claw_status_t {
-    // SAFETY: per this function's contract.
-    unsafe { check(s, len, agent::check_prompt) }
-}
-
-/// A backend host: 1..63 bytes of printable ASCII.
-///
-/// # Safety
-/// `s` is NULL or valid for reads of `len` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn claw_check_host(s: *const u8, len: usize) -> claw_status_t {
-    // SAFETY: per this function's contract.
-    unsafe { check(s, len, agent::check_host) }
-}
-
-/// An API key: 1..127 bytes of printable ASCII.
-///
-/// # Safety
-/// `s` is NULL or valid for reads of `len` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn claw_check_api_key(s: *const u8, len: usize) -> claw_status_t {
-    // SAFETY: per this function's contract.
-    unsafe { check(s, len, agent::check_api_key) }
 }
 
 /// The longest prefix of `s[0..len)` that is whole UTF-8 characters (for

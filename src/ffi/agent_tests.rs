@@ -777,14 +777,14 @@ fn null_pointers_and_short_buffers() {
             ("closed".into(), "https".into())
         );
         // checks: NULL with a length is refused; NULL with 0 is the empty text.
-        let checks: [unsafe extern "C" fn(*const u8, usize) -> claw_status_t; 7] = [
-            claw_check_text,
-            claw_check_key,
-            claw_check_value,
-            claw_check_tool_name,
-            claw_check_prompt,
-            claw_check_host,
-            claw_check_api_key,
+        let checks = [
+            CLAW_CHECK_TEXT,
+            CLAW_CHECK_KEY,
+            CLAW_CHECK_VALUE,
+            CLAW_CHECK_TOOL_NAME,
+            CLAW_CHECK_PROMPT,
+            CLAW_CHECK_HOST,
+            CLAW_CHECK_API_KEY,
         ];
         let empty = [
             OK,
@@ -795,25 +795,31 @@ fn null_pointers_and_short_buffers() {
             st(Status::Host),
             st(Status::ApiKey),
         ];
-        for (f, e) in checks.iter().zip(empty) {
-            assert_eq!(f(core::ptr::null(), 4), st(Status::NotUtf8));
-            assert_eq!(f(core::ptr::null(), 0), e);
-            assert_eq!(f(b"a\0b".as_ptr(), 3), st(Status::HasNul));
-            assert_eq!(f(b"\xc3".as_ptr(), 1), st(Status::NotUtf8));
+        for (w, e) in checks.iter().zip(empty) {
+            assert_eq!(claw_check(*w, core::ptr::null(), 4), st(Status::NotUtf8));
+            assert_eq!(claw_check(*w, core::ptr::null(), 0), e);
+            assert_eq!(claw_check(*w, b"a\0b".as_ptr(), 3), st(Status::HasNul));
+            assert_eq!(claw_check(*w, b"\xc3".as_ptr(), 1), st(Status::NotUtf8));
         }
+        // An unknown kind refuses every text.
+        assert_eq!(claw_check(7, b"a".as_ptr(), 1), st(Status::NotUtf8));
+        assert_eq!(claw_check(255, core::ptr::null(), 0), st(Status::NotUtf8));
         assert_eq!(
-            claw_check_key([b'k'; 32].as_ptr(), 32),
+            claw_check(CLAW_CHECK_KEY, [b'k'; 32].as_ptr(), 32),
             st(Status::KeyLength)
         );
         assert_eq!(
-            claw_check_value([b'v'; 128].as_ptr(), 128),
+            claw_check(CLAW_CHECK_VALUE, [b'v'; 128].as_ptr(), 128),
             st(Status::ValueLength)
         );
         assert_eq!(
-            claw_check_prompt([b'p'; 4097].as_ptr(), 4097),
+            claw_check(CLAW_CHECK_PROMPT, [b'p'; 4097].as_ptr(), 4097),
             st(Status::PromptLength)
         );
-        assert_eq!(claw_check_prompt("ก".repeat(1365).as_ptr(), 4095), OK);
+        assert_eq!(
+            claw_check(CLAW_CHECK_PROMPT, "ก".repeat(1365).as_ptr(), 4095),
+            OK
+        );
         assert_eq!(claw_text_prefix(core::ptr::null(), 9), 0);
         assert_eq!(claw_text_prefix("aก".as_ptr(), 3), 1);
         assert_eq!(claw_text_prefix("aก".as_ptr(), 4), 4);
