@@ -31,60 +31,85 @@ fn is_thai_mark(c: u32) -> bool {
     matches!(c, 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E)
 }
 
-/// Calls `f` with the hash of each feature of `text` (UTF-8: the store's
-/// pairs and the turns are checked when they come in).
-fn features(text: &[u8], mut f: impl FnMut(u32)) {
-    // A token of one character is its own feature.
-    fn lone(prev: Option<u32>, single: bool, f: &mut impl FnMut(u32)) {
-        if let (Some(p), true) = (prev, single) {
-            f(mix(p, 0));
-        }
-    }
-    let mut prev: Option<u32> = None;
+/// Words of the query feature set.
+const WORDS: usize = QUERY_BITS / 32;
+
+/// Counts the features of `text` (UTF-8: the store's pairs and the turns
+/// are checked when they come in) and those of them in `bits`: (hits,
+/// features). With `set`, also adds each feature to it.
+///
+/// One loop with no closure call per feature: a character is read (ASCII
+/// at once), then it either extends the token (a bigram with the previous
+/// character) or ends it (a token of one character is its own feature).
+fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -> (u32, u32) {
+    /// No previous character: between tokens.
+    const NONE: u32 = u32::MAX;
+    let mut n = (0u32, 0u32);
+    let mut prev = NONE;
+    // Whether `prev` is its token's only character so far.
     let mut single = false;
     let mut i = 0usize;
     while let Some(&b0) = text.get(i) {
-        // One character, decoded by hand (the text is UTF-8): ASCII at once.
-        let (c, len) = match b0 {
-            0x00..=0x7F => (u32::from(b0), 1),
-            0xC0..=0xDF => (u32::from(b0 & 0x1F), 2),
-            0xE0..=0xEF => (u32::from(b0 & 0x0F), 3),
-            _ => (u32::from(b0 & 0x07), 4),
+        let c = if b0 < 0x80 {
+            i += 1;
+            u32::from(b0)
+        } else {
+            // By hand (the text is UTF-8).
+            let (c, len) = match b0 {
+                0xC0..=0xDF => (u32::from(b0 & 0x1F), 2),
+                0xE0..=0xEF => (u32::from(b0 & 0x0F), 3),
+                _ => (u32::from(b0 & 0x07), 4),
+            };
+            let c = text
+                .get(i + 1..i + len)
+                .unwrap_or(&[])
+                .iter()
+                .fold(c, |c, &b| (c << 6) | u32::from(b & 0x3F));
+            i += len;
+            c
         };
-        let c = text
-            .get(i + 1..i + len)
-            .unwrap_or(&[])
-            .iter()
-            .fold(c, |c, &b| (c << 6) | u32::from(b & 0x3F));
-        i += len;
-        let token_char = if c < 0x80 {
-            let a = c as u8;
-            a.is_ascii_alphanumeric()
-                .then(|| u32::from(a.to_ascii_lowercase()))
+        let c = if c < 0x80 {
+            // ASCII letters (lower-cased) and digits; the rest separates.
+            match c as u8 {
+                b'a'..=b'z' | b'0'..=b'9' => c,
+                b'A'..=b'Z' => c | 0x20,
+                _ => {
+                    if prev != NONE && single {
+                        take(&mut n, bits, set.as_deref_mut(), mix(prev, 0));
+                    }
+                    prev = NONE;
+                    single = false;
+                    continue;
+                }
+            }
         } else if is_thai_mark(c) {
             continue;
         } else {
-            Some(c)
+            c
         };
-        match token_char {
-            Some(c) => {
-                match prev {
-                    Some(p) => {
-                        f(mix(p, c));
-                        single = false;
-                    }
-                    None => single = true,
-                }
-                prev = Some(c);
-            }
-            None => {
-                lone(prev, single, &mut f);
-                prev = None;
-                single = false;
-            }
+        single = prev == NONE;
+        if !single {
+            take(&mut n, bits, set.as_deref_mut(), mix(prev, c));
         }
+        prev = c;
     }
-    lone(prev, single, &mut f);
+    if prev != NONE && single {
+        take(&mut n, bits, set, mix(prev, 0));
+    }
+    n
+}
+
+/// Counts feature `h` into (hits, features), adding it to `set`.
+#[inline(always)]
+fn take(n: &mut (u32, u32), bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>, h: u32) {
+    let (w, m) = bit(h);
+    n.1 += 1;
+    if bits.get(w).is_some_and(|&word| word & m != 0) {
+        n.0 += 1;
+    }
+    if let Some(word) = set.and_then(|s| s.get_mut(w)) {
+        *word |= m;
+    }
 }
 
 fn mix(a: u32, b: u32) -> u32 {
@@ -107,18 +132,10 @@ impl Query {
 
     /// Adds the features of `text`.
     pub fn add(&mut self, text: &[u8]) {
-        features(text, |h| {
-            let (w, m) = bit(h);
-            if let Some(word) = self.bits.get_mut(w) {
-                *word |= m;
-                self.empty = false;
-            }
-        });
-    }
-
-    fn has(&self, h: u32) -> bool {
-        let (w, m) = bit(h);
-        self.bits.get(w).is_some_and(|&word| word & m != 0)
+        let (_, n) = tally(text, &[0; WORDS], Some(&mut self.bits));
+        if n > 0 {
+            self.empty = false;
+        }
     }
 
     /// The relevance of a pair, 0..=1000.
@@ -126,19 +143,11 @@ impl Query {
         if self.empty {
             return 0;
         }
-        let (mut hits, mut total) = (0u32, 0u32);
-        features(key, |h| {
-            total += 2;
-            if self.has(h) {
-                hits += 2;
-            }
-        });
-        features(value, |h| {
-            total += 1;
-            if self.has(h) {
-                hits += 1;
-            }
-        });
+        let (key_hits, key_total) = tally(key, &self.bits, None);
+        let (value_hits, value_total) = tally(value, &self.bits, None);
+        // The key counts twice.
+        let hits = 2 * key_hits + value_hits;
+        let total = 2 * key_total + value_total;
         let score = hits
             .saturating_mul(1000)
             .checked_div(total.saturating_add(4))
@@ -156,6 +165,128 @@ impl Default for Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The features of `text` as they were cut before `tally` (the
+    /// reference of the equivalence test).
+    fn features(text: &[u8], mut f: impl FnMut(u32)) {
+        fn lone(prev: Option<u32>, single: bool, f: &mut impl FnMut(u32)) {
+            if let (Some(p), true) = (prev, single) {
+                f(mix(p, 0));
+            }
+        }
+        let mut prev: Option<u32> = None;
+        let mut single = false;
+        let mut i = 0usize;
+        while let Some(&b0) = text.get(i) {
+            let (c, len) = match b0 {
+                0x00..=0x7F => (u32::from(b0), 1),
+                0xC0..=0xDF => (u32::from(b0 & 0x1F), 2),
+                0xE0..=0xEF => (u32::from(b0 & 0x0F), 3),
+                _ => (u32::from(b0 & 0x07), 4),
+            };
+            let c = text
+                .get(i + 1..i + len)
+                .unwrap_or(&[])
+                .iter()
+                .fold(c, |c, &b| (c << 6) | u32::from(b & 0x3F));
+            i += len;
+            let token_char = if c < 0x80 {
+                let a = c as u8;
+                a.is_ascii_alphanumeric()
+                    .then(|| u32::from(a.to_ascii_lowercase()))
+            } else if is_thai_mark(c) {
+                continue;
+            } else {
+                Some(c)
+            };
+            match token_char {
+                Some(c) => {
+                    match prev {
+                        Some(p) => {
+                            f(mix(p, c));
+                            single = false;
+                        }
+                        None => single = true,
+                    }
+                    prev = Some(c);
+                }
+                None => {
+                    lone(prev, single, &mut f);
+                    prev = None;
+                    single = false;
+                }
+            }
+        }
+        lone(prev, single, &mut f);
+    }
+
+    /// The old `Query::add` and `Query::score`.
+    fn reference(query: &[&[u8]], key: &[u8], value: &[u8]) -> ([u32; WORDS], bool, u16) {
+        let mut bits = [0u32; WORDS];
+        let mut empty = true;
+        for q in query {
+            features(q, |h| {
+                let (w, m) = bit(h);
+                bits[w] |= m;
+                empty = false;
+            });
+        }
+        if empty {
+            return (bits, empty, 0);
+        }
+        let (mut hits, mut total) = (0u32, 0u32);
+        let has = |h: u32| {
+            let (w, m) = bit(h);
+            bits[w] & m != 0
+        };
+        features(key, |h| {
+            total += 2;
+            if has(h) {
+                hits += 2;
+            }
+        });
+        features(value, |h| {
+            total += 1;
+            if has(h) {
+                hits += 1;
+            }
+        });
+        let score = (hits * 1000 / (total + 4)).min(1000) as u16;
+        (bits, empty, score)
+    }
+
+    fn text() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let unit = prop_oneof![
+            any::<u8>().prop_map(|b| vec![b]),
+            proptest::sample::select(vec![
+                "a", "Z", "9", " ", "_", "-", "?", "ก", "แ", "่", "ั", "ม", "é", "😀", "\u{E4E}",
+            ])
+            .prop_map(|s| s.as_bytes().to_vec()),
+        ];
+        proptest::collection::vec(unit, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        /// `tally` cuts and counts the features the closures did, for any
+        /// bytes (UTF-8 or not).
+        #[test]
+        fn tally_counts_what_the_closures_did(
+            query in proptest::collection::vec(text(), 0..3),
+            key in text(),
+            value in text(),
+        ) {
+            let mut q = Query::new();
+            for t in &query {
+                q.add(t);
+            }
+            let refs: Vec<&[u8]> = query.iter().map(|t| t.as_slice()).collect();
+            let (bits, empty, score) = reference(&refs, &key, &value);
+            proptest::prop_assert_eq!(q.bits, bits);
+            proptest::prop_assert_eq!(q.empty, empty);
+            proptest::prop_assert_eq!(q.score(&key, &value), score);
+        }
+    }
 
     fn score(q: &str, k: &str, v: &str) -> u16 {
         let mut query = Query::new();
