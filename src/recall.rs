@@ -50,6 +50,17 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
     let mut single = false;
     let mut i = 0usize;
     while let Some(&b0) = text.get(i) {
+        // The common case at its own pace: an ASCII letter or digit
+        // extending a token.
+        if prev != NONE {
+            if let Some(c) = ascii_token(b0) {
+                take(&mut n, bits, set.as_deref_mut(), mix(prev, c));
+                single = false;
+                prev = c;
+                i += 1;
+                continue;
+            }
+        }
         let c = if b0 < 0x80 {
             i += 1;
             u32::from(b0)
@@ -69,11 +80,9 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
             c
         };
         let c = if c < 0x80 {
-            // ASCII letters (lower-cased) and digits; the rest separates.
-            match c as u8 {
-                b'a'..=b'z' | b'0'..=b'9' => c,
-                b'A'..=b'Z' => c | 0x20,
-                _ => {
+            match ascii_token(c as u8) {
+                Some(c) => c,
+                None => {
                     if prev != NONE && single {
                         take(&mut n, bits, set.as_deref_mut(), mix(prev, 0));
                     }
@@ -97,6 +106,17 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
         take(&mut n, bits, set, mix(prev, 0));
     }
     n
+}
+
+/// An ASCII letter (lower-cased) or digit: a token character; the rest of
+/// ASCII separates tokens.
+#[inline(always)]
+fn ascii_token(b: u8) -> Option<u32> {
+    match b {
+        b'a'..=b'z' | b'0'..=b'9' => Some(u32::from(b)),
+        b'A'..=b'Z' => Some(u32::from(b | 0x20)),
+        _ => None,
+    }
 }
 
 /// Counts feature `h` into (hits, features), adding it to `set`.
