@@ -134,9 +134,9 @@ fn greedy(order: &[u8], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usi
 #[cfg(feature = "recall")]
 fn kept_at(kept: u64, need: &[u8; MEMORY_LINES_MAX], w: usize) -> usize {
     let mut at = MEMORY_HEADER.len();
-    for (j, &n) in need.iter().enumerate().take(w) {
+    for j in 0..w {
         if kept & (1 << j) != 0 {
-            at += usize::from(n);
+            at += usize::from(need.get(j).copied().unwrap_or(0));
         }
     }
     at
@@ -247,14 +247,14 @@ fn choose_memory<P: Port>(
                 let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + 63 - pos;
                 let mine = worth(at, i);
                 while end + len > out.len() {
-                    let least = order
-                        .iter()
-                        .take(lines)
-                        .enumerate()
-                        .filter(|&(_, &j)| (kept >> j) & 1 != 0)
-                        .map(|(pos, &j)| (worth(pos, usize::from(j)), usize::from(j)))
-                        .min();
-                    let Some((_, v)) = least.filter(|&(wv, _)| wv < mine) else {
+                    let (mut least, mut victim) = (mine, None);
+                    for pos in 0..lines {
+                        let j = usize::from(order.get(pos).copied().unwrap_or(0));
+                        if kept & (1 << j) != 0 && worth(pos, j) < least {
+                            (least, victim) = (worth(pos, j), Some(j));
+                        }
+                    }
+                    let Some(v) = victim else {
                         break;
                     };
                     let from = kept_at(kept, &need, v);
