@@ -49,18 +49,24 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
     // Whether `prev` is its token's only character so far.
     let mut single = false;
     let mut i = 0usize;
-    while let Some(&b0) = text.get(i) {
-        // The common case at its own pace: an ASCII letter or digit
+    loop {
+        // The common case at its own pace: ASCII letters and digits
         // extending a token.
         if prev != NONE {
-            if let Some(c) = ascii_token(b0) {
-                take(&mut n, bits, set.as_deref_mut(), mix(prev, c));
+            let start = i;
+            // One loop for a query being built, one for scoring.
+            prev = match set.as_deref_mut() {
+                Some(s) => ascii_run(text, &mut i, prev, bits, &mut n.0, Some(s)),
+                None => ascii_run(text, &mut i, prev, bits, &mut n.0, None),
+            };
+            if i > start {
+                n.1 += (i - start) as u32;
                 single = false;
-                prev = c;
-                i += 1;
-                continue;
             }
         }
+        let Some(&b0) = text.get(i) else {
+            break;
+        };
         let c = if b0 < 0x80 {
             i += 1;
             u32::from(b0)
@@ -112,11 +118,55 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
 /// ASCII separates tokens.
 #[inline(always)]
 fn ascii_token(b: u8) -> Option<u32> {
-    match b {
-        b'a'..=b'z' | b'0'..=b'9' => Some(u32::from(b)),
-        b'A'..=b'Z' => Some(u32::from(b | 0x20)),
+    /// The token character of each ASCII byte; 0 for a separator.
+    const TOKEN: [u8; 128] = {
+        let mut t = [0u8; 128];
+        let mut b = 0u8;
+        while b < 128 {
+            t[b as usize] = match b {
+                b'a'..=b'z' | b'0'..=b'9' => b,
+                b'A'..=b'Z' => b | 0x20,
+                _ => 0,
+            };
+            b += 1;
+        }
+        t
+    };
+    match TOKEN.get(usize::from(b)) {
+        Some(&t) if t != 0 => Some(u32::from(t)),
         _ => None,
     }
+}
+
+/// The bigrams of the ASCII letters and digits from `text[*i]` on, after
+/// token character `prev`: counts their hits, adds them to `set`, moves
+/// `*i` past them and returns the last character.
+#[inline(always)]
+fn ascii_run(
+    text: &[u8],
+    i: &mut usize,
+    mut prev: u32,
+    bits: &[u32; WORDS],
+    hits: &mut u32,
+    mut set: Option<&mut [u32; WORDS]>,
+) -> u32 {
+    while let Some(&b) = text.get(*i) {
+        let Some(c) = ascii_token(b) else {
+            break;
+        };
+        let (w, m) = bit(mix(prev, c));
+        if let Some(&word) = bits.get(w) {
+            *hits += u32::from(word & m != 0);
+        }
+        if let Some(s) = set.as_deref_mut() {
+            if let Some(word) = s.get_mut(w) {
+                *word |= m;
+            }
+        }
+        prev = c;
+        *i += 1;
+    }
+    prev
 }
 
 /// Counts feature `h` into (hits, features), adding it to `set`.
