@@ -53,14 +53,14 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
         // The common case at its own pace: ASCII letters and digits
         // extending a token.
         if prev != NONE {
-            let start = i;
             // One loop for a query being built, one for scoring.
-            prev = match set.as_deref_mut() {
-                Some(s) => ascii_run(text, &mut i, prev, bits, &mut n.0, Some(s)),
-                None => ascii_run(text, &mut i, prev, bits, &mut n.0, None),
+            let (last, features) = match set.as_deref_mut() {
+                Some(s) => run(text, &mut i, prev, bits, &mut n.0, Some(s)),
+                None => run(text, &mut i, prev, bits, &mut n.0, None),
             };
-            if i > start {
-                n.1 += (i - start) as u32;
+            prev = last;
+            if features > 0 {
+                n.1 += features;
                 single = false;
             }
         }
@@ -138,20 +138,44 @@ fn ascii_token(b: u8) -> Option<u32> {
     }
 }
 
-/// The bigrams of the ASCII letters and digits from `text[*i]` on, after
-/// token character `prev`: counts their hits, adds them to `set`, moves
-/// `*i` past them and returns the last character.
+/// The bigrams of the token characters from `text[*i]` on (ASCII letters
+/// and digits, and three-byte characters: most of Thai), after token
+/// character `prev`: counts their hits, adds them to `set`, moves `*i` past
+/// them. Returns the last character and the bigrams counted. Anything else
+/// (a separator, a character of 2 or 4 bytes, a cut one) is left to the
+/// caller.
 #[inline(always)]
-fn ascii_run(
+fn run(
     text: &[u8],
     i: &mut usize,
     mut prev: u32,
     bits: &[u32; WORDS],
     hits: &mut u32,
     mut set: Option<&mut [u32; WORDS]>,
-) -> u32 {
+) -> (u32, u32) {
+    let mut features = 0u32;
     while let Some(&b) = text.get(*i) {
-        let Some(c) = ascii_token(b) else {
+        let c = if b < 0x80 {
+            let Some(c) = ascii_token(b) else {
+                break;
+            };
+            *i += 1;
+            c
+        } else if b & 0xF0 == 0xE0 {
+            let (Some(&b1), Some(&b2)) = (text.get(*i + 1), text.get(*i + 2)) else {
+                break;
+            };
+            let c =
+                (u32::from(b & 0x0F) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+            if c < 0x80 {
+                break;
+            }
+            *i += 3;
+            if is_thai_mark(c) {
+                continue;
+            }
+            c
+        } else {
             break;
         };
         let (w, m) = bit(mix(prev, c));
@@ -163,10 +187,10 @@ fn ascii_run(
                 *word |= m;
             }
         }
+        features += 1;
         prev = c;
-        *i += 1;
     }
-    prev
+    (prev, features)
 }
 
 /// Counts feature `h` into (hits, features), adding it to `set`.
@@ -333,6 +357,17 @@ mod tests {
                 "a", "Z", "9", " ", "_", "-", "?", "ก", "แ", "่", "ั", "ม", "é", "😀", "\u{E4E}",
             ])
             .prop_map(|s| s.as_bytes().to_vec()),
+            // Not UTF-8: overlong ASCII, cut and stray sequences.
+            proptest::sample::select(vec![
+                vec![0xE0, 0x81, 0x81],
+                vec![0xE0, 0x80, 0xB0],
+                vec![0xE0, 0x80, 0xA0],
+                vec![0xC1, 0x81],
+                vec![0xE0],
+                vec![0xE0, 0xB8],
+                vec![0xB8],
+                vec![0xF0, 0x9F],
+            ]),
         ];
         proptest::collection::vec(unit, 0..40).prop_map(|v| v.concat())
     }
