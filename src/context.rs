@@ -51,7 +51,7 @@ impl Out<'_> {
     fn line(&mut self, key: &[u8], value: &[u8]) {
         // One call site (five calls through a register would be an
         // indirect call to the stack bound, scripts/stack_bounds.py).
-        for part in [b"- ", key, b": ", value, b"\n"] {
+        for part in &[b"- ", key, b": ", value, b"\n"] {
             self.push(part);
         }
     }
@@ -114,12 +114,12 @@ fn weight(pinned: u64, score: &[u8; MEMORY_LINES_MAX], j: usize) -> u16 {
     (u16::from(pinned & (1 << j) != 0) << 8) | u16::from(score.get(j).copied().unwrap_or(0))
 }
 
-/// The lines chosen from `order` (best first), each that fits in `room`
-/// bytes, and their bytes.
+/// The lines chosen from `order` (worst first: taken from its end), each
+/// that fits in `room` bytes, and their bytes.
 #[cfg(feature = "recall")]
 fn greedy(order: &[u8], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
     let (mut chosen, mut sum) = (0u64, 0usize);
-    for &j in order {
+    for &j in order.iter().rev() {
         let n = usize::from(need.get(usize::from(j)).copied().unwrap_or(u8::MAX));
         if sum + n <= room {
             sum += n;
@@ -194,7 +194,8 @@ fn choose_memory<P: Port>(
     let mut need = [0u8; MEMORY_LINES_MAX];
     let mut score = [0u8; MEMORY_LINES_MAX];
     let mut pinned: u64 = 0;
-    // The lines read, best first.
+    // The lines read, worst first (so that a new line, which outranks every
+    // line of its weight, usually passes few).
     let mut order = [0u8; MEMORY_LINES_MAX];
     let mut lines = 0usize;
     // The lines kept: printed at `out[header..end]`, in store order.
@@ -219,13 +220,13 @@ fn choose_memory<P: Port>(
             if p.pinned() {
                 pinned |= 1 << i;
             }
-            // Into `order` after the lines that rank above it (those of a
+            // Into `order` before the lines that rank above it (those of a
             // greater weight: it is the newest).
             let w = weight(pinned, &score, i);
             let mut at = i;
             while let Some(prev) = at.checked_sub(1) {
                 let q = order.get(prev).copied().unwrap_or(0);
-                if weight(pinned, &score, usize::from(q)) > w {
+                if weight(pinned, &score, usize::from(q)) <= w {
                     break;
                 }
                 if let Some(o) = order.get_mut(at) {
@@ -244,7 +245,7 @@ fn choose_memory<P: Port>(
                 // Make room: drop the kept line worth least, while it is
                 // worth less than this one (worth: chosen now, then rank).
                 let (now, _) = greedy(order.get(..lines).unwrap_or(&[]), &need, room);
-                let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + 63 - pos;
+                let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
                 let mine = worth(at, i);
                 while end + len > out.len() {
                     let (mut least, mut victim) = (mine, None);
