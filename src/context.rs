@@ -590,6 +590,44 @@ mod tests {
         }
     }
 
+    /// A hand-made store past the lines considered (with a key twice and a
+    /// line that is not a record): the same text as before, at every size.
+    #[test]
+    fn a_hand_made_store_of_45_lines_prints_what_it_did() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        let mut base = String::new();
+        for i in 0..45 {
+            let pin = if i % 7 == 3 { ",\"pin\":true" } else { "" };
+            let key = if i == 30 {
+                "k3".to_string()
+            } else {
+                format!("k{i}")
+            };
+            let value = "wifi password แมว ".repeat(i % 6);
+            base += &format!("{{\"key\":\"{key}\",\"value\":\"{value}\"{pin}}}\n");
+            if i == 12 {
+                base += "garbage\n";
+            }
+        }
+        port.put(crate::port::MEMORY_PATH, base.as_bytes());
+        s.add(
+            &mut port,
+            Role::User,
+            "what is the wifi password of แมว?".as_bytes(),
+        )
+        .unwrap();
+        for size in 0..4200 {
+            let mut a = vec![0u8; size];
+            let mut b = vec![0u8; size];
+            let n = build(&mut port, &mut s, &mut a);
+            let m = reference::build(&mut port, &mut s, &mut b);
+            assert_eq!(n, m, "{size}");
+            let end = (n + 1).min(size);
+            assert_eq!(a[..end], b[..end], "{size}");
+        }
+    }
+
     #[test]
     fn a_long_newest_turn_is_cut_on_a_character() {
         let mut port = MemPort::new();
