@@ -23,6 +23,9 @@ use crate::session::Session;
 use crate::session::ring::{Message, SessionRing};
 use crate::text::floor_char_boundary;
 
+#[cfg(test)]
+mod reference;
+
 const MEMORY_HEADER: &[u8] = b"Memory:\n";
 const CONVERSATION_HEADER: &[u8] = b"Conversation:\n";
 /// Memory lines considered (the store holds 32; a hand-made store may hold
@@ -43,6 +46,15 @@ impl Out<'_> {
             self.len += bytes.len();
         }
     }
+
+    /// A memory line: `- key: value\n`.
+    fn line(&mut self, key: &[u8], value: &[u8]) {
+        // One call site (five calls through a register would be an
+        // indirect call to the stack bound, scripts/stack_bounds.py).
+        for part in &[b"- ", key, b": ", value, b"\n"] {
+            self.push(part);
+        }
+    }
 }
 
 fn turn_len(m: &Message) -> usize {
@@ -53,13 +65,25 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
     2 + key.len() + 2 + value.len() + 1
 }
 
-/// Store order: each memory line that fits. Returns the bitmap of chosen
-/// lines and adds their bytes to `used`.
+/// Store order: each memory line that fits, printed into `out` as it is
+/// read (after room for the header). Returns the bitmap of chosen lines and
+/// the length printed (the header included; 0 when none), and adds their
+/// bytes to `used`.
 #[cfg(not(feature = "recall"))]
 #[inline(never)]
-fn choose_memory<P: Port>(port: &mut P, _ring: &SessionRing, cap: usize, used: &mut usize) -> u64 {
+fn choose_memory<P: Port>(
+    port: &mut P,
+    _ring: &SessionRing,
+    cap: usize,
+    used: &mut usize,
+    out: &mut [u8],
+) -> (u64, usize) {
     let mut chosen: u64 = 0;
     let mut index = 0usize;
+    let mut o = Out {
+        buf: out,
+        len: MEMORY_HEADER.len(),
+    };
     let _ = memory::for_each(port, &mut |p| {
         if index < MEMORY_LINES_MAX {
             let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
@@ -67,23 +91,100 @@ fn choose_memory<P: Port>(port: &mut P, _ring: &SessionRing, cap: usize, used: &
             if *used + need <= cap {
                 *used += need;
                 chosen |= 1 << index;
+                o.line(p.key(), p.value());
             }
         }
         index += 1;
     });
-    chosen
+    if chosen == 0 {
+        return (0, 0);
+    }
+    // The lines fit (`used` <= `cap` = the buffer), so the header does too.
+    crate::text::copy_prefix(o.buf, MEMORY_HEADER);
+    (chosen, o.len)
 }
 
 /// Turns whose words steer which memories are relevant.
 #[cfg(feature = "recall")]
 const QUERY_TURNS: usize = 3;
 
-/// When every memory line fits, all of them; otherwise pinned lines first,
-/// then by relevance to the newest turns (ties: the newer line), each that
-/// fits. Returns the bitmap of chosen lines and adds their bytes to `used`.
+/// Line `j`'s pin and score: lines rank by it, then the newer first.
+#[cfg(feature = "recall")]
+fn weight(pinned: u64, score: &[u8; MEMORY_LINES_MAX], j: usize) -> u16 {
+    (u16::from(pinned & (1 << j) != 0) << 8) | u16::from(score.get(j).copied().unwrap_or(0))
+}
+
+/// The lines chosen from `order` (worst first: taken from its end), each
+/// that fits in `room` bytes, and their bytes.
+#[cfg(feature = "recall")]
+fn greedy(order: &[u8], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
+    let (mut chosen, mut sum) = (0u64, 0usize);
+    for &j in order.iter().rev() {
+        let n = usize::from(need.get(usize::from(j)).copied().unwrap_or(u8::MAX));
+        if sum + n <= room {
+            sum += n;
+            chosen |= 1 << j;
+        }
+    }
+    (chosen, sum)
+}
+
+/// Where line `w` of the kept ones starts in the buffer (the kept lines
+/// follow the header, in store order).
+#[cfg(feature = "recall")]
+fn kept_at(kept: u64, need: &[u8; MEMORY_LINES_MAX], w: usize) -> usize {
+    let mut at = MEMORY_HEADER.len();
+    for j in 0..w {
+        if kept & (1 << j) != 0 {
+            at += usize::from(need.get(j).copied().unwrap_or(0));
+        }
+    }
+    at
+}
+
+/// Moves `buf[from..end]` down to `to` (`to` <= `from`): in pieces of at
+/// most `from - to` bytes, each a copy between disjoint parts (`memcpy`;
+/// `copy_within` would link a `memmove` of 1.5 KB).
+#[cfg(feature = "recall")]
+fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
+    let Some(gap) = from.checked_sub(to).filter(|&g| g > 0) else {
+        return;
+    };
+    let mut at = to;
+    while at + gap < end {
+        let n = gap.min(end - (at + gap));
+        let Some((dst, src)) = buf.split_at_mut_checked(at + gap) else {
+            return;
+        };
+        if let (Some(d), Some(s)) = (dst.get_mut(at..), src.get(..n)) {
+            crate::text::copy_prefix(d, s);
+        }
+        at += n;
+    }
+}
+
+/// Pinned lines first, then by relevance to the newest turns (ties: the
+/// newer line), each that fits (so all of them when all fit). Returns the
+/// bitmap of chosen lines and the length printed into `out` (the header
+/// included; 0 when they were not printed: then `render_memory` prints
+/// them), and adds their bytes to `used`.
+///
+/// The store is read once: each line is printed into `out` (the buffer of
+/// the whole context) as it is read, and when the buffer is full, lines
+/// give way to better ones: first those the lines read so far would not
+/// choose, then the lowest-ranked. The lines chosen among those read so
+/// far are never dropped, so all chosen lines are among the kept ones
+/// unless one came back when a better line pushed out one ranked above it
+/// (then the store is read a second time).
 #[cfg(feature = "recall")]
 #[inline(never)]
-fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &mut usize) -> u64 {
+fn choose_memory<P: Port>(
+    port: &mut P,
+    ring: &SessionRing,
+    cap: usize,
+    used: &mut usize,
+    out: &mut [u8],
+) -> (u64, usize) {
     let mut query = crate::recall::Query::new();
     for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
         query.add(&m.text);
@@ -93,86 +194,124 @@ fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &m
     let mut need = [0u8; MEMORY_LINES_MAX];
     let mut score = [0u8; MEMORY_LINES_MAX];
     let mut pinned: u64 = 0;
+    // The lines read, worst first (so that a new line, which outranks every
+    // line of its weight, usually passes few).
+    let mut order = [0u8; MEMORY_LINES_MAX];
     let mut lines = 0usize;
-    let mut total = 0usize;
+    // The lines kept: printed at `out[header..end]`, in store order.
+    let mut kept: u64 = 0;
+    let mut end = MEMORY_HEADER.len();
+    // The bytes for lines (a longer line is never chosen nor kept).
+    let room = cap.saturating_sub(*used + MEMORY_HEADER.len());
     // The store is read here rather than through `memory::for_each`: one
-    // frame with the pair buffer instead of two (the 1 KiB stack budget).
-    if let Ok(mut store) = memory::Store::open(port) {
+    // frame with the pair buffer instead of two (the 1 KiB stack budget);
+    // loaded in place (`Store::open` would return a copy of it).
+    let mut store = memory::Store::new();
+    if store.load(port).is_ok() {
         let mut p = memory::Pair::new();
         while let Ok(Some(())) = store.next(port, &mut p) {
-            let (Some(n), Some(s)) = (need.get_mut(lines), score.get_mut(lines)) else {
+            let i = lines;
+            let (Some(n), Some(s)) = (need.get_mut(i), score.get_mut(i)) else {
                 break;
             };
             let len = memory_line_len(p.key(), p.value());
             *n = len.min(255) as u8;
             *s = (query.score(p.key(), p.value()) / 4).min(255) as u8;
             if p.pinned() {
-                pinned |= 1 << lines;
+                pinned |= 1 << i;
             }
-            total += len;
+            // Into `order` before the lines that rank above it (those of a
+            // greater weight: it is the newest).
+            let w = weight(pinned, &score, i);
+            let mut at = i;
+            while let Some(prev) = at.checked_sub(1) {
+                let q = order.get(prev).copied().unwrap_or(0);
+                if weight(pinned, &score, usize::from(q)) <= w {
+                    break;
+                }
+                if let Some(o) = order.get_mut(at) {
+                    *o = q;
+                }
+                at = prev;
+            }
+            if let Some(o) = order.get_mut(at) {
+                *o = i as u8;
+            }
             lines += 1;
+            if len > room {
+                continue;
+            }
+            if end + len > out.len() {
+                // Make room: drop the kept line worth least, while it is
+                // worth less than this one (worth: chosen now, then rank).
+                let (now, _) = greedy(order.get(..lines).unwrap_or(&[]), &need, room);
+                let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
+                let mine = worth(at, i);
+                while end + len > out.len() {
+                    let (mut least, mut victim) = (mine, None);
+                    for pos in 0..lines {
+                        let j = usize::from(order.get(pos).copied().unwrap_or(0));
+                        if kept & (1 << j) != 0 && worth(pos, j) < least {
+                            (least, victim) = (worth(pos, j), Some(j));
+                        }
+                    }
+                    let Some(v) = victim else {
+                        break;
+                    };
+                    let from = kept_at(kept, &need, v);
+                    let nv = usize::from(need.get(v).copied().unwrap_or(0));
+                    move_down(out, from, from + nv, end);
+                    end -= nv;
+                    kept &= !(1 << v);
+                }
+            }
+            if end + len <= out.len() {
+                let mut o = Out {
+                    buf: &mut *out,
+                    len: end,
+                };
+                o.line(p.key(), p.value());
+                end = o.len;
+                kept |= 1 << i;
+            }
         }
         store.close(port);
     }
-    if lines == 0 {
-        return 0;
+    let (chosen, sum) = greedy(order.get(..lines).unwrap_or(&[]), &need, room);
+    if chosen == 0 {
+        return (0, 0);
     }
-    let all: u64 = if lines >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << lines) - 1
-    };
-    if *used + MEMORY_HEADER.len() + total <= cap {
-        *used += MEMORY_HEADER.len() + total;
-        return all;
+    *used += MEMORY_HEADER.len() + sum;
+    if chosen & !kept != 0 {
+        return (chosen, 0);
     }
-    let mut chosen: u64 = 0;
-    let mut tried: u64 = 0;
-    while tried != all {
-        // The best line not tried yet: pinned before unpinned, then by
-        // score, then the newer.
-        let mut best: Option<usize> = None;
-        for i in 0..lines {
-            if tried & (1 << i) != 0 {
-                continue;
-            }
-            let rank = |j: usize| {
-                (
-                    pinned & (1 << j) != 0,
-                    score.get(j).copied().unwrap_or(0),
-                    j,
-                )
-            };
-            if best.is_none_or(|b| rank(i) > rank(b)) {
-                best = Some(i);
-            }
+    // Drop the kept lines not chosen.
+    let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
+    for (j, &n) in need.iter().enumerate().take(lines) {
+        if kept & (1 << j) == 0 {
+            continue;
         }
-        let Some(i) = best else {
-            break;
-        };
-        tried |= 1 << i;
-        let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
-        let n = header + usize::from(need.get(i).copied().unwrap_or(u8::MAX));
-        if *used + n <= cap {
-            *used += n;
-            chosen |= 1 << i;
+        let n = usize::from(n);
+        if chosen & (1 << j) != 0 {
+            move_down(out, to, from, from + n);
+            to += n;
         }
+        from += n;
     }
-    chosen
+    crate::text::copy_prefix(out, MEMORY_HEADER);
+    (chosen, to)
 }
 
-/// Prints the chosen memory lines (out of line: see `choose_memory`).
+/// Prints the chosen memory lines by reading the store again (out of line:
+/// see `choose_memory`).
+#[cfg(feature = "recall")]
 #[inline(never)]
 fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64) {
     o.push(MEMORY_HEADER);
     let mut index = 0usize;
     let _ = memory::for_each(port, &mut |p| {
         if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
-            o.push(b"- ");
-            o.push(p.key());
-            o.push(b": ");
-            o.push(p.value());
-            o.push(b"\n");
+            o.line(p.key(), p.value());
         }
         index += 1;
     });
@@ -213,7 +352,13 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
     // 2. Memory lines, each that fits (with `recall`: pinned keys first,
     //    then the most relevant to the recent turns).
     let ring = session.ring(port);
-    let chosen = choose_memory(port, ring, cap, &mut used);
+    let (chosen, printed) = choose_memory(
+        port,
+        ring,
+        cap,
+        &mut used,
+        out.get_mut(..cap).unwrap_or(&mut []),
+    );
 
     // 3. Older turns, newest first, while they fit whole (the summary, when
     //    there is one, was placed in step 1b).
@@ -233,11 +378,14 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
     // Render.
     let mut o = Out {
         buf: out.get_mut(..cap).unwrap_or(&mut []),
-        len: 0,
+        len: printed,
     };
-    if chosen != 0 {
+    #[cfg(feature = "recall")]
+    if chosen != 0 && printed == 0 {
         render_memory(port, &mut o, chosen);
     }
+    #[cfg(not(feature = "recall"))]
+    let _ = chosen;
     let ring = session.ring(port);
     if turns > 0 {
         o.push(CONVERSATION_HEADER);
@@ -372,6 +520,112 @@ mod tests {
         let full = render(&mut port, &mut s, 4096);
         let conv = full.split("Conversation:\n").nth(1).unwrap();
         assert!(conv.starts_with("summary: "), "printed first: {conv}");
+    }
+
+    const WORDS: [&str; 12] = [
+        "wifi",
+        "password",
+        "cat",
+        "name",
+        "แมว",
+        "ชื่อ",
+        "มะลิ",
+        "Somchai",
+        "x",
+        "7",
+        "a-b",
+        "บ้าน",
+    ];
+
+    fn cut(s: &str, max: usize) -> &[u8] {
+        &s.as_bytes()[..floor_char_boundary(s.as_bytes(), max)]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Reading the store once prints what reading it twice did, for
+        /// every buffer size.
+        #[test]
+        fn one_read_prints_what_two_did(
+            ops in proptest::collection::vec(
+                (0usize..40, proptest::collection::vec(0usize..WORDS.len(), 0..40), 0u8..10),
+                0..70,
+            ),
+            turns in proptest::collection::vec(
+                (0usize..4, proptest::collection::vec(0usize..WORDS.len(), 0..40)),
+                0..13,
+            ),
+            sizes in proptest::collection::vec(0usize..4200, 1..10),
+        ) {
+            let mut port = MemPort::new();
+            let mut s = Session::new();
+            for (k, words, op) in ops {
+                let key = format!("{}{k}", WORDS[k % WORDS.len()]);
+                let value = words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ");
+                let value = cut(&value, 127);
+                match op {
+                    0 => drop(memory::forget(&mut port, key.as_bytes())),
+                    #[cfg(feature = "recall")]
+                    1 | 2 => drop(memory::pin(&mut port, key.as_bytes(), op == 1)),
+                    _ => drop(memory::set(&mut port, key.as_bytes(), value)),
+                }
+            }
+            let roles = [Role::User, Role::Assistant, Role::System, Role::Tool];
+            for (r, words) in turns {
+                let text = words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(" ");
+                let _ = s.add(&mut port, roles[r], cut(&text, 255));
+            }
+            for size in sizes.into_iter().chain([0, 1, 3072]) {
+                let mut a = vec![0u8; size];
+                let mut b = vec![0u8; size];
+                let n = build(&mut port, &mut s, &mut a);
+                let m = reference::build(&mut port, &mut s, &mut b);
+                proptest::prop_assert_eq!(n, m);
+                let end = (n + 1).min(size);
+                proptest::prop_assert_eq!(
+                    String::from_utf8_lossy(&a[..end]),
+                    String::from_utf8_lossy(&b[..end])
+                );
+            }
+        }
+    }
+
+    /// A hand-made store past the lines considered (with a key twice and a
+    /// line that is not a record): the same text as before, at every size.
+    #[test]
+    fn a_hand_made_store_of_45_lines_prints_what_it_did() {
+        let mut port = MemPort::new();
+        let mut s = Session::new();
+        let mut base = String::new();
+        for i in 0..45 {
+            let pin = if i % 7 == 3 { ",\"pin\":true" } else { "" };
+            let key = if i == 30 {
+                "k3".to_string()
+            } else {
+                format!("k{i}")
+            };
+            let value = "wifi password แมว ".repeat(i % 6);
+            base += &format!("{{\"key\":\"{key}\",\"value\":\"{value}\"{pin}}}\n");
+            if i == 12 {
+                base += "garbage\n";
+            }
+        }
+        port.put(crate::port::MEMORY_PATH, base.as_bytes());
+        s.add(
+            &mut port,
+            Role::User,
+            "what is the wifi password of แมว?".as_bytes(),
+        )
+        .unwrap();
+        for size in 0..4200 {
+            let mut a = vec![0u8; size];
+            let mut b = vec![0u8; size];
+            let n = build(&mut port, &mut s, &mut a);
+            let m = reference::build(&mut port, &mut s, &mut b);
+            assert_eq!(n, m, "{size}");
+            let end = (n + 1).min(size);
+            assert_eq!(a[..end], b[..end], "{size}");
+        }
     }
 
     #[test]
