@@ -6,6 +6,8 @@
 //! the FFI layer's `with_state`, both of which hand out a `&mut Core` for the
 //! length of one closure, never across a callback into the host.
 
+#[cfg(feature = "agent")]
+use crate::agent::{config::Config, state::Agent};
 use crate::safety::{breaker::CircuitBreaker, rate::RateTable, trust::Trust};
 use crate::session::Session;
 
@@ -21,7 +23,7 @@ pub struct Core {
     pub trust: Trust,
     /// The agent loop's state (feature `agent`).
     #[cfg(feature = "agent")]
-    pub agent: crate::agent::Agent,
+    pub agent: Agent,
 }
 
 impl Core {
@@ -33,7 +35,7 @@ impl Core {
             rate: RateTable::new(),
             trust: Trust::new(),
             #[cfg(feature = "agent")]
-            agent: crate::agent::Agent::new(),
+            agent: Agent::new(),
         }
     }
 }
@@ -42,7 +44,7 @@ impl Core {
 impl Core {
     /// The agent's settings (read at first use), passing on what the
     /// session needs of them.
-    pub fn config<P: crate::port::Port>(&mut self, p: &mut P) -> crate::agent::config::Config {
+    pub fn config<P: crate::port::Port>(&mut self, p: &mut P) -> Config {
         let c = self.agent.config(p);
         self.session.archive = c.archive;
         c

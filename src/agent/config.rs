@@ -55,6 +55,9 @@ const fn key(name: &'static str, lo: i32, hi: i32, def: i32, is_bool: bool) -> K
     }
 }
 
+/// Most context bytes a request carries (`CONTEXT_MAX`).
+pub const CONTEXT_MAX: usize = 4096;
+
 /// Every setting, in `config()`'s order. `compact_keep` stops at
 /// 10 - 3: after a compaction the summary, the kept turns and one exchange
 /// fit the ring.
@@ -65,8 +68,8 @@ pub const KEYS: [Key; 11] = [
     key(
         "context_budget",
         256,
-        super::CONTEXT_MAX as i32,
-        super::CONTEXT_MAX as i32,
+        CONTEXT_MAX as i32,
+        CONTEXT_MAX as i32,
         false,
     ),
     key("idle_timeout_s", 0, 30 * 86_400, 0, false),
@@ -349,21 +352,20 @@ pub fn store<P: Port>(p: &mut P, c: &Config) -> Result<(), Errno> {
     r
 }
 
-impl super::Agent {
-    /// The settings, read from the file at first use after a soft reset.
-    pub fn config<P: Port>(&mut self, p: &mut P) -> Config {
-        if !self.config.loaded {
-            match load(p) {
-                Ok(c) => self.config = c,
-                Err(_) => {
-                    let mut c = Config::defaults();
-                    c.loaded = false;
-                    return c;
-                }
+/// The settings held in `cfg`, read from the file at first use after a soft
+/// reset (an unreadable file: the defaults, read again next time).
+pub fn current<P: Port>(cfg: &mut Config, p: &mut P) -> Config {
+    if !cfg.loaded {
+        match load(p) {
+            Ok(c) => *cfg = c,
+            Err(_) => {
+                let mut c = Config::defaults();
+                c.loaded = false;
+                return c;
             }
         }
-        self.config
     }
+    *cfg
 }
 
 /// Why [`set`] refused.
@@ -378,12 +380,12 @@ pub enum SetError {
 /// `config(**kw)`: the settings in `mask` take `values[i]`; every value is
 /// checked before anything changes, and a change is written at once.
 pub fn set<P: Port>(
-    a: &mut super::Agent,
+    cfg: &mut Config,
     p: &mut P,
     values: &[i32],
     mask: u32,
 ) -> Result<Config, SetError> {
-    let cur = a.config(p);
+    let cur = current(cfg, p);
     let mut next = cur;
     for (i, &v) in values.iter().enumerate().take(KEYS.len()) {
         if mask & (1 << i) != 0 && !next.set(i, v) {
@@ -392,10 +394,10 @@ pub fn set<P: Port>(
     }
     if next != cur {
         store(p, &next).map_err(SetError::Io)?;
-        a.config = next;
-        a.config.loaded = true;
+        *cfg = next;
+        cfg.loaded = true;
     }
-    Ok(a.config(p))
+    Ok(current(cfg, p))
 }
 
 #[cfg(test)]

@@ -974,11 +974,7 @@ impl Host for ModelHost {
         };
         reached(|r| r.max_depth = r.max_depth.max(depth));
         assert_eq!(self.core.agent.chain.depth(), depth, "chain depth");
-        assert_eq!(
-            Level::from_c(self.core.agent.chain.cap),
-            cap,
-            "the chain's trust"
-        );
+        assert_eq!(self.core.agent.chain.level(), cap, "the chain's trust");
         assert!(depth <= CALL_DEPTH_MAX);
         assert!(cap.allows(risk), "{name:?} (risk {risk}) ran at {cap:?}");
         assert!(cap as u8 <= self.top_bound as u8, "trust rose in the chain");
@@ -1099,7 +1095,7 @@ fn run_program(setup: &Setup, prog: &[Top]) -> ModelHost {
     // Summary requests come with compaction before a drop (both opt-in).
     values[10] = i32::from(setup.backend_summary);
     let c = config::set(
-        &mut m.core.agent,
+        &mut m.core.agent.config,
         &mut m.port,
         &values,
         (3 << 7) | (1 << 10),
@@ -1151,7 +1147,7 @@ fn run_program(setup: &Setup, prog: &[Top]) -> ModelHost {
             Top::Config(i, v) => {
                 let mut values = [0i32; config::KEYS.len()];
                 values[*i] = *v;
-                let got = config::set(&mut m.core.agent, &mut m.port, &values, 1 << i);
+                let got = config::set(&mut m.core.agent.config, &mut m.port, &values, 1 << i);
                 if let Ok(c) = got {
                     m.backend_summary = c.backend_summary;
                     m.send_tools = c.send_tools;

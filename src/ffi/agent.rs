@@ -779,10 +779,12 @@ pub unsafe extern "C" fn claw_config_set(values: *const i32, mask: u32) -> i32 {
     }
     // SAFETY: valid for CLAW_CONFIG_KEYS elements per the contract.
     let v = unsafe { core::slice::from_raw_parts(values, CLAW_CONFIG_KEYS) };
-    with_state(-100, |s, p| match config::set(&mut s.agent, p, v, mask) {
-        Ok(_) => 0,
-        Err(config::SetError::Range(i)) => -1 - i as i32,
-        Err(config::SetError::Io(e)) => e.0.max(1),
+    with_state(-100, |s, p| {
+        match config::set(&mut s.agent.config, p, v, mask) {
+            Ok(_) => 0,
+            Err(config::SetError::Range(i)) => -1 - i as i32,
+            Err(config::SetError::Io(e)) => e.0.max(1),
+        }
     })
 }
 

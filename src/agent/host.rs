@@ -1,0 +1,107 @@
+//! What the agent asks of everything outside the core ([`Host`]), and the
+//! accounting of one top-level operation ([`Account`]) over the core.
+
+use super::state::{Arg, Status, ToolOutcome, Ui};
+use crate::core::Core;
+use crate::port::Port;
+use crate::safety::trust::Level;
+
+/// Everything outside the core.
+pub trait Host {
+    /// Files and the tick clock.
+    type Files: Port;
+    /// Runs `f` with the state and the file port, or `None` when the state
+    /// is in use (a call from inside a file operation of the core).
+    fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut Self::Files) -> R) -> Option<R>;
+    /// POSTs `body` to the backend; the reply body of a 200 answer is
+    /// copied into `reply`. `None` for any failure (refused, timeout,
+    /// non-200, larger than `reply`).
+    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Option<usize>;
+    /// Runs the Python tool in `slot` with `arg` (`Arg::Other`: the
+    /// caller's own object). The text of its result or exception goes to
+    /// `out`, cut to fit.
+    fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome;
+    /// A UI event.
+    fn ui(&mut self, ev: Ui, text: &[u8]);
+    /// Brings the UI link up (idempotent).
+    fn ui_init(&mut self);
+    /// Connects the transport; true when the backend is reachable.
+    fn connect(&mut self, host: &[u8], port: u16, api_key: &[u8]) -> bool;
+    /// Drops the connection (idempotent).
+    fn disconnect(&mut self);
+    /// Whether `connect` succeeded and no `disconnect` followed.
+    fn connected(&mut self) -> bool;
+    /// Token counts the backend reported with the last reply (0: none).
+    fn tokens(&mut self) -> (u32, u32);
+    /// Seconds since 1970 from the wall clock, 0 when it is not set.
+    fn time_s(&mut self) -> u32;
+    /// Whether a KeyboardInterrupt/SystemExit raised in a file operation
+    /// waits to be raised: the agent stops at its next step.
+    fn aborted(&mut self) -> bool {
+        false
+    }
+}
+
+/// The error and breaker accounting of one top-level operation: at most one
+/// error count and one breaker failure, whatever it sent or ran.
+#[derive(Default)]
+pub struct Account {
+    pub(crate) errored: bool,
+    pub(crate) failed: bool,
+    /// A tool an `ask()` ran raised: the `ask()` ends as a failure.
+    pub(crate) tool_failed: bool,
+    /// After [`Status::ToolRaised`]: the length of the exception's text in
+    /// the caller's `out`.
+    pub raised: usize,
+}
+
+impl Account {
+    /// A fresh account.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn error(&mut self, c: &mut Core) {
+        if !self.errored {
+            c.agent.errors = c.agent.errors.saturating_add(1);
+            self.errored = true;
+        }
+    }
+
+    /// A request answered while the breaker is half-open ends its trial.
+    pub(crate) fn end_trial<P: Port>(c: &mut Core, p: &mut P) {
+        if c.breaker.state(p.ticks_ms()) == crate::safety::breaker::State::HalfOpen {
+            c.breaker.success();
+        }
+    }
+
+    pub(crate) fn failure<P: Port>(&mut self, c: &mut Core, p: &mut P) {
+        self.error(c);
+        if !self.failed {
+            c.breaker.failure(p.ticks_ms());
+            self.failed = true;
+        }
+    }
+}
+
+pub(crate) fn core<H: Host, R>(
+    h: &mut H,
+    f: impl FnOnce(&mut Core, &mut H::Files) -> R,
+) -> Result<R, Status> {
+    h.with_core(f).ok_or(Status::Busy)
+}
+
+/// Enters the chain with `own` trust for the length of `f`.
+pub(crate) fn nested<H: Host, R>(
+    h: &mut H,
+    own: impl FnOnce(&Core) -> Level,
+    f: impl FnOnce(&mut H) -> Result<R, Status>,
+) -> Result<R, Status> {
+    let frame = core(h, |c, _| {
+        let own = own(c);
+        c.agent.chain.enter(own)
+    })??;
+    let r = f(h);
+    let _ = h.with_core(|c, _| c.agent.chain.leave(frame));
+    r
+}

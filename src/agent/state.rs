@@ -1,0 +1,542 @@
+//! The agent's state and vocabulary (feature `agent`): its limits, the
+//! exact status texts, what a call and a tool may return, the call chain and
+//! [`Agent`], the part of the library's state ([`crate::core::Core`]) that
+//! the agent keeps. Nothing here reaches the core or the host, so the core
+//! can hold an [`Agent`] without a circle of imports.
+
+use super::config;
+use crate::safety::trust::Level;
+use crate::text::floor_char_boundary;
+
+/// Longest prompt `ask()` takes, in bytes (`PROMPT_MAX`, at least
+/// `CONTEXT_MAX`).
+pub const PROMPT_MAX: usize = 4096;
+pub use super::config::CONTEXT_MAX;
+/// Longest reply accepted; a longer one is a failed request (`REPLY_MAX`).
+pub const REPLY_MAX: usize = 4096;
+/// Tool rounds one `ask()` runs at most (`TOOL_ROUNDS_MAX`).
+pub const TOOL_ROUNDS_MAX: u8 = 3;
+/// Bytes of a tool's result sent back to the backend (`TOOL_RESULT_MAX`).
+pub const TOOL_RESULT_MAX: usize = 1024;
+/// Backend requests one top-level call may make, whatever its tools call.
+pub const CALL_REQUESTS_MAX: u8 = 16;
+/// Calls that may be nested through tools (a tool calling `ask()`, `tool()`,
+/// `tacp()`, ...), the top-level call included.
+pub const CALL_DEPTH_MAX: u8 = 8;
+/// A tool name as a tool request gave it, echoed back at most this long.
+pub(crate) const NAME_ECHO_MAX: usize = 256;
+/// `status()["last_result"]` at most.
+pub const LAST_RESULT_MAX: usize = 47;
+
+/// How a call ended, when it did not end well. The texts are exact and
+/// belong here (one owner); the binding raises `kind()` with `text()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Status {
+    /// Done.
+    Ok = 0,
+    /// Gate 1 refused (RuntimeError).
+    BreakerOpen = 1,
+    /// Gate 2 refused (RuntimeError).
+    TrustRefused = 2,
+    /// Gate 3 refused (RuntimeError).
+    RateLimited = 3,
+    /// The backend did not answer, or not with a usable reply (RuntimeError).
+    RequestFailed = 4,
+    /// `ask()` before `connect()` (RuntimeError).
+    NotConnected = 5,
+    /// The model kept asking for tools (RuntimeError).
+    RoundLimit = 6,
+    /// The call chain used its backend requests (RuntimeError).
+    RequestLimit = 7,
+    /// Calls nested too deep through tools (RuntimeError).
+    NestingLimit = 8,
+    /// No tool of that name (ValueError; the binding adds the name).
+    UnknownTool = 9,
+    /// The tool raised; its exception is the host's to re-raise.
+    ToolRaised = 10,
+    /// A KeyboardInterrupt/SystemExit is pending in the host: everything
+    /// stopped cleanly, the host raises it.
+    Aborted = 11,
+    /// Called from inside a file operation of the core (RuntimeError).
+    Busy = 12,
+    /// A prompt of 0 or more than `PROMPT_MAX` bytes (ValueError).
+    PromptLength = 13,
+    /// Text that is not UTF-8 (ValueError).
+    NotUtf8 = 14,
+    /// Text with a NUL byte (ValueError).
+    HasNul = 15,
+    /// A built-in tool's argument of the wrong type (TypeError).
+    EchoArg = 16,
+    /// (TypeError)
+    LedArg = 17,
+    /// (TypeError)
+    NoArg = 18,
+    /// The work buffer is smaller than `claw_ask_work_size()` (ValueError).
+    WorkTooSmall = 19,
+    /// `/new` could not write the archive (OSError).
+    ArchiveFailed = 20,
+    /// `/compact` could not write the archive (OSError).
+    CompactFailed = 21,
+    /// Re-registering a built-in (ValueError).
+    BuiltinTool = 22,
+    /// The registry is full (RuntimeError).
+    RegistryFull = 23,
+    /// A tool name of 0 or more than 31 bytes (ValueError).
+    ToolName = 24,
+    /// A risk outside 0..=2 (ValueError).
+    Risk = 25,
+    /// A host that is not 1..63 bytes of printable ASCII (ValueError).
+    Host = 26,
+    /// An API key that is not 1..127 bytes of printable ASCII (ValueError).
+    ApiKey = 27,
+    /// A key of 0 or more than 31 bytes (ValueError).
+    KeyLength = 28,
+    /// A value of more than 127 bytes (ValueError).
+    ValueLength = 29,
+    /// `import_memory()`: a bad line in strict mode (ValueError; the
+    /// binding says which line and why).
+    ImportLine = 30,
+    /// `import_memory()`: the store and the text hold too many keys
+    /// (ValueError).
+    ImportFull = 31,
+    /// `import_memory()`: a write failed part way (OSError; the binding
+    /// says where).
+    ImportWrite = 32,
+    /// The memory store could not be read (OSError).
+    StoreUnreadable = 33,
+}
+
+/// Which Python exception a [`Status`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Not an error.
+    None = 0,
+    /// `RuntimeError`.
+    Runtime = 1,
+    /// `ValueError`.
+    Value = 2,
+    /// `TypeError`.
+    Type = 3,
+    /// `OSError`.
+    Os = 4,
+    /// The host re-raises its own pending exception.
+    Pending = 5,
+}
+
+impl Status {
+    /// The exact message.
+    pub fn text(self) -> &'static str {
+        core::str::from_utf8(self.c_text().to_bytes()).unwrap_or("")
+    }
+
+    /// The exact message, NUL-terminated (`claw_status_text`). Statuses
+    /// that [`Status::named`] says so are prefixed with the argument's name
+    /// by the binding ("key must not contain NUL").
+    pub fn c_text(self) -> &'static core::ffi::CStr {
+        match self {
+            Status::Ok => c"",
+            Status::BreakerOpen => c"circuit breaker open \xe2\x80\x94 cooldown active",
+            Status::TrustRefused => c"tool risk exceeds transport trust level",
+            Status::RateLimited => c"rate limit exceeded for this tool",
+            Status::RequestFailed => c"HTTPS request failed",
+            Status::NotConnected => c"not connected: call connect() first",
+            Status::RoundLimit => c"tool round limit reached",
+            Status::RequestLimit => {
+                c"backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)"
+            }
+            Status::NestingLimit => c"calls nested too deep through tools (8, CALL_DEPTH_MAX)",
+            Status::UnknownTool => c"unknown tool",
+            Status::ToolRaised => c"tool error",
+            Status::Aborted => c"aborted",
+            Status::Busy => c"bentoclaw called from inside a file operation",
+            Status::PromptLength => c"prompt must be 1..4096 bytes (PROMPT_MAX)",
+            Status::NotUtf8 => c"must be valid UTF-8",
+            Status::HasNul => c"must not contain NUL",
+            Status::EchoArg => c"echo takes a str",
+            Status::LedArg => c"led takes None, a bool or 'toggle'",
+            Status::NoArg => c"this tool takes no argument",
+            Status::WorkTooSmall => {
+                c"work buffer too small (claw_ask_work_size, claw_memory_export_size)"
+            }
+            Status::ArchiveFailed => {
+                c"archive write failed: session kept (session_clear() drops it)"
+            }
+            Status::CompactFailed => c"archive write failed: nothing compacted",
+            Status::BuiltinTool => c"cannot replace a built-in tool",
+            Status::RegistryFull => c"tool registry full (CLAW_RATE_MAX_TOOLS)",
+            Status::ToolName => c"tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)",
+            Status::Risk => c"risk must be 0..2",
+            Status::Host => c"must be 1..63 bytes of printable ASCII",
+            Status::ApiKey => c"must be 1..127 bytes of printable ASCII",
+            Status::KeyLength => c"key must be 1..31 bytes (CLAW_MEM_KEY_MAX)",
+            Status::ValueLength => c"value must be 0..127 bytes (CLAW_MEM_VAL_MAX)",
+            Status::ImportLine => c"bad line",
+            Status::ImportFull => {
+                c"memory full: the store and the text hold more than 32 keys (CLAW_MEM_MAX_ENTRIES)"
+            }
+            Status::ImportWrite => c"memory write failed",
+            Status::StoreUnreadable => c"memory store unreadable",
+        }
+    }
+
+    /// Whether the binding prefixes the text with the argument's name.
+    pub fn named(self) -> bool {
+        matches!(
+            self,
+            Status::NotUtf8 | Status::HasNul | Status::Host | Status::ApiKey
+        )
+    }
+
+    /// The exception type.
+    pub fn kind(self) -> Kind {
+        match self {
+            Status::Ok => Kind::None,
+            Status::ToolRaised | Status::Aborted => Kind::Pending,
+            Status::UnknownTool
+            | Status::PromptLength
+            | Status::NotUtf8
+            | Status::HasNul
+            | Status::WorkTooSmall
+            | Status::BuiltinTool
+            | Status::ToolName
+            | Status::Risk
+            | Status::Host
+            | Status::ApiKey
+            | Status::KeyLength
+            | Status::ValueLength
+            | Status::ImportLine
+            | Status::ImportFull => Kind::Value,
+            Status::EchoArg | Status::LedArg | Status::NoArg => Kind::Type,
+            Status::ArchiveFailed
+            | Status::CompactFailed
+            | Status::ImportWrite
+            | Status::StoreUnreadable => Kind::Os,
+            _ => Kind::Runtime,
+        }
+    }
+
+    /// From the C value (unknown values read as `Busy`, never `Ok`).
+    pub fn from_c(v: u8) -> Status {
+        const ALL: [Status; 34] = [
+            Status::Ok,
+            Status::BreakerOpen,
+            Status::TrustRefused,
+            Status::RateLimited,
+            Status::RequestFailed,
+            Status::NotConnected,
+            Status::RoundLimit,
+            Status::RequestLimit,
+            Status::NestingLimit,
+            Status::UnknownTool,
+            Status::ToolRaised,
+            Status::Aborted,
+            Status::Busy,
+            Status::PromptLength,
+            Status::NotUtf8,
+            Status::HasNul,
+            Status::EchoArg,
+            Status::LedArg,
+            Status::NoArg,
+            Status::WorkTooSmall,
+            Status::ArchiveFailed,
+            Status::CompactFailed,
+            Status::BuiltinTool,
+            Status::RegistryFull,
+            Status::ToolName,
+            Status::Risk,
+            Status::Host,
+            Status::ApiKey,
+            Status::KeyLength,
+            Status::ValueLength,
+            Status::ImportLine,
+            Status::ImportFull,
+            Status::ImportWrite,
+            Status::StoreUnreadable,
+        ];
+        ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
+    }
+}
+
+/// What the agent is doing (`status()["state"]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum State {
+    /// Not connected.
+    Offline = 0,
+    /// In `connect()`.
+    Connecting = 1,
+    /// Connected, nothing running.
+    Idle = 2,
+    /// In an exchange.
+    Busy = 3,
+    /// The last exchange failed.
+    Error = 4,
+}
+
+impl State {
+    /// `status()["state"]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Offline => "offline",
+            State::Connecting => "connecting",
+            State::Idle => "idle",
+            State::Busy => "busy",
+            State::Error => "error",
+        }
+    }
+}
+
+/// UI events (the firmware maps them to its `CLAW_UI_*` IPC messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ui {
+    /// Status line ("Online (HTTPS)").
+    Status = 0,
+    /// An error ("Backend error").
+    Error = 1,
+    /// `last_result` changed.
+    LastResult = 2,
+    /// Clear the chat panel.
+    Clear = 3,
+    /// The user's prompt.
+    ChatUser = 4,
+    /// The model's answer.
+    ChatAssistant = 5,
+    /// A tool ran (its TOOL turn).
+    Tool = 6,
+    /// The LED tool's state.
+    Led = 7,
+}
+
+/// A tool's argument as the caller gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg<'a> {
+    /// None.
+    None,
+    /// A str (UTF-8, no NUL).
+    Text(&'a [u8]),
+    /// A bool.
+    Bool(bool),
+    /// An int.
+    Int(i32),
+    /// Another object, which only the host can look at (a REPL `tool()`
+    /// call's argument; the host passes it to a Python tool as it is).
+    Other,
+}
+
+/// How a host-run tool ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolOutcome {
+    /// It returned; `out` holds the first bytes of its text (UTF-8).
+    Returned(usize),
+    /// It raised an Exception; `out` holds the first bytes of its text.
+    Raised(usize),
+    /// A KeyboardInterrupt/SystemExit is pending: stop everything.
+    Abort,
+}
+
+/// What a tool returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// Text (in the caller's buffer, this many bytes).
+    Text(usize),
+    /// An int (`uptime`).
+    Int(u32),
+    /// A bool (`led`, `wipe_memory`).
+    Bool(bool),
+    /// The host's own object (a Python tool's result), which the host
+    /// kept; this many bytes of its text are in the caller's buffer.
+    Host(usize),
+    /// The tool's own argument (`echo`): the caller may hand back the very
+    /// object it passed; this many bytes of it are in the caller's buffer.
+    Arg(usize),
+}
+
+/// Where a call comes from; its trust follows from that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The REPL (or a script): the current trust level.
+    Repl,
+    /// The USB host's TACP lines: USB.
+    Usb,
+    /// A tool request of the backend's model: HTTPS (never above the
+    /// current level).
+    Backend,
+}
+
+/// The call chain: how deep calls are nested through tools, the trust the
+/// innermost tool runs at, and the backend requests made since the
+/// top-level call began.
+#[derive(Clone, Copy, Debug)]
+pub struct Chain {
+    depth: u8,
+    requests: u8,
+    /// The chain's trust (meaningful while `depth > 0`), as `Level as u8`.
+    cap: u8,
+}
+
+/// What a nested call restores when it returns.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    cap: u8,
+}
+
+impl Chain {
+    const fn new() -> Self {
+        Self {
+            depth: 0,
+            requests: 0,
+            cap: 0,
+        }
+    }
+
+    /// Enters a call whose own trust is `own`: it runs at the lower of that
+    /// and the chain's.
+    pub(crate) fn enter(&mut self, own: Level) -> Result<Frame, Status> {
+        if self.depth >= CALL_DEPTH_MAX {
+            return Err(Status::NestingLimit);
+        }
+        let frame = Frame { cap: self.cap };
+        let level = if self.depth == 0 {
+            self.requests = 0;
+            own
+        } else {
+            own.min(Level::from_c(self.cap))
+        };
+        self.cap = level as u8;
+        self.depth += 1;
+        Ok(frame)
+    }
+
+    pub(crate) fn leave(&mut self, frame: Frame) {
+        self.depth = self.depth.saturating_sub(1);
+        self.cap = frame.cap;
+    }
+
+    /// The trust the current call runs at.
+    pub(crate) fn level(&self) -> Level {
+        Level::from_c(self.cap)
+    }
+
+    /// Counts one backend request; false when the chain has used them all.
+    pub(crate) fn take_request(&mut self) -> bool {
+        if self.requests >= CALL_REQUESTS_MAX {
+            return false;
+        }
+        self.requests += 1;
+        true
+    }
+
+    pub(crate) fn requests_left(&self) -> bool {
+        self.requests < CALL_REQUESTS_MAX
+    }
+
+    /// Nesting depth (0: no call running).
+    pub fn depth(&self) -> u8 {
+        self.depth
+    }
+}
+
+/// The agent's state in [`Core`].
+pub struct Agent {
+    pub(crate) errors: u32,
+    pub(crate) state: u8,
+    pub(crate) last_result: [u8; LAST_RESULT_MAX],
+    pub(crate) last_len: u8,
+    pub(crate) led: bool,
+    pub(crate) chain: Chain,
+    pub(crate) config: config::Config,
+    /// The tick of the last answered exchange (idle timeout without RTC).
+    pub(crate) last_ticks: u32,
+    pub(crate) last_ticks_valid: bool,
+    /// The last backend request failed: compactions use the local digest
+    /// until one succeeds again.
+    pub(crate) last_request_failed: bool,
+}
+
+impl Agent {
+    /// At rest (all zeros).
+    pub const fn new() -> Self {
+        Self {
+            errors: 0,
+            state: State::Offline as u8,
+            last_result: [0; LAST_RESULT_MAX],
+            last_len: 0,
+            led: false,
+            chain: Chain::new(),
+            config: config::Config::UNLOADED,
+            last_ticks: 0,
+            last_ticks_valid: false,
+            last_request_failed: false,
+        }
+    }
+
+    /// `status()["errors"]`.
+    pub fn errors(&self) -> u32 {
+        self.errors
+    }
+
+    /// `status()["state"]`.
+    pub fn state(&self) -> State {
+        match self.state {
+            1 => State::Connecting,
+            2 => State::Idle,
+            3 => State::Busy,
+            4 => State::Error,
+            _ => State::Offline,
+        }
+    }
+
+    /// `status()["last_result"]`.
+    pub fn last_result(&self) -> &[u8] {
+        self.last_result
+            .get(..usize::from(self.last_len))
+            .unwrap_or(&[])
+    }
+
+    /// The settings, read from the file at first use after a soft reset.
+    pub fn config<P: crate::port::Port>(&mut self, p: &mut P) -> config::Config {
+        config::current(&mut self.config, p)
+    }
+
+    /// The chain (for tests and the FFI layer).
+    pub fn chain(&self) -> &Chain {
+        &self.chain
+    }
+
+    pub(crate) fn set_state(&mut self, s: State) {
+        self.state = s as u8;
+    }
+
+    pub(crate) fn set_last_result(&mut self, parts: &[&[u8]]) {
+        let mut n = 0usize;
+        for p in parts {
+            let room = LAST_RESULT_MAX - n;
+            let take = floor_char_boundary(p, room);
+            if let Some(dst) = self.last_result.get_mut(n..n + take) {
+                crate::text::copy_prefix(dst, p);
+                n += take;
+            }
+        }
+        self.last_len = n as u8;
+    }
+
+    /// A new VM (soft reset): what the previous one left is forgotten; the
+    /// connection state is the transport's.
+    pub fn reset(&mut self, connected: bool) {
+        *self = Agent::new();
+        self.set_state(if connected {
+            State::Idle
+        } else {
+            State::Offline
+        });
+    }
+}
+
+impl Default for Agent {
+    fn default() -> Self {
+        Self::new()
+    }
+}
