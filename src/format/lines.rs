@@ -59,6 +59,12 @@ impl ByteReader {
         &self.array
     }
 
+    /// Replaces them (a record whose numbers come as separate fields hands
+    /// them on in the same place).
+    pub fn set_array(&mut self, values: [u32; ARRAY_MAX]) {
+        self.array = values;
+    }
+
     /// The descriptor, for closing.
     pub fn fd(&self) -> Fd {
         self.fd
@@ -69,20 +75,35 @@ impl ByteReader {
         self.offset
     }
 
+    #[inline(always)]
     fn peek(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
         if self.pos >= self.len {
-            if self.eof {
-                return Ok(None);
-            }
-            let n = port.read(self.fd, &mut self.buf)?;
-            if n == 0 || n > self.buf.len() {
-                self.eof = true;
-                return Ok(None);
-            }
-            self.pos = 0;
-            self.len = n;
+            self.refill(port)?;
         }
-        Ok(self.buf.get(self.pos).copied())
+        // Still nothing buffered: the end of the file.
+        Ok(self
+            .buf
+            .get(self.pos..self.len)
+            .and_then(|b| b.first())
+            .copied())
+    }
+
+    /// Reads the next chunk (the end of the file: none). The only caller of
+    /// the port, kept out of line and small: it is the bottom of every
+    /// parse's deepest call chain.
+    #[inline(never)]
+    fn refill(&mut self, port: &mut dyn Port) -> Result<(), Errno> {
+        if self.eof {
+            return Ok(());
+        }
+        let n = port.read(self.fd, &mut self.buf)?;
+        if n == 0 || n > self.buf.len() {
+            self.eof = true;
+            return Ok(());
+        }
+        self.pos = 0;
+        self.len = n;
+        Ok(())
     }
 
     fn bump(&mut self) {
@@ -93,6 +114,7 @@ impl ByteReader {
         }
     }
 
+    #[inline(always)]
     fn next(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
         let b = self.peek(port)?;
         self.bump();

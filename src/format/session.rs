@@ -39,8 +39,9 @@ pub struct Record {
     pub end: bool,
     /// The batch's number (end lines; 0 when absent).
     pub seq: u32,
-    /// The statistics (end lines), when present.
-    pub stats: Option<StatsArray>,
+    /// The statistics (end lines) are present: in the reader's
+    /// [`ByteReader::array`] (not copied through every frame).
+    pub stats: bool,
 }
 
 /// What [`read`] found.
@@ -57,7 +58,8 @@ const FIELDS: [&[u8]; 9] = [
     b"end", b"seq", b"keep", b"st", b"in", b"out", b"tin", b"tout", b"ctx",
 ];
 
-/// Reads the next line; the message goes to `text`.
+/// Reads the next line; the message goes to `text`, the statistics (when
+/// [`Record::stats`]) to `r`'s [`ByteReader::array`].
 // Out of line: its decode buffers must not add up with the callers' frames
 // on a 1 KiB stack budget.
 #[inline(never)]
@@ -108,18 +110,21 @@ pub fn read<P: Port>(
         _ => None,
     };
     let stats = match extra[3].value {
-        Scalar::Array(7) => Some(*r.array()),
+        Scalar::Array(7) => true,
         Scalar::Array(..) => return Ok(Read::Skipped),
-        _ if extra[4].value != Scalar::Absent => Some([
-            extra[4].value.uint(),
-            extra[5].value.uint(),
-            extra[6].value.uint(),
-            extra[7].value.uint(),
-            extra[8].value.uint(),
-            extra[9].value.uint(),
-            extra[10].value.uint(),
-        ]),
-        _ => None,
+        _ if extra[4].value != Scalar::Absent => {
+            r.set_array([
+                extra[4].value.uint(),
+                extra[5].value.uint(),
+                extra[6].value.uint(),
+                extra[7].value.uint(),
+                extra[8].value.uint(),
+                extra[9].value.uint(),
+                extra[10].value.uint(),
+            ]);
+            true
+        }
+        _ => false,
     };
     Ok(Read::Record(Record {
         role,

@@ -806,8 +806,8 @@ impl Session {
                 Ok(Read::Eof) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            if rec.stats.is_some() {
-                stats = rec.stats;
+            if rec.stats {
+                stats = Some(*r.array());
             }
             let Some(role) = rec.role else {
                 continue;
@@ -863,7 +863,7 @@ fn scan_file<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Scan>, Errno> 
                 scan.cut = r.offset();
                 scan.ended = true;
                 scan.seq = rec.seq;
-                scan.stats = rec.stats;
+                scan.stats = rec.stats.then(|| *r.array());
             }
             Ok(Read::Record(_)) => {}
             Ok(Read::Skipped) => scan.clean = false,
