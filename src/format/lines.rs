@@ -568,6 +568,9 @@ fn decode_string(
 /// left open by the previous run first, then the rest in bulk
 /// (`core::str::from_utf8`, already in the image), a character cut at the
 /// end of the run left open in `u`.
+// Out of line: its locals stay out of `decode_string`'s frame, which is on
+// the deepest path of every parse (down to the port's read).
+#[inline(never)]
 fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
     if u.complete() && bytes.is_ascii() {
         return true;

@@ -58,21 +58,26 @@ const FIELDS: [&[u8]; 9] = [
     b"end", b"seq", b"keep", b"st", b"in", b"out", b"tin", b"tout", b"ctx",
 ];
 
-/// Reads the next line; the message goes to `text`, the statistics (when
-/// [`Record::stats`]) to `r`'s [`ByteReader::array`].
+/// Reads the next line; the message goes to `text` (`None`: it is checked,
+/// not kept), the statistics (when [`Record::stats`]) to `r`'s
+/// [`ByteReader::array`].
 // Out of line: its decode buffers must not add up with the callers' frames
 // on a 1 KiB stack budget.
 #[inline(never)]
 pub fn read<P: Port>(
     port: &mut P,
     r: &mut ByteReader,
-    text: &mut [u8; MSG_MAX_BYTES],
+    text: Option<&mut [u8; MSG_MAX_BYTES]>,
 ) -> Result<Read, Errno> {
     let mut role = [0u8; 9];
-    let mut strs = [
-        StrField::optional(b"role", &mut role),
-        StrField::optional(b"content", text),
-    ];
+    let content = match text {
+        Some(t) => StrField::optional(b"content", t),
+        None => StrField {
+            required: false,
+            ..StrField::counted(b"content", MSG_MAX_BYTES)
+        },
+    };
+    let mut strs = [StrField::optional(b"role", &mut role), content];
     let mut extra = [
         ScalarField::new(FIELDS[0]),
         ScalarField::new(FIELDS[1]),
