@@ -264,20 +264,46 @@ impl Scalar {
     }
 }
 
+/// Longest scalar field name: the names of both files are short (`"end"`,
+/// `"tout"`), and a record with eleven of them sits on the deepest stack
+/// path of the session load (4 bytes a name, not a slice's 8).
+const SCALAR_NAME_MAX: usize = 4;
+
 /// A scalar field the caller wants.
 pub struct ScalarField {
-    /// The field name in the file.
-    pub name: &'static [u8],
+    /// The field name in the file, NUL-padded (a decoded name holds no NUL:
+    /// `\u0000` is refused); 0xFF bytes (never in UTF-8) for a name longer
+    /// than [`SCALAR_NAME_MAX`], which matches nothing.
+    name: [u8; SCALAR_NAME_MAX],
     /// The value found.
     pub value: Scalar,
 }
 
 impl ScalarField {
-    /// A field called `name`, absent until read.
+    /// A field called `name` (at most [`SCALAR_NAME_MAX`] bytes; a longer
+    /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
+        let name = match *name {
+            [] => [0; SCALAR_NAME_MAX],
+            [a] => [a, 0, 0, 0],
+            [a, b] => [a, b, 0, 0],
+            [a, b, c] => [a, b, c, 0],
+            [a, b, c, d] => [a, b, c, d],
+            _ => [0xFF; SCALAR_NAME_MAX],
+        };
         Self {
             name,
             value: Scalar::Absent,
+        }
+    }
+
+    /// Whether the field is called `name` (not empty).
+    fn is(&self, name: &[u8]) -> bool {
+        match (self.name.get(..name.len()), self.name.get(name.len()..)) {
+            (Some(head), Some(rest)) => {
+                !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
+            }
+            _ => false,
         }
     }
 }
@@ -439,10 +465,7 @@ fn parse_object(
             }
             Some(_) => {
                 let v = parse_scalar(port, r)?;
-                if let Some(f) = scalars
-                    .iter_mut()
-                    .find(|f| !name.is_empty() && f.name == name)
-                {
+                if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                     f.value = v;
                 }
             }
@@ -964,10 +987,7 @@ mod tests {
             let mut a = [0u8; 20];
             let mut b = [0u8; 20];
             let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
-            let mut sc = [ScalarField {
-                name: b"end",
-                value: Scalar::Absent,
-            }];
+            let mut sc = [ScalarField::new(b"end")];
             let line = read_record(&mut port, &mut r, &mut strs, &mut sc).unwrap();
             if line == Line::Eof {
                 break;
@@ -1037,6 +1057,19 @@ mod tests {
             assert_eq!(lines[0].0, Line::Skipped);
             assert_eq!((lines[1].0, lines[1].1.as_str()), (Line::Record, "next"));
         }
+    }
+
+    #[test]
+    fn scalar_names_match_exactly() {
+        let f = ScalarField::new(b"end");
+        assert!(f.is(b"end"));
+        for other in [&b""[..], b"en", b"ends", b"tout"] {
+            assert!(!f.is(other), "{other:?}");
+        }
+        assert!(ScalarField::new(b"tout").is(b"tout"));
+        assert!(!ScalarField::new(b"").is(b""));
+        assert!(!ScalarField::new(b"toolong").is(b"toolong"));
+        assert!(!ScalarField::new(b"toolong").is(b"tool"));
     }
 
     #[test]
