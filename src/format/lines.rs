@@ -138,6 +138,7 @@ impl ByteReader {
 
     /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
     /// control character) at the start of the buffer, refilling it first.
+    #[inline(always)]
     fn plain_run(&mut self, port: &mut dyn Port) -> Result<usize, Errno> {
         if self.peek(port)?.is_none() {
             return Ok(0);
@@ -619,6 +620,8 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
     }
 }
 
+// Inlined: one frame less on the deepest path of a parse.
+#[inline(always)]
 fn hex4(port: &mut dyn Port, r: &mut ByteReader) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
