@@ -31,7 +31,7 @@ Output: machine-readable lines
   RECURSION <cycle>
   NORECORD <function> <prologue bytes>
   MISMATCH <function> <record> <prologue>
-  FRAME <bytes> <function>    (largest frames, top 8)
+  FRAME <bytes> <function>    (largest frames, top 8; env STACK_FRAMES=N for N)
   SUMMARY exports=<n> max=<bytes> indirect=<n> recursion=<n> records=<n>
 """
 
@@ -446,7 +446,7 @@ def main(argv):
         elif records[k] != f.sp_down:
             mism += 1
             print("MISMATCH %s record=%d sp_decrements=%d" % (short(k), records[k], f.sp_down))
-    for sz, k in sorted(((frame(k), k) for k in reach if k in funcs), reverse=True)[:8]:
+    for sz, k in sorted(((frame(k), k) for k in reach if k in funcs), reverse=True)[:int(os.environ.get("STACK_FRAMES", "8"))]:
         print("FRAME %d %s" % (sz, short(k)))
     print(
         "SUMMARY exports=%d missing=%d max=%d reachable=%d with_record=%d without_record=%d "

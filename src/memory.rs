@@ -112,12 +112,18 @@ impl From<Errno> for MemError {
 /// Forgets the whole store (the `wipe_memory` tool): an empty base of a new
 /// generation retires every shard, then the files are removed. A store that
 /// is not there is already wiped.
+// Out of line: its store and pair buffer stay out of the tool dispatcher's
+// frame.
+#[inline(never)]
 pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     let _ = port.remove(MEMORY_TMP_PATH);
-    if base_gen(port)?.is_none() && !any_shard(port)? {
+    let mut store = Store::new();
+    let mut pair = Pair::new();
+    if base_gen(port, &mut store.reader, &mut pair)?.is_none() && !any_shard(port)? {
         return Ok(());
     }
-    let generation = Store::open(port)?.newest;
+    store.load_with(port, &mut pair)?;
+    let generation = store.newest;
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
     let written =
@@ -358,15 +364,18 @@ fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
 }
 
 /// The base's generation: `None` without a base, 0 for one in the seed's
-/// plain form.
-#[inline(never)]
-fn base_gen<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
+/// plain form. Read with the caller's reader slot and pair buffer (left
+/// `None` and clobbered): a load holds one of each, not one per level.
+fn base_gen<P: Port>(
+    port: &mut P,
+    reader: &mut Option<PairReader>,
+    pair: &mut Pair,
+) -> Result<Option<u32>, Errno> {
     let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(None);
     };
-    let mut r = PairReader::new(fd);
-    let mut pair = Pair::new();
-    let first = r.record(port, &mut pair);
+    let first = reader.insert(PairReader::new(fd)).record(port, pair);
+    *reader = None;
     let _ = port.close(fd);
     Ok(Some(match first? {
         Some(Rec::Header(g)) => g,
@@ -420,7 +429,7 @@ impl Store {
     #[inline(never)]
     pub fn open<P: Port>(port: &mut P) -> Result<Store, Errno> {
         let mut s = Store::new();
-        s.load(port)?;
+        s.load_with(port, &mut Pair::new())?;
         Ok(s)
     }
 
@@ -445,40 +454,47 @@ impl Store {
     }
 
     /// [`Store::open`] in place (no copy of the struct between frames).
-    #[inline(never)]
     pub fn load<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
+        self.load_with(port, &mut Pair::new())
+    }
+
+    /// [`Store::load`] with the caller's pair buffer (clobbered). The files
+    /// are read through the store's own reader slot, free until the first
+    /// [`Store::next`]: the frames of a load hold no reader nor pair of
+    /// their own.
+    #[inline(never)]
+    fn load_with<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<(), Errno> {
         *self = Store::new();
-        let generation = base_gen(port)?.unwrap_or(0);
+        let generation = base_gen(port, &mut self.reader, pair)?.unwrap_or(0);
         self.generation = generation;
         self.newest = generation;
-        let s = self;
-        let mut pair = Pair::new();
         let mut n = 0usize;
         for (i, path) in SHARD_PATHS.iter().enumerate() {
             if let Some(fd) = open_opt(port, path)? {
-                let mut r = PairReader::new(fd);
-                let res = s.read_shard(port, &mut r, &mut pair, n);
+                let res = self.read_shard(port, fd, pair, n);
+                self.reader = None;
                 let _ = port.close(fd);
                 if let Some(end) = res? {
                     n = end;
                 }
             }
-            if let Some(st) = s.start.get_mut(i + 1) {
+            if let Some(st) = self.start.get_mut(i + 1) {
                 *st = n as u8;
             }
         }
         Ok(())
     }
 
-    /// The records of one shard from entry `from`; `None` when it is stale
-    /// or not one of ours.
+    /// The records of one shard (open as `fd`, read through the reader
+    /// slot) from entry `from`; `None` when it is stale or not one of ours.
     fn read_shard<P: Port>(
         &mut self,
         port: &mut P,
-        r: &mut PairReader,
+        fd: Fd,
         pair: &mut Pair,
         from: usize,
     ) -> Result<Option<usize>, Errno> {
+        let r = self.reader.insert(PairReader::new(fd));
         let first = r.record(port, pair)?;
         if let Some(Rec::Header(g)) = first {
             self.newest = self.newest.max(g);
@@ -489,7 +505,11 @@ impl Store {
         let mut j = from;
         let mut max_n = self.max_n;
         let mut dels = self.dels;
-        while let Some(rec) = r.record(port, pair)? {
+        while let Some(rec) = self
+            .reader
+            .as_mut()
+            .map_or(Ok(None), |r| r.record(port, pair))?
+        {
             let n = match rec {
                 Rec::Header(_) => continue,
                 Rec::Pair(n) => n,
@@ -622,8 +642,8 @@ impl Default for Store {
 #[inline(never)]
 pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), Errno> {
     let mut store = Store::new();
-    store.load(port)?;
     let mut pair = Pair::new();
+    store.load_with(port, &mut pair)?;
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => f(&pair),
@@ -748,12 +768,13 @@ struct Scan {
 // inlined into one frame they would add up on a 1 KiB stack budget.
 #[inline(never)]
 fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
-    let mut store = Store::open(port)?;
+    let mut store = Store::new();
+    let mut pair = Pair::new();
+    store.load_with(port, &mut pair)?;
     s.generation = store.generation;
     s.newest = store.newest;
     s.max_n = store.max_n;
     let (my_shard, my_sig) = (shard_of(key), sig(key));
-    let mut pair = Pair::new();
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => {
@@ -1119,8 +1140,9 @@ fn copy_pairs<P: Port>(
     e: Edit<'_>,
     gone: u128,
 ) -> Result<(usize, bool), MemError> {
-    let mut store = Store::open(port)?;
+    let mut store = Store::new();
     let mut pair = Pair::new();
+    store.load_with(port, &mut pair)?;
     let mut copied = 0usize;
     let mut existed = false;
     let res = loop {

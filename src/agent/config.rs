@@ -12,14 +12,17 @@
 //! Written whole through `/.bentoclaw_config.tmp` and a rename, so a power
 //! cut leaves the old file or the new one; only a changed setting writes.
 //! A reader takes what it understands: an unknown key is skipped (a newer
-//! firmware's), a value out of range keeps that setting's default, a file
-//! that does not parse (torn, garbage, a value of the wrong type, over
-//! [`FILE_MAX`] bytes) is ignored whole: the defaults apply. The `key=value` lines ending in
+//! firmware's) when its value is flat (a string, number, `true`, `false`,
+//! `null`), a value out of range keeps that setting's default, a file
+//! that does not parse (torn, garbage, a value of the wrong type, an array
+//! or object as a value, a key given twice, over [`FILE_MAX`] bytes) is
+//! ignored whole: the defaults apply. The `key=value` lines ending in
 //! `end` that earlier releases wrote are still read.
 //!
 //! Defaults are the seed's behaviour: nothing here changes what goes over
 //! the wire unless set (`backend_summary`, `send_tools`).
 
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::port::{Errno, Mode, Port};
@@ -186,7 +189,13 @@ pub fn index(name: &[u8]) -> Option<usize> {
     KEYS.iter().position(|k| k.name.as_bytes() == name)
 }
 
-#[derive(Serialize, Deserialize, Default)]
+/// The file's object. Read by hand rather than derived: the derive skips an
+/// unknown key's value with serde's `IgnoredAny`, which recurses into
+/// nested arrays and objects (a stack frame per level). Ours are flat, so
+/// an unknown key's value must be a scalar or a string ([`Flat`]); a nested
+/// one makes the file not parse (the defaults apply), like any other value
+/// of the wrong type.
+#[derive(Serialize, Default)]
 struct Doc {
     #[serde(default)]
     compact_threshold_pct: Option<i32>,
@@ -210,6 +219,103 @@ struct Doc {
     archive: Option<bool>,
     #[serde(default)]
     compact_before_drop: Option<bool>,
+}
+
+/// An unknown key's value, checked and dropped: a string, number, `true`,
+/// `false` or `null`; an array or object is an error, found without
+/// descending into it.
+struct Flat;
+
+impl<'de> Deserialize<'de> for Flat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Flat, D::Error> {
+        d.deserialize_ignored_any(Flat)
+    }
+}
+
+impl<'de> Visitor<'de> for Flat {
+    type Value = Flat;
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("a flat value")
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Flat, E> {
+        Ok(Flat)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Flat, E> {
+        Ok(Flat)
+    }
+}
+
+/// A key of the file: the setting's index, `None` when unknown.
+struct Name(Option<usize>);
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+        d.deserialize_identifier(NameVisitor)
+    }
+}
+
+struct NameVisitor;
+
+impl<'de> Visitor<'de> for NameVisitor {
+    type Value = Name;
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("a setting")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Name, E> {
+        Ok(Name(index(v.as_bytes())))
+    }
+}
+
+impl<'de> Deserialize<'de> for Doc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Doc, D::Error> {
+        d.deserialize_map(DocVisitor)
+    }
+}
+
+struct DocVisitor;
+
+impl<'de> Visitor<'de> for DocVisitor {
+    type Value = Doc;
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("the settings")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+        let mut doc = Doc::default();
+        // As the derive does: a key given twice makes the file not parse.
+        let mut seen = 0u16;
+        while let Some(Name(i)) = map.next_key::<Name>()? {
+            let Some(i) = i else {
+                map.next_value::<Flat>()?;
+                continue;
+            };
+            let bit = 1u16 << (i & 15);
+            if seen & bit != 0 {
+                return Err(serde::de::Error::custom("duplicate setting"));
+            }
+            seen |= bit;
+            let slot = match i {
+                0 => &mut doc.compact_threshold_pct,
+                1 => &mut doc.compact_min_msgs,
+                2 => &mut doc.compact_keep,
+                3 => &mut doc.context_budget,
+                4 => &mut doc.idle_timeout_s,
+                5 => &mut doc.daily_reset_hour,
+                _ => {
+                    let flag = match i {
+                        6 => &mut doc.auto_compact,
+                        7 => &mut doc.backend_summary,
+                        8 => &mut doc.send_tools,
+                        9 => &mut doc.archive,
+                        _ => &mut doc.compact_before_drop,
+                    };
+                    *flag = map.next_value::<Option<bool>>()?;
+                    continue;
+                }
+            };
+            *slot = map.next_value::<Option<i32>>()?;
+        }
+        Ok(doc)
+    }
 }
 
 impl Doc {
@@ -423,11 +529,21 @@ mod tests {
         assert_eq!(load(&mut p).unwrap(), c);
         // Unknown keys and out-of-range values; a wrong type spoils it all.
         let got = parse(
-            br#"{"future":{"x":[1,2]},"compact_keep":99,"auto_compact":false,"idle_timeout_s":60}"#,
+            br#"{"future":"x","compact_keep":99,"auto_compact":false,"f2":-1.5e3,"f3":null,"f4":true,"idle_timeout_s":60}"#,
         );
         assert_eq!(got.compact_keep, 4);
         assert!(!got.auto_compact);
         assert_eq!(got.idle_timeout_s, 60);
+        // The file is flat: an unknown key's nested value is refused (not
+        // skipped by a recursive descent), and so is a key given twice.
+        for bad in [
+            &br#"{"future":{"x":[1,2]},"idle_timeout_s":60}"#[..],
+            br#"{"future":[1],"idle_timeout_s":60}"#,
+            br#"{"idle_timeout_s":60,"idle_timeout_s":60}"#,
+            br#"{"archive":true,"archive":null}"#,
+        ] {
+            assert_eq!(parse(bad), Config::defaults_loaded());
+        }
         assert_eq!(
             parse(br#"{"auto_compact":0,"idle_timeout_s":60}"#),
             Config::defaults_loaded()

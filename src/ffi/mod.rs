@@ -197,21 +197,26 @@ impl CPort {
         r
     }
 
-    fn fd_path(&self, fd: Fd) -> [u8; PATH_MAX] {
-        usize::try_from(fd)
-            .ok()
-            .and_then(|i| self.fd_paths.get(i))
-            .copied()
-            .unwrap_or([0; PATH_MAX])
+    fn note_fd<T>(&mut self, fd: Fd, r: Result<T, Errno>) -> Result<T, Errno> {
+        if let Err(e) = &r {
+            self.note_fd_error(fd, *e);
+        }
+        r
     }
 
-    fn note_fd<T>(&mut self, fd: Fd, r: Result<T, Errno>) -> Result<T, Errno> {
-        if r.is_ok() {
-            return r;
+    /// The failure of an operation on `fd`, named by the descriptor's path.
+    /// Copied field to field (the slot is the path then NULs, as `note`
+    /// leaves `error_path`): no path copy on the stack of every read.
+    #[inline(never)]
+    #[cold]
+    fn note_fd_error(&mut self, fd: Fd, e: Errno) {
+        self.error = e.0;
+        match usize::try_from(fd).ok().and_then(|i| self.fd_paths.get(i)) {
+            // A copy, not an array assignment: that one links memmove
+            // (1.5 KB) as the compiler cannot tell the fields apart.
+            Some(path) => crate::text::copy_prefix(&mut self.error_path, path),
+            None => self.error_path = [0; PATH_MAX],
         }
-        let path = self.fd_path(fd);
-        let path = path.split(|&b| b == 0).next().unwrap_or(&[]);
-        self.note(path, r)
     }
 }
 

@@ -59,6 +59,12 @@ impl ByteReader {
         &self.array
     }
 
+    /// Replaces them (a record whose numbers come as separate fields hands
+    /// them on in the same place).
+    pub fn set_array(&mut self, values: [u32; ARRAY_MAX]) {
+        self.array = values;
+    }
+
     /// The descriptor, for closing.
     pub fn fd(&self) -> Fd {
         self.fd
@@ -69,20 +75,35 @@ impl ByteReader {
         self.offset
     }
 
+    #[inline(always)]
     fn peek(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
         if self.pos >= self.len {
-            if self.eof {
-                return Ok(None);
-            }
-            let n = port.read(self.fd, &mut self.buf)?;
-            if n == 0 || n > self.buf.len() {
-                self.eof = true;
-                return Ok(None);
-            }
-            self.pos = 0;
-            self.len = n;
+            self.refill(port)?;
         }
-        Ok(self.buf.get(self.pos).copied())
+        // Still nothing buffered: the end of the file.
+        Ok(self
+            .buf
+            .get(self.pos..self.len)
+            .and_then(|b| b.first())
+            .copied())
+    }
+
+    /// Reads the next chunk (the end of the file: none). The only caller of
+    /// the port, kept out of line and small: it is the bottom of every
+    /// parse's deepest call chain.
+    #[inline(never)]
+    fn refill(&mut self, port: &mut dyn Port) -> Result<(), Errno> {
+        if self.eof {
+            return Ok(());
+        }
+        let n = port.read(self.fd, &mut self.buf)?;
+        if n == 0 || n > self.buf.len() {
+            self.eof = true;
+            return Ok(());
+        }
+        self.pos = 0;
+        self.len = n;
+        Ok(())
     }
 
     fn bump(&mut self) {
@@ -93,6 +114,7 @@ impl ByteReader {
         }
     }
 
+    #[inline(always)]
     fn next(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
         let b = self.peek(port)?;
         self.bump();
@@ -116,6 +138,7 @@ impl ByteReader {
 
     /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
     /// control character) at the start of the buffer, refilling it first.
+    #[inline(always)]
     fn plain_run(&mut self, port: &mut dyn Port) -> Result<usize, Errno> {
         if self.peek(port)?.is_none() {
             return Ok(0);
@@ -242,20 +265,46 @@ impl Scalar {
     }
 }
 
+/// Longest scalar field name: the names of both files are short (`"end"`,
+/// `"tout"`), and a record with eleven of them sits on the deepest stack
+/// path of the session load (4 bytes a name, not a slice's 8).
+const SCALAR_NAME_MAX: usize = 4;
+
 /// A scalar field the caller wants.
 pub struct ScalarField {
-    /// The field name in the file.
-    pub name: &'static [u8],
+    /// The field name in the file, NUL-padded (a decoded name holds no NUL:
+    /// `\u0000` is refused); 0xFF bytes (never in UTF-8) for a name longer
+    /// than [`SCALAR_NAME_MAX`], which matches nothing.
+    name: [u8; SCALAR_NAME_MAX],
     /// The value found.
     pub value: Scalar,
 }
 
 impl ScalarField {
-    /// A field called `name`, absent until read.
+    /// A field called `name` (at most [`SCALAR_NAME_MAX`] bytes; a longer
+    /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
+        let name = match *name {
+            [] => [0; SCALAR_NAME_MAX],
+            [a] => [a, 0, 0, 0],
+            [a, b] => [a, b, 0, 0],
+            [a, b, c] => [a, b, c, 0],
+            [a, b, c, d] => [a, b, c, d],
+            _ => [0xFF; SCALAR_NAME_MAX],
+        };
         Self {
             name,
             value: Scalar::Absent,
+        }
+    }
+
+    /// Whether the field is called `name` (not empty).
+    fn is(&self, name: &[u8]) -> bool {
+        match (self.name.get(..name.len()), self.name.get(name.len()..)) {
+            (Some(head), Some(rest)) => {
+                !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
+            }
+            _ => false,
         }
     }
 }
@@ -417,10 +466,7 @@ fn parse_object(
             }
             Some(_) => {
                 let v = parse_scalar(port, r)?;
-                if let Some(f) = scalars
-                    .iter_mut()
-                    .find(|f| !name.is_empty() && f.name == name)
-                {
+                if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                     f.value = v;
                 }
             }
@@ -546,6 +592,9 @@ fn decode_string(
 /// left open by the previous run first, then the rest in bulk
 /// (`core::str::from_utf8`, already in the image), a character cut at the
 /// end of the run left open in `u`.
+// Out of line: its locals stay out of `decode_string`'s frame, which is on
+// the deepest path of every parse (down to the port's read).
+#[inline(never)]
 fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
     if u.complete() && bytes.is_ascii() {
         return true;
@@ -571,6 +620,8 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
     }
 }
 
+// Inlined: one frame less on the deepest path of a parse.
+#[inline(always)]
 fn hex4(port: &mut dyn Port, r: &mut ByteReader) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
@@ -939,10 +990,7 @@ mod tests {
             let mut a = [0u8; 20];
             let mut b = [0u8; 20];
             let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
-            let mut sc = [ScalarField {
-                name: b"end",
-                value: Scalar::Absent,
-            }];
+            let mut sc = [ScalarField::new(b"end")];
             let line = read_record(&mut port, &mut r, &mut strs, &mut sc).unwrap();
             if line == Line::Eof {
                 break;
@@ -1012,6 +1060,19 @@ mod tests {
             assert_eq!(lines[0].0, Line::Skipped);
             assert_eq!((lines[1].0, lines[1].1.as_str()), (Line::Record, "next"));
         }
+    }
+
+    #[test]
+    fn scalar_names_match_exactly() {
+        let f = ScalarField::new(b"end");
+        assert!(f.is(b"end"));
+        for other in [&b""[..], b"en", b"ends", b"tout"] {
+            assert!(!f.is(other), "{other:?}");
+        }
+        assert!(ScalarField::new(b"tout").is(b"tout"));
+        assert!(!ScalarField::new(b"").is(b""));
+        assert!(!ScalarField::new(b"toolong").is(b"toolong"));
+        assert!(!ScalarField::new(b"toolong").is(b"tool"));
     }
 
     #[test]

@@ -39,8 +39,9 @@ pub struct Record {
     pub end: bool,
     /// The batch's number (end lines; 0 when absent).
     pub seq: u32,
-    /// The statistics (end lines), when present.
-    pub stats: Option<StatsArray>,
+    /// The statistics (end lines) are present: in the reader's
+    /// [`ByteReader::array`] (not copied through every frame).
+    pub stats: bool,
 }
 
 /// What [`read`] found.
@@ -57,20 +58,26 @@ const FIELDS: [&[u8]; 9] = [
     b"end", b"seq", b"keep", b"st", b"in", b"out", b"tin", b"tout", b"ctx",
 ];
 
-/// Reads the next line; the message goes to `text`.
+/// Reads the next line; the message goes to `text` (`None`: it is checked,
+/// not kept), the statistics (when [`Record::stats`]) to `r`'s
+/// [`ByteReader::array`].
 // Out of line: its decode buffers must not add up with the callers' frames
 // on a 1 KiB stack budget.
 #[inline(never)]
 pub fn read<P: Port>(
     port: &mut P,
     r: &mut ByteReader,
-    text: &mut [u8; MSG_MAX_BYTES],
+    text: Option<&mut [u8; MSG_MAX_BYTES]>,
 ) -> Result<Read, Errno> {
     let mut role = [0u8; 9];
-    let mut strs = [
-        StrField::optional(b"role", &mut role),
-        StrField::optional(b"content", text),
-    ];
+    let content = match text {
+        Some(t) => StrField::optional(b"content", t),
+        None => StrField {
+            required: false,
+            ..StrField::counted(b"content", MSG_MAX_BYTES)
+        },
+    };
+    let mut strs = [StrField::optional(b"role", &mut role), content];
     let mut extra = [
         ScalarField::new(FIELDS[0]),
         ScalarField::new(FIELDS[1]),
@@ -108,18 +115,21 @@ pub fn read<P: Port>(
         _ => None,
     };
     let stats = match extra[3].value {
-        Scalar::Array(7) => Some(*r.array()),
+        Scalar::Array(7) => true,
         Scalar::Array(..) => return Ok(Read::Skipped),
-        _ if extra[4].value != Scalar::Absent => Some([
-            extra[4].value.uint(),
-            extra[5].value.uint(),
-            extra[6].value.uint(),
-            extra[7].value.uint(),
-            extra[8].value.uint(),
-            extra[9].value.uint(),
-            extra[10].value.uint(),
-        ]),
-        _ => None,
+        _ if extra[4].value != Scalar::Absent => {
+            r.set_array([
+                extra[4].value.uint(),
+                extra[5].value.uint(),
+                extra[6].value.uint(),
+                extra[7].value.uint(),
+                extra[8].value.uint(),
+                extra[9].value.uint(),
+                extra[10].value.uint(),
+            ]);
+            true
+        }
+        _ => false,
     };
     Ok(Read::Record(Record {
         role,

@@ -179,8 +179,6 @@ struct Scan {
     ended: bool,
     /// `seq` of that line.
     seq: u32,
-    /// Its statistics.
-    stats: Option<StatsArray>,
 }
 
 /// The ring plus what is known about its files.
@@ -730,20 +728,21 @@ impl Session {
         self.no_files = true;
         let mut newest = 0u32;
         let mut stats: Option<StatsArray> = None;
-        if let Some(scan) = scan_file(port, SESSION_PATH)? {
+        // The statistics go straight to `stats` (one copy on the stack for
+        // the whole load, not one per returned value).
+        if let Some(scan) = scan_file(port, SESSION_PATH, Some(&mut stats))? {
             self.no_files = false;
             self.base_seq = scan.seq;
             newest = scan.seq;
-            stats = scan.stats;
             // A damaged base is rewritten at the next flush.
             self.fold_due = !scan.clean;
-            self.replay(port, SESSION_PATH, scan.cut, scan.seq)?;
+            self.replay(port, SESSION_PATH, scan.cut, scan.seq, None)?;
         }
         // The slots newer than the base (by slot), then replayed oldest
         // first: the smallest `seq` not replayed yet, six times at most.
         let mut found = [(0u32, 0u32); SLOTS];
         for (i, path) in SLOT_PATHS.iter().enumerate() {
-            let Some(scan) = scan_file(port, path)? else {
+            let Some(scan) = scan_file(port, path, None)? else {
                 continue;
             };
             self.no_files = false;
@@ -767,9 +766,7 @@ impl Session {
             };
             done = seq;
             let path = SLOT_PATHS.get(i).copied().unwrap_or(SESSION_PATH);
-            if let Some(st) = self.replay(port, path, cut, seq)? {
-                stats = Some(st);
-            }
+            self.replay(port, path, cut, seq, Some(&mut stats))?;
         }
         self.next_seq = newest.saturating_add(1);
         self.live = self.live_slots();
@@ -783,7 +780,8 @@ impl Session {
     }
 
     /// Pass 2 over one file: its records up to `cut` onto the ring, as
-    /// batch `seq`. Returns the statistics of its end line.
+    /// batch `seq`. The statistics of its last line that has them go to
+    /// `stats` (when given; left as they are when no line has them).
     #[inline(never)]
     fn replay<P: Port>(
         &mut self,
@@ -791,23 +789,23 @@ impl Session {
         path: &CStr,
         cut: u32,
         seq: u32,
-    ) -> Result<Option<StatsArray>, Errno> {
+        mut stats: Option<&mut Option<StatsArray>>,
+    ) -> Result<(), Errno> {
         let fd = port.open(path, Mode::Read)?;
         let mut r = ByteReader::new(fd);
         let mut text = [0u8; MSG_MAX_BYTES];
-        let mut stats = None;
         let res = loop {
             if r.offset() >= cut {
                 break Ok(());
             }
-            let rec = match fmt::read(port, &mut r, &mut text) {
+            let rec = match fmt::read(port, &mut r, Some(&mut text)) {
                 Ok(Read::Record(rec)) => rec,
                 Ok(Read::Skipped) => continue,
                 Ok(Read::Eof) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            if rec.stats.is_some() {
-                stats = rec.stats;
+            if let (true, Some(st)) = (rec.stats, stats.as_deref_mut()) {
+                *st = Some(*r.array());
             }
             let Some(role) = rec.role else {
                 continue;
@@ -829,7 +827,7 @@ impl Session {
             }
         };
         let _ = port.close(fd);
-        res.map(|()| stats)
+        res
     }
 }
 
@@ -840,30 +838,36 @@ impl Default for Session {
 }
 
 /// Pass 1 over one file: where its last end line ends. `None` when the file
-/// does not exist.
+/// does not exist. That line's statistics (`None`: it has none) go to
+/// `stats` when given.
 #[inline(never)]
-fn scan_file<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Scan>, Errno> {
+fn scan_file<P: Port>(
+    port: &mut P,
+    path: &CStr,
+    mut stats: Option<&mut Option<StatsArray>>,
+) -> Result<Option<Scan>, Errno> {
     let fd = match port.open(path, Mode::Read) {
         Ok(fd) => fd,
         Err(Errno::ENOENT) => return Ok(None),
         Err(e) => return Err(e),
     };
     let mut r = ByteReader::new(fd);
-    let mut text = [0u8; MSG_MAX_BYTES];
     let mut scan = Scan {
         cut: 0,
         clean: true,
         ended: false,
         seq: 0,
-        stats: None,
     };
     let res = loop {
-        match fmt::read(port, &mut r, &mut text) {
+        // The messages are checked, not kept: no buffer for them.
+        match fmt::read(port, &mut r, None) {
             Ok(Read::Record(rec)) if rec.end => {
                 scan.cut = r.offset();
                 scan.ended = true;
                 scan.seq = rec.seq;
-                scan.stats = rec.stats;
+                if let Some(st) = stats.as_deref_mut() {
+                    *st = rec.stats.then(|| *r.array());
+                }
             }
             Ok(Read::Record(_)) => {}
             Ok(Read::Skipped) => scan.clean = false,

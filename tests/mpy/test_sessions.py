@@ -166,12 +166,14 @@ CORRUPT = [
     (b"=5\ncompact_keep\n\n\nend\n", 4, 0),
     (b"compact_keep=\xe0\xb8\x81\nend\n", 4, 0),
     (b"auto_compact=1\ncompact_keep=0\nend\n", 0, 0),
-    # The JSON file: out of range keeps that default, unknown keys are
-    # skipped, anything that does not parse (wrong type, duplicate, torn,
-    # too deep, too long) is ignored whole.
+    # The JSON file: out of range keeps that default, unknown keys with a
+    # flat value are skipped, anything that does not parse (wrong type,
+    # duplicate, torn, an array or object as a value, too long) is ignored
+    # whole.
     (b'{"compact_keep":2,"idle_timeout_s":60}', 2, 60),
     (b'{"compact_keep":99,"idle_timeout_s":60}', 4, 60),
-    (b'{"future":{"x":[[1],{"y":null}]},"compact_keep":3}', 3, 0),
+    (b'{"future":"x","f2":-1.5e3,"f3":null,"compact_keep":3}', 3, 0),
+    (b'{"future":{"x":[[1],{"y":null}]},"compact_keep":3}', 4, 0),
     (b'{"compact_keep":"2","idle_timeout_s":60}', 4, 0),
     (b'{"compact_keep":2,"compact_keep":3}', 4, 0),
     (b'{"compact_keep":2', 4, 0),
