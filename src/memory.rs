@@ -50,17 +50,14 @@
 
 use core::ffi::CStr;
 
-use crate::format::lines::{
-    ByteReader, Bytes, Count, Line, LineWriter, Scalar, ScalarField, StrField, read_record,
-};
+use crate::format::lines::{Bytes, Count, LineWriter};
+pub use crate::format::memory::Pair;
+use crate::format::memory::{PairReader, Rec, write_del, write_header, write_pair};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
 pub(crate) const MAX_ENTRIES: usize = 32;
-/// Longest key in bytes.
-pub(crate) const KEY_MAX_BYTES: usize = 31;
-/// Longest value in bytes.
-pub(crate) const VAL_MAX_BYTES: usize = 127;
+pub(crate) use crate::format::memory::{KEY_MAX_BYTES, VAL_MAX_BYTES};
 /// Key hashes `set` remembers for its duplicate pre-check (a file with more
 /// pairs, only possible by hand, gets the exact check for the rest).
 const HASHED: usize = MAX_ENTRIES;
@@ -184,175 +181,6 @@ pub fn shard_of(key: &[u8]) -> usize {
 /// The fingerprint of `key` within its shard.
 fn sig(key: &[u8]) -> u16 {
     (fnv(key) >> 16) as u16
-}
-
-/// One pair read from the file.
-pub struct Pair {
-    key: [u8; KEY_MAX_BYTES],
-    key_len: u8,
-    val: [u8; VAL_MAX_BYTES],
-    val_len: u8,
-    pinned: bool,
-}
-
-impl Pair {
-    /// An empty pair to read into.
-    pub fn new() -> Self {
-        Self {
-            key: [0; KEY_MAX_BYTES],
-            key_len: 0,
-            val: [0; VAL_MAX_BYTES],
-            val_len: 0,
-            pinned: false,
-        }
-    }
-
-    /// Whether the pair is pinned (`"pin":true`).
-    pub fn pinned(&self) -> bool {
-        self.pinned
-    }
-
-    /// The key.
-    pub fn key(&self) -> &[u8] {
-        self.key.get(..usize::from(self.key_len)).unwrap_or(&[])
-    }
-
-    /// The value.
-    pub fn value(&self) -> &[u8] {
-        self.val.get(..usize::from(self.val_len)).unwrap_or(&[])
-    }
-}
-
-impl Default for Pair {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// What a line of a store file is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Rec {
-    /// A pair (in the `Pair` read into), with its place among the keys
-    /// new since the base (`"n"`, shards only; 0 when absent).
-    Pair(u8),
-    /// A forgotten key (its key in the `Pair`).
-    Del,
-    /// A generation header.
-    Header(u32),
-}
-
-/// Reads the records of an open store file, one at a time.
-pub struct PairReader {
-    r: ByteReader,
-    /// Whether a line was skipped (the file needs a rewrite).
-    pub skipped: bool,
-}
-
-impl PairReader {
-    /// Wraps an open descriptor.
-    pub fn new(fd: Fd) -> Self {
-        Self {
-            r: ByteReader::new(fd),
-            skipped: false,
-        }
-    }
-
-    /// The key of the next valid pair (its value checked, not kept), or
-    /// `None` at the end of the file.
-    #[inline(never)]
-    pub fn next_key<P: Port>(
-        &mut self,
-        port: &mut P,
-        key: &mut [u8; KEY_MAX_BYTES],
-    ) -> Result<Option<usize>, Errno> {
-        loop {
-            let mut strs = [
-                StrField::new(b"key", key),
-                StrField::counted(b"value", VAL_MAX_BYTES),
-            ];
-            let line = read_record(port, &mut self.r, &mut strs, &mut [])?;
-            match line {
-                Line::Eof => return Ok(None),
-                Line::Record | Line::RecordAtEof if strs[0].len > 0 => {
-                    return Ok(Some(strs[0].len));
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// The next record into `key` and `val` (an empty `val`: the value is
-    /// checked, not kept): (what, key length, value length, pinned).
-    fn rec<P: Port>(
-        &mut self,
-        port: &mut P,
-        key: &mut [u8; KEY_MAX_BYTES],
-        val: &mut [u8],
-    ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
-        loop {
-            let mut value = if val.is_empty() {
-                StrField::counted(b"value", VAL_MAX_BYTES)
-            } else {
-                StrField::new(b"value", &mut *val)
-            };
-            value.required = false;
-            let mut strs = [StrField::optional(b"key", key), value];
-            // Pins exist for relevant recall only: a build without it reads
-            // every pair as unpinned (and a rewrite drops the flag).
-            let mut extra = [
-                ScalarField::new(if cfg!(feature = "recall") {
-                    b"pin"
-                } else {
-                    b""
-                }),
-                ScalarField::new(b"del"),
-                ScalarField::new(b"seq"),
-                ScalarField::new(b"n"),
-            ];
-            let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
-            let [k, v] = &strs;
-            let rec = match (k.seen, k.len > 0, v.seen, extra[1].value, extra[2].value) {
-                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value.uint().min(255) as u8)),
-                (true, true, false, Scalar::True, _) => Some(Rec::Del),
-                (false, _, false, _, Scalar::Uint(g)) => Some(Rec::Header(g)),
-                _ => None,
-            };
-            match (line, rec) {
-                (Line::Eof, _) => return Ok(None),
-                (Line::Record | Line::RecordAtEof, Some(rec)) => {
-                    if line == Line::RecordAtEof {
-                        self.skipped = true;
-                    }
-                    // At most 31 and 127: the fields' limits.
-                    let pinned = extra[0].value == Scalar::True;
-                    return Ok(Some((rec, k.len as u8, v.len as u8, pinned)));
-                }
-                _ => self.skipped = true,
-            }
-        }
-    }
-
-    /// The next record, or `None` at the end of the file.
-    fn record<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<Rec>, Errno> {
-        let got = self.rec(port, &mut pair.key, &mut pair.val)?;
-        Ok(got.map(|(rec, kl, vl, pinned)| {
-            pair.key_len = kl;
-            pair.val_len = vl;
-            pair.pinned = pinned;
-            rec
-        }))
-    }
-
-    /// The next valid pair, or `None` at the end of the file.
-    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        loop {
-            match self.record(port, pair)? {
-                None => return Ok(None),
-                Some(Rec::Pair(_)) => return Ok(Some(())),
-                Some(_) => {}
-            }
-        }
-    }
 }
 
 fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
@@ -625,7 +453,7 @@ impl Store {
     /// Closes the file being read (after an error, or to stop early).
     pub fn close<P: Port>(&mut self, port: &mut P) {
         if let Some(r) = self.reader.take() {
-            let _ = port.close(r.r.fd());
+            let _ = port.close(r.fd());
         }
     }
 }
@@ -943,7 +771,7 @@ fn shard_edit<P: Port>(
         let mut header = false;
         let mut from = 0u32;
         while let Some((rec, kl, _, _)) = r.rec(&mut src, &mut other, &mut [])? {
-            let to = r.r.offset();
+            let to = r.offset();
             match rec {
                 Rec::Header(g) if from == 0 => header = g == generation,
                 _ if !header => break,
@@ -1039,27 +867,10 @@ fn write_shard<P: Port>(
         }
     }
     match change {
-        Change::Pair(v, pinned, n) => {
-            write_pair_fields(port, &mut w, key, v, pinned)?;
-            if n != 0 {
-                w.raw(port, b",\"n\":")?;
-                w.uint(port, u32::from(n))?;
-            }
-            w.raw(port, b"}\n")?;
-        }
-        Change::Del => {
-            w.raw(port, b"{\"key\":")?;
-            w.string(port, key)?;
-            w.raw(port, b",\"del\":true}\n")?;
-        }
+        Change::Pair(v, pinned, n) => write_pair(port, &mut w, key, v, pinned, n)?,
+        Change::Del => write_del(port, &mut w, key)?,
     }
     w.flush(port)
-}
-
-fn write_header<P: Port>(port: &mut P, w: &mut LineWriter, generation: u32) -> Result<(), Errno> {
-    w.raw(port, b"{\"seq\":")?;
-    w.uint(port, generation)?;
-    w.raw(port, b"}\n")
 }
 
 /// The fold: the merged store with the edit made, under the next
@@ -1079,7 +890,7 @@ fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> Result<
         Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
         Ok((_, true)) => w.flush(port).map_err(MemError::Io),
         Ok((_, false)) => match e {
-            Edit::Set(v) => write_pair(port, &mut w, key, v, false)
+            Edit::Set(v) => write_pair(port, &mut w, key, v, false, 0)
                 .and_then(|()| w.flush(port))
                 .map_err(MemError::Io),
             _ => Err(MemError::NotFound),
@@ -1154,14 +965,14 @@ fn copy_pairs<P: Port>(
                 let written = if pair.key() == key {
                     existed = true;
                     match e {
-                        Edit::Set(v) => write_pair(port, w, key, v, pair.pinned),
+                        Edit::Set(v) => write_pair(port, w, key, v, pair.pinned, 0),
                         Edit::Forget => Ok(()),
                         #[cfg(feature = "recall")]
-                        Edit::Pin(on) => write_pair(port, w, key, pair.value(), on),
+                        Edit::Pin(on) => write_pair(port, w, key, pair.value(), on, 0),
                     }
                 } else {
                     copied += 1;
-                    write_pair(port, w, pair.key(), pair.value(), pair.pinned)
+                    write_pair(port, w, pair.key(), pair.value(), pair.pinned, 0)
                 };
                 if let Err(e) = written {
                     break Err(MemError::Io(e));
@@ -1257,34 +1068,6 @@ fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool
     };
     let _ = port.close(fd);
     res
-}
-
-fn write_pair<P: Port>(
-    port: &mut P,
-    w: &mut LineWriter,
-    key: &[u8],
-    value: &[u8],
-    pinned: bool,
-) -> Result<(), Errno> {
-    write_pair_fields(port, w, key, value, pinned)?;
-    w.raw(port, b"}\n")
-}
-
-fn write_pair_fields<P: Port>(
-    port: &mut P,
-    w: &mut LineWriter,
-    key: &[u8],
-    value: &[u8],
-    pinned: bool,
-) -> Result<(), Errno> {
-    w.raw(port, b"{\"key\":")?;
-    w.string(port, key)?;
-    w.raw(port, b",\"value\":")?;
-    w.string(port, value)?;
-    if pinned {
-        w.raw(port, b",\"pin\":true")?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -38,4 +38,5 @@
 //! recursion; a line that is not a record is skipped and reported.
 
 pub mod lines;
+pub mod memory;
 pub mod session;

@@ -1,0 +1,246 @@
+//! The memory store's records (see [`crate::format`] for the files): a pair
+//! `{"key":…,"value":…}` (`"pin":true` when pinned; `"n":N` in a shard for a
+//! key new since the base), a forgotten key `{"key":…,"del":true}`, and a
+//! generation header `{"seq":G}`. [`PairReader`] reads them one at a time
+//! from an open file; the `write_*` functions write them. Which file gets
+//! which record, and when a store folds, is [`crate::memory`]'s business.
+
+use crate::format::lines::{
+    ByteReader, Line, LineWriter, Scalar, ScalarField, StrField, read_record,
+};
+use crate::port::{Errno, Fd, Port};
+
+/// Longest key in bytes.
+pub(crate) const KEY_MAX_BYTES: usize = 31;
+/// Longest value in bytes.
+pub(crate) const VAL_MAX_BYTES: usize = 127;
+
+/// One pair read from the file.
+pub struct Pair {
+    pub(crate) key: [u8; KEY_MAX_BYTES],
+    pub(crate) key_len: u8,
+    pub(crate) val: [u8; VAL_MAX_BYTES],
+    pub(crate) val_len: u8,
+    pub(crate) pinned: bool,
+}
+
+impl Pair {
+    /// An empty pair to read into.
+    pub fn new() -> Self {
+        Self {
+            key: [0; KEY_MAX_BYTES],
+            key_len: 0,
+            val: [0; VAL_MAX_BYTES],
+            val_len: 0,
+            pinned: false,
+        }
+    }
+
+    /// Whether the pair is pinned (`"pin":true`).
+    pub fn pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// The key.
+    pub fn key(&self) -> &[u8] {
+        self.key.get(..usize::from(self.key_len)).unwrap_or(&[])
+    }
+
+    /// The value.
+    pub fn value(&self) -> &[u8] {
+        self.val.get(..usize::from(self.val_len)).unwrap_or(&[])
+    }
+}
+
+impl Default for Pair {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a line of a store file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rec {
+    /// A pair (in the `Pair` read into), with its place among the keys
+    /// new since the base (`"n"`, shards only; 0 when absent).
+    Pair(u8),
+    /// A forgotten key (its key in the `Pair`).
+    Del,
+    /// A generation header.
+    Header(u32),
+}
+
+/// Reads the records of an open store file, one at a time.
+pub struct PairReader {
+    r: ByteReader,
+    /// Whether a line was skipped (the file needs a rewrite).
+    pub skipped: bool,
+}
+
+impl PairReader {
+    /// Wraps an open descriptor.
+    pub fn new(fd: Fd) -> Self {
+        Self {
+            r: ByteReader::new(fd),
+            skipped: false,
+        }
+    }
+
+    /// The open file.
+    pub(crate) fn fd(&self) -> Fd {
+        self.r.fd()
+    }
+
+    /// Bytes of the file consumed so far.
+    pub(crate) fn offset(&self) -> u32 {
+        self.r.offset()
+    }
+
+    /// The key of the next valid pair (its value checked, not kept), or
+    /// `None` at the end of the file.
+    #[inline(never)]
+    pub fn next_key<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+    ) -> Result<Option<usize>, Errno> {
+        loop {
+            let mut strs = [
+                StrField::new(b"key", key),
+                StrField::counted(b"value", VAL_MAX_BYTES),
+            ];
+            let line = read_record(port, &mut self.r, &mut strs, &mut [])?;
+            match line {
+                Line::Eof => return Ok(None),
+                Line::Record | Line::RecordAtEof if strs[0].len > 0 => {
+                    return Ok(Some(strs[0].len));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The next record into `key` and `val` (an empty `val`: the value is
+    /// checked, not kept): (what, key length, value length, pinned).
+    pub(crate) fn rec<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+        val: &mut [u8],
+    ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
+        loop {
+            let mut value = if val.is_empty() {
+                StrField::counted(b"value", VAL_MAX_BYTES)
+            } else {
+                StrField::new(b"value", &mut *val)
+            };
+            value.required = false;
+            let mut strs = [StrField::optional(b"key", key), value];
+            // Pins exist for relevant recall only: a build without it reads
+            // every pair as unpinned (and a rewrite drops the flag).
+            let mut extra = [
+                ScalarField::new(if cfg!(feature = "recall") {
+                    b"pin"
+                } else {
+                    b""
+                }),
+                ScalarField::new(b"del"),
+                ScalarField::new(b"seq"),
+                ScalarField::new(b"n"),
+            ];
+            let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
+            let [k, v] = &strs;
+            let rec = match (k.seen, k.len > 0, v.seen, extra[1].value, extra[2].value) {
+                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value.uint().min(255) as u8)),
+                (true, true, false, Scalar::True, _) => Some(Rec::Del),
+                (false, _, false, _, Scalar::Uint(g)) => Some(Rec::Header(g)),
+                _ => None,
+            };
+            match (line, rec) {
+                (Line::Eof, _) => return Ok(None),
+                (Line::Record | Line::RecordAtEof, Some(rec)) => {
+                    if line == Line::RecordAtEof {
+                        self.skipped = true;
+                    }
+                    // At most 31 and 127: the fields' limits.
+                    let pinned = extra[0].value == Scalar::True;
+                    return Ok(Some((rec, k.len as u8, v.len as u8, pinned)));
+                }
+                _ => self.skipped = true,
+            }
+        }
+    }
+
+    /// The next record, or `None` at the end of the file.
+    pub(crate) fn record<P: Port>(
+        &mut self,
+        port: &mut P,
+        pair: &mut Pair,
+    ) -> Result<Option<Rec>, Errno> {
+        let got = self.rec(port, &mut pair.key, &mut pair.val)?;
+        Ok(got.map(|(rec, kl, vl, pinned)| {
+            pair.key_len = kl;
+            pair.val_len = vl;
+            pair.pinned = pinned;
+            rec
+        }))
+    }
+
+    /// The next valid pair, or `None` at the end of the file.
+    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
+        loop {
+            match self.record(port, pair)? {
+                None => return Ok(None),
+                Some(Rec::Pair(_)) => return Ok(Some(())),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// A generation header, `{"seq":G}`.
+pub(crate) fn write_header<P: Port>(
+    port: &mut P,
+    w: &mut LineWriter,
+    generation: u32,
+) -> Result<(), Errno> {
+    w.raw(port, b"{\"seq\":")?;
+    w.uint(port, generation)?;
+    w.raw(port, b"}\n")
+}
+
+/// A pair line, `{"key":…,"value":…}`, with `"pin":true` when pinned and,
+/// in a shard, `"n":N` (1..) for its place among the keys new since the base
+/// (omitted when `n` is 0).
+pub(crate) fn write_pair<P: Port>(
+    port: &mut P,
+    w: &mut LineWriter,
+    key: &[u8],
+    value: &[u8],
+    pinned: bool,
+    n: u8,
+) -> Result<(), Errno> {
+    w.raw(port, b"{\"key\":")?;
+    w.string(port, key)?;
+    w.raw(port, b",\"value\":")?;
+    w.string(port, value)?;
+    if pinned {
+        w.raw(port, b",\"pin\":true")?;
+    }
+    if n != 0 {
+        w.raw(port, b",\"n\":")?;
+        w.uint(port, u32::from(n))?;
+    }
+    w.raw(port, b"}\n")
+}
+
+/// A forgotten key, `{"key":…,"del":true}`.
+pub(crate) fn write_del<P: Port>(
+    port: &mut P,
+    w: &mut LineWriter,
+    key: &[u8],
+) -> Result<(), Errno> {
+    w.raw(port, b"{\"key\":")?;
+    w.string(port, key)?;
+    w.raw(port, b",\"del\":true}\n")
+}
