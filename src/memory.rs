@@ -183,6 +183,12 @@ fn sig(key: &[u8]) -> u16 {
     (fnv(key) >> 16) as u16
 }
 
+/// The shard and the fingerprint of a key from its FNV-1a hash `h` (one
+/// hash of the key serves both, and [`hash16`]).
+fn place(h: u32) -> (usize, u16) {
+    ((h % SHARDS as u32) as usize, (h >> 16) as u16)
+}
+
 fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
     match port.open(path, Mode::Read) {
         Ok(fd) => Ok(Some(fd)),
@@ -363,10 +369,9 @@ impl Store {
 
     /// The entry of the shards that holds `key`.
     fn entry(&self, key: &[u8]) -> Option<usize> {
-        let s = shard_of(key);
+        let (s, k) = place(fnv(key));
         let a = usize::from(self.start.get(s).copied().unwrap_or(0));
         let b = usize::from(self.start.get(s + 1).copied().unwrap_or(0));
-        let k = sig(key);
         (a..b).find(|&j| self.sigs.get(j) == Some(&k))
     }
 
@@ -512,9 +517,12 @@ pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, M
 }
 
 fn hash(key: &[u8]) -> u16 {
-    // FNV-1a folded to 16 bits: a pre-check only; equal hashes are
-    // confirmed byte by byte.
-    let h = fnv(key);
+    hash16(fnv(key))
+}
+
+/// FNV-1a folded to 16 bits: a pre-check only; equal hashes are confirmed
+/// byte by byte.
+fn hash16(h: u32) -> u16 {
     (h ^ (h >> 16)) as u16
 }
 
@@ -602,12 +610,13 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
     s.generation = store.generation;
     s.newest = store.newest;
     s.max_n = store.max_n;
-    let (my_shard, my_sig) = (shard_of(key), sig(key));
+    let mine = place(fnv(key));
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => {
                 // Maybe a duplicate: the rewrite pass decides.
-                let h = hash(pair.key());
+                let f = fnv(pair.key());
+                let h = hash16(f);
                 let seen = s.hashes.hashes.get(..s.hashes.len).unwrap_or(&[]);
                 s.maybe_dup |= s.pairs >= HASHED || seen.contains(&h);
                 if let Some(slot) = s.hashes.hashes.get_mut(s.pairs) {
@@ -624,7 +633,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
                         crate::text::copy_prefix(&mut s.value, pair.value());
                         s.value_len = pair.val_len;
                     }
-                } else if shard_of(pair.key()) == my_shard && sig(pair.key()) == my_sig {
+                } else if place(f) == mine {
                     s.collides = true;
                 }
             }

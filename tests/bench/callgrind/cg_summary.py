@@ -90,7 +90,7 @@ def main(argv):
 
     for path in sorted(files, key=key):
         label, total, port, self_cost = parse(path)
-        top = sorted(self_cost.items(), key=lambda kv: -kv[1])[:3]
+        top = sorted(self_cost.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         tops = ", ".join(
             "%s %d%%" % (re.sub(r"^.*::", "", n), round(100.0 * c / total)) for n, c in top if total and c
         )
