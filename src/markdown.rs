@@ -572,6 +572,36 @@ pub fn import<P: Port>(
     work: &mut [u8],
     mut bad: impl FnMut(u32, Why),
 ) -> Result<u32, ImportError> {
+    let mut nkeys = text_keys(text, strict, work, &mut bad)?;
+    let text_keys = nkeys as u32;
+    if nkeys == 0 {
+        return Ok(0);
+    }
+    // The keys after the import: the text's and the store's.
+    let mut full = false;
+    memory::for_each(p, &mut |pr| {
+        if !key_in(work, nkeys, pr.key()) && !key_add(work, &mut nkeys, pr.key()) {
+            full = true;
+        }
+    })
+    .map_err(ImportError::Io)?;
+    if full {
+        return Err(ImportError::Full);
+    }
+    store_pairs(p, text, work)?;
+    Ok(text_keys)
+}
+
+/// Pass 1 of [`import`]: checks every line and lists the text's keys in
+/// `work`; returns how many (its own frame, not on the stack under the
+/// store's).
+#[inline(never)]
+fn text_keys(
+    text: &[u8],
+    strict: bool,
+    work: &mut [u8],
+    bad: &mut impl FnMut(u32, Why),
+) -> Result<usize, ImportError> {
     let mut pair = ParsedPair {
         key: heapless::Vec::new(),
         value: heapless::Vec::new(),
@@ -594,39 +624,51 @@ pub fn import<P: Port>(
             _ => {}
         }
     }
-    let text_keys = nkeys as u32;
-    if nkeys == 0 {
-        return Ok(0);
-    }
-    // The keys after the import: the text's and the store's.
-    let mut full = false;
-    memory::for_each(p, &mut |pr| {
-        if !key_in(work, nkeys, pr.key()) && !key_add(work, &mut nkeys, pr.key()) {
-            full = true;
-        }
-    })
-    .map_err(ImportError::Io)?;
-    if full {
-        return Err(ImportError::Full);
-    }
-    // Pass 2: store each pair.
-    comment = false;
-    pos = 0;
-    line_no = 0;
+    Ok(nkeys)
+}
+
+/// Pass 2 of [`import`]: stores each pair. The key table in `work` is done
+/// with: each pair is parsed into it, so that no parsed copy is on the
+/// stack while the store is edited.
+#[inline(never)]
+fn store_pairs<P: Port>(p: &mut P, text: &[u8], work: &mut [u8]) -> Result<(), ImportError> {
+    let mut comment = false;
+    let mut pos = 0usize;
+    let mut line_no = 0u32;
     let mut written = 0u32;
     while let Some(line) = next_line(text, &mut pos) {
         line_no += 1;
-        if parse_line(line, &mut comment, &mut pair) != Line::Pair {
+        let Some((klen, vlen, pinned)) = parse_into(line, &mut comment, work) else {
             continue;
-        }
-        let ok = memory::set(p, &pair.key, &pair.value).is_ok()
-            && memory::pin(p, &pair.key, pair.pinned).is_ok();
+        };
+        let key = work.get(..klen).unwrap_or(&[]);
+        let value = work.get(KEY_MAX_BYTES..KEY_MAX_BYTES + vlen).unwrap_or(&[]);
+        let ok = memory::set(p, key, value).is_ok() && memory::pin(p, key, pinned).is_ok();
         if !ok {
             return Err(ImportError::Write(line_no, written));
         }
         written += 1;
     }
-    Ok(text_keys)
+    Ok(())
+}
+
+/// [`parse_line`] for a pair, copied into `work`: the key at 0, the value
+/// at [`KEY_MAX_BYTES`]. Returns (key length, value length, pinned).
+#[inline(never)]
+fn parse_into(line: &[u8], comment: &mut bool, work: &mut [u8]) -> Option<(usize, usize, bool)> {
+    let mut pair = ParsedPair {
+        key: heapless::Vec::new(),
+        value: heapless::Vec::new(),
+        pinned: false,
+    };
+    if parse_line(line, comment, &mut pair) != Line::Pair {
+        return None;
+    }
+    let (k, v) = work.split_at_mut_checked(KEY_MAX_BYTES)?;
+    let v = v.get_mut(..pair.value.len())?;
+    crate::text::copy_prefix(k, &pair.key);
+    crate::text::copy_prefix(v, &pair.value);
+    Some((pair.key.len(), pair.value.len(), pair.pinned))
 }
 
 #[cfg(test)]

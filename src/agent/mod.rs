@@ -162,8 +162,41 @@ pub enum Mode {
 }
 
 /// Adds a TOOL turn "<name>: <parts…>" (cut to 255 bytes) and shows it.
+/// The text is put together twice — for the UI in a buffer of its own, and
+/// straight into the ring's slot — so that no 255-byte buffer is on the
+/// stack while the session compacts or loads underneath.
 fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
+    show_tool(h, name, parts);
+    let _ = h.with_core(|c, p| {
+        if let Mode::AskRound(round) = mode {
+            policy::before_tool_turn(c, p, round);
+        }
+        if c.session.add(p, Role::Tool, b"").is_ok() {
+            if let Some(m) = c.session.newest_mut() {
+                // Put together in the slot itself (capacity 255).
+                if m.text.resize(MSG_MAX_BYTES, 0).is_ok() {
+                    let n = tool_turn(&mut m.text, name, parts);
+                    m.text.truncate(n);
+                }
+            }
+        }
+    });
+}
+
+/// Shows the TOOL turn on the UI (its own frame: the buffer lives only
+/// for the UI call).
+#[inline(never)]
+fn show_tool<H: Host>(h: &mut H, name: &[u8], parts: &[&[u8]]) {
     let mut line = [0u8; MSG_MAX_BYTES];
+    let n = tool_turn(&mut line, name, parts);
+    h.ui(Ui::Tool, line.get(..n).unwrap_or(&[]));
+}
+
+/// "<name>: <parts…>" cut to 255 bytes on a character boundary, with the
+/// NUL rule applied: a name the backend sent (an unknown tool's is
+/// echoed) may hold a NUL ("a\u0000b") or a cut sequence; the turn and the
+/// UI show `?` for it. Returns the length.
+fn tool_turn(line: &mut [u8], name: &[u8], parts: &[&[u8]]) -> usize {
     let mut n = 0usize;
     for p in core::iter::once(name)
         .chain(core::iter::once(&b": "[..]))
@@ -175,18 +208,7 @@ fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
             n += take;
         }
     }
-    // The NUL rule: a name the backend sent (an unknown tool's is echoed)
-    // may hold a NUL ("a\u0000b") or a cut sequence; the turn and the UI
-    // show `?` for it.
-    let n = crate::text::sanitize_in_place(&mut line, n);
-    let text = line.get(..n).unwrap_or(&[]);
-    h.ui(Ui::Tool, text);
-    let _ = h.with_core(|c, p| {
-        if let Mode::AskRound(round) = mode {
-            policy::before_tool_turn(c, p, round);
-        }
-        let _ = c.session.add(p, Role::Tool, text);
-    });
+    crate::text::sanitize_in_place(line, n)
 }
 
 /// Gates 1–3 for the tool in `slot` at `level`, then gate 4 (record). The
@@ -279,13 +301,7 @@ fn run_tool_gated<H: Host>(
                 }
                 c.agent.set_last_result(&[b"tool ok"]);
             })?;
-            let shown = core(h, |c, _| {
-                let mut buf = [0u8; LAST_RESULT_MAX];
-                let n = c.agent.last_result().len();
-                crate::text::copy_prefix(&mut buf, c.agent.last_result());
-                (buf, n)
-            })?;
-            h.ui(Ui::LastResult, shown.0.get(..shown.1).unwrap_or(&[]));
+            h.ui(Ui::LastResult, b"tool ok");
             log_tool(h, mode, name, &[text]);
             Ok(value)
         }
@@ -502,6 +518,7 @@ fn ask_chained<H: Host>(h: &mut H, prompt: &[u8], w: &mut Work<'_>) -> Result<Re
 
 /// A failed request of this `ask()` (at most one error and one breaker
 /// failure for the whole call).
+#[inline(never)]
 fn request_failed<H: Host>(
     h: &mut H,
     acct: &mut Account,
@@ -564,7 +581,7 @@ fn exchange_rounds<H: Host>(
             // when it ends.
             core(h, Account::end_trial)?;
         }
-        let Some(call) = wire::tool_call(w.reply.get(..n).unwrap_or(&[])) else {
+        let Some((name_len, arg_len)) = decode_call(w, n) else {
             break n;
         };
         if round == TOOL_ROUNDS_MAX {
@@ -572,22 +589,6 @@ fn exchange_rounds<H: Host>(
             return Err(Status::RoundLimit);
         }
         round += 1;
-        // Decode the request: the name into its own buffer, the argument
-        // into the body buffer (free until the next request is built).
-        let name_len = {
-            // Longer than the buffer: echo what fits (it is no tool of ours),
-            // cut on a character boundary.
-            let mut b = wire::Capped::new(w.name);
-            let _ = wire::unescape(call.name, &mut b);
-            b.len
-        };
-        let arg_len = match call.arg {
-            Some(a) => {
-                let mut b = wire::Buf::new(w.body);
-                wire::unescape(a, &mut b).map(Some).unwrap_or(None)
-            }
-            None => None,
-        };
         let name = w.name.get(..name_len).unwrap_or(&[]);
         let arg = match arg_len {
             Some(len) => Arg::Text(w.body.get(..len).unwrap_or(&[])),
@@ -598,13 +599,48 @@ fn exchange_rounds<H: Host>(
         core(h, |c, _| c.agent.set_state(State::Busy))?;
     };
 
-    // The answer: UI, the ASSISTANT turn, flush at the idle point.
+    answer(h, w, n, acct)
+}
+
+/// Whether the reply `w.reply[..n]` is a tool request: its name decoded
+/// into `w.name`, its argument into `w.body` (free until the next request
+/// is built). Returns (name length, argument length). Its own frame: the
+/// parser's state is not on the stack while the tool runs.
+#[inline(never)]
+fn decode_call(w: &mut Work<'_>, n: usize) -> Option<(usize, Option<usize>)> {
+    let call = wire::tool_call(w.reply.get(..n).unwrap_or(&[]))?;
+    // Longer than the buffer: echo what fits (it is no tool of ours), cut
+    // on a character boundary.
+    let name_len = {
+        let mut b = wire::Capped::new(w.name);
+        let _ = wire::unescape(call.name, &mut b);
+        b.len
+    };
+    let arg_len = match call.arg {
+        Some(a) => {
+            let mut b = wire::Buf::new(w.body);
+            wire::unescape(a, &mut b)
+        }
+        None => None,
+    };
+    Some((name_len, arg_len))
+}
+
+/// The answer `w.reply[..n]`: the ask()'s one report, the ASSISTANT turn,
+/// flush at the idle point, the UI.
+#[inline(never)]
+fn answer<H: Host>(
+    h: &mut H,
+    w: &mut Work<'_>,
+    n: usize,
+    acct: &mut Account,
+) -> Result<Reply, Status> {
     let text = w.reply.get(..n).unwrap_or(&[]);
     let mut num = [0u8; 10];
     let digits = builtin::decimal(n as u32, &mut num);
     core(h, |c, p| {
-        // The ask()'s one report: a failure when one of its tools raised
-        // (or an earlier request of it failed), otherwise a success.
+        // A failure when one of its tools raised (or an earlier request of
+        // it failed), otherwise a success.
         if acct.tool_failed {
             acct.failure(c, p);
         } else if !acct.failed {
@@ -615,15 +651,22 @@ fn exchange_rounds<H: Host>(
         let _ = c.session.add(p, Role::Assistant, text);
         flush_if_dirty(c, p);
     })?;
-    let shown = core(h, |c, _| {
+    show_last_result(h)?;
+    h.ui(Ui::Status, b"Online (HTTPS)");
+    h.ui(Ui::ChatAssistant, text);
+    Ok(Reply { offset: 0, len: n })
+}
+
+/// Shows the last result (copied out of the core: the UI may call back in).
+#[inline(never)]
+fn show_last_result<H: Host>(h: &mut H) -> Result<(), Status> {
+    let (buf, n) = core(h, |c, _| {
         let mut buf = [0u8; LAST_RESULT_MAX];
         crate::text::copy_prefix(&mut buf, c.agent.last_result());
         (buf, c.agent.last_result().len())
     })?;
-    h.ui(Ui::LastResult, shown.0.get(..shown.1).unwrap_or(&[]));
-    h.ui(Ui::Status, b"Online (HTTPS)");
-    h.ui(Ui::ChatAssistant, text);
-    Ok(Reply { offset: 0, len: n })
+    h.ui(Ui::LastResult, buf.get(..n).unwrap_or(&[]));
+    Ok(())
 }
 
 /// A tool request of the backend: gated at HTTPS (never above the chain),
@@ -640,18 +683,7 @@ fn backend_tool<H: Host>(
     let mode = Mode::AskRound(round);
     match call_tool(h, name, Origin::Backend, arg, result, acct, mode) {
         Ok(Value::Text(n) | Value::Host(n) | Value::Arg(n)) => Ok(("ok", n)),
-        Ok(v) => {
-            let mut buf = [0u8; 10];
-            let text: &[u8] = match v {
-                Value::Int(i) => builtin::decimal(i, &mut buf),
-                Value::Bool(true) => b"True",
-                Value::Bool(false) => b"False",
-                _ => b"",
-            };
-            let n = floor_char_boundary(text, result.len());
-            crate::text::copy_prefix(result, text);
-            Ok(("ok", n))
-        }
+        Ok(v) => Ok(("ok", value_text(v, result))),
         Err(Status::Aborted) => Err(Status::Aborted),
         Err(Status::ToolRaised) => Ok(("error", acct.raised)),
         Err(Status::UnknownTool) => {
@@ -662,15 +694,7 @@ fn backend_tool<H: Host>(
             note(h, mode, name, b"refused: ", s.text().as_bytes(), result),
         )),
         Err(s @ (Status::HasNul | Status::NotUtf8)) => {
-            // The argument's text: "arg must not contain NUL".
-            let mut msg = [0u8; 32];
-            let mut b = wire::Buf::new(&mut msg);
-            for p in [&b"arg "[..], s.text().as_bytes()] {
-                let _ = wire::Sink::put(&mut b, p);
-            }
-            let n = b.len;
-            let text = msg.get(..n).unwrap_or(&[]);
-            Ok(("error", note(h, mode, name, b"error: ", text, result)))
+            Ok(("error", arg_note(h, mode, name, s, result)))
         }
         Err(s) => Ok((
             "error",
@@ -679,7 +703,36 @@ fn backend_tool<H: Host>(
     }
 }
 
+/// A tool's value other than text, as the text the backend hears.
+#[inline(never)]
+fn value_text(v: Value, result: &mut [u8]) -> usize {
+    let mut buf = [0u8; 10];
+    let text: &[u8] = match v {
+        Value::Int(i) => builtin::decimal(i, &mut buf),
+        Value::Bool(true) => b"True",
+        Value::Bool(false) => b"False",
+        _ => b"",
+    };
+    let n = floor_char_boundary(text, result.len());
+    crate::text::copy_prefix(result, text);
+    n
+}
+
+/// [`note`] for an argument refused: "arg must not contain NUL".
+#[inline(never)]
+fn arg_note<H: Host>(h: &mut H, mode: Mode, name: &[u8], s: Status, result: &mut [u8]) -> usize {
+    let mut msg = [0u8; 32];
+    let mut b = wire::Buf::new(&mut msg);
+    for p in [&b"arg "[..], s.text().as_bytes()] {
+        let _ = wire::Sink::put(&mut b, p);
+    }
+    let n = b.len;
+    let text = msg.get(..n).unwrap_or(&[]);
+    note(h, mode, name, b"error: ", text, result)
+}
+
 /// A TOOL turn for a request that did not run, and its text as the result.
+#[inline(never)]
 fn note<H: Host>(
     h: &mut H,
     mode: Mode,
@@ -700,6 +753,7 @@ fn note<H: Host>(
 /// body), counts it into the chain, POSTs it, accounts the exchange.
 /// Returns the reply length. `RequestFailed` for any failure of the
 /// request itself.
+#[inline(never)]
 fn post_request<H: Host>(
     h: &mut H,
     prompt: &[u8],

@@ -52,6 +52,7 @@ fn put(out: &mut [u8], parts: &[&[u8]]) -> usize {
 }
 
 /// Runs a command; its answer (the `ask()` reply) goes to `reply`.
+#[inline(never)]
 pub fn run_command<H: Host>(
     h: &mut H,
     cmd: Command,
@@ -169,6 +170,7 @@ fn fold_bytes(c: &Core, fold: usize) -> usize {
 
 /// Before the USER turn of an admitted `ask()`: a due reset, then an
 /// automatic compaction when due. `reply`/`body` are scratch.
+#[inline(never)]
 pub fn prepare<H: Host>(
     h: &mut H,
     reply: &mut [u8],

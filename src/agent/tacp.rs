@@ -84,20 +84,21 @@ pub struct SafetyDoc {
     pub errors: u32,
 }
 
-/// The state `status()` reports; `last_result` is copied to `buf`.
-pub fn status_doc<'a, P: Port>(
-    c: &mut Core,
-    p: &mut P,
+/// The state `status()` reports, from RAM (the caller loads the ring
+/// first: [`crate::session::Session::ring`]); `last_result` is copied to
+/// `buf`.
+pub fn status_doc<'a>(
+    c: &Core,
     connected: bool,
     buf: &'a mut [u8; super::LAST_RESULT_MAX],
 ) -> StatusDoc<'a> {
-    let st = c.session.stats(p);
+    let st = c.session.stats_loaded();
     let n = c.agent.last_result().len();
     crate::text::copy_prefix(buf, c.agent.last_result());
     StatusDoc {
         state: c.agent.state().name(),
         connected,
-        session_msgs: c.session.count(p),
+        session_msgs: c.session.ring_loaded().len() as u16,
         errors: c.agent.errors(),
         last_result: wire::as_str(buf.get(..n).unwrap_or(&[])),
         dirty: c.session.is_dirty(),
@@ -289,92 +290,47 @@ pub fn tacp<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, S
         let _ = a.text(b"err usage: ");
         a.text(u)
     };
+    let (a1, a2) = (t(1), t(2));
     if is_cmd(cmd, b"STATUS") {
         if argc != 0 {
             return Ok(usage(&mut a, b"STATUS"));
         }
-        let connected = h.connected();
-        let mut buf = [0u8; super::LAST_RESULT_MAX];
-        let len = core(h, |c, p| {
-            let doc = status_doc(c, p, connected, &mut buf);
-            a.json(&doc)
-        })?;
-        return Ok(len);
+        return cmd_status(h, &mut a);
     }
     if is_cmd(cmd, b"SAFETY") {
         if argc != 0 {
             return Ok(usage(&mut a, b"SAFETY"));
         }
-        let doc = core(h, safety_doc)?;
-        return Ok(a.json(&doc));
+        return cmd_safety(h, &mut a);
     }
     if is_cmd(cmd, b"REMEMBER") {
         if argc != 2 {
             return Ok(usage(&mut a, b"REMEMBER <key> <value>"));
         }
-        let (k, v) = (t(1), t(2));
-        if k.is_empty() || k.len() > crate::memory::KEY_MAX_BYTES {
+        if a1.is_empty() || a1.len() > crate::memory::KEY_MAX_BYTES {
             return Ok(a.err(b"key must be 1..31 bytes"));
         }
-        if v.len() > crate::memory::VAL_MAX_BYTES {
+        if a2.len() > crate::memory::VAL_MAX_BYTES {
             return Ok(a.err(b"value must be 0..127 bytes"));
         }
-        let ok = core(h, |_, p| crate::memory::set(p, k, v).is_ok())?;
+        let ok = core(h, |_, p| crate::memory::set(p, a1, a2).is_ok())?;
         return Ok(a.text(if ok { b"ok" } else { b"full" }));
     }
     if is_cmd(cmd, b"RECALL") {
         if argc != 1 {
             return Ok(usage(&mut a, b"RECALL <key>"));
         }
-        let k = t(1);
-        if k.is_empty() || k.len() > crate::memory::KEY_MAX_BYTES {
+        if a1.is_empty() || a1.len() > crate::memory::KEY_MAX_BYTES {
             return Ok(a.err(b"key must be 1..31 bytes"));
         }
-        let mut value = [0u8; crate::memory::VAL_MAX_BYTES];
-        let got = core(h, |_, p| crate::memory::get(p, k, &mut value).ok())?;
-        return Ok(match got {
-            Some(n) => a.json(&wire::as_str(value.get(..n).unwrap_or(&[]))),
-            None => a.err(b"not found"),
-        });
+        return cmd_recall(h, &mut a, a1);
     }
     if is_cmd(cmd, b"TOOL") {
         if argc < 1 {
             return Ok(usage(&mut a, b"TOOL <name> [arg]"));
         }
-        let arg = if argc == 2 {
-            Arg::Text(t(2))
-        } else {
-            Arg::None
-        };
-        let mut acct = Account::new();
-        let res = call_tool(
-            h,
-            t(1),
-            Origin::Usb,
-            arg,
-            result,
-            &mut acct,
-            Mode::IdlePoint,
-        );
-        return match res {
-            Ok(v) => {
-                let mut num = [0u8; 10];
-                let text: &[u8] = match v {
-                    Value::Text(n) | Value::Host(n) | Value::Arg(n) => {
-                        result.get(..n).unwrap_or(&[])
-                    }
-                    Value::Int(i) => super::builtin::decimal(i, &mut num),
-                    Value::Bool(true) => b"True",
-                    Value::Bool(false) => b"False",
-                };
-                let cut = floor_char_boundary(text, RESULT_MAX);
-                Ok(a.json(&wire::as_str(text.get(..cut).unwrap_or(&[]))))
-            }
-            Err(Status::Aborted) => Err(Status::Aborted),
-            Err(Status::ToolRaised) => Ok(a.err(result.get(..acct.raised).unwrap_or(&[]))),
-            Err(Status::UnknownTool) => Ok(a.err(b"unknown tool")),
-            Err(s) => Ok(a.err(s.text().as_bytes())),
-        };
+        let arg = if argc == 2 { Arg::Text(a2) } else { Arg::None };
+        return cmd_tool(h, &mut a, a1, arg, result);
     }
     if is_cmd(cmd, b"CLEAR") {
         if argc != 0 {
@@ -384,6 +340,82 @@ pub fn tacp<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, S
         return Ok(a.text(b"ok"));
     }
     Ok(a.err(b"unknown command"))
+}
+
+// Each command with buffers of its own has a frame of its own: the
+// dispatcher's frame stays small under the deep ones (a tool, a store
+// edit).
+
+#[inline(never)]
+fn cmd_status<H: Host>(h: &mut H, a: &mut Answer<'_>) -> Result<usize, Status> {
+    let connected = h.connected();
+    core(h, |c, p| {
+        // Loaded here, under a small frame; the document reads RAM only.
+        let _ = c.session.ring(p);
+        status_json(a, c, connected)
+    })
+}
+
+#[inline(never)]
+fn status_json(a: &mut Answer<'_>, c: &Core, connected: bool) -> usize {
+    let mut buf = [0u8; super::LAST_RESULT_MAX];
+    a.json(&status_doc(c, connected, &mut buf))
+}
+
+#[inline(never)]
+fn cmd_safety<H: Host>(h: &mut H, a: &mut Answer<'_>) -> Result<usize, Status> {
+    let doc = core(h, safety_doc)?;
+    Ok(a.json(&doc))
+}
+
+#[inline(never)]
+fn cmd_recall<H: Host>(h: &mut H, a: &mut Answer<'_>, k: &[u8]) -> Result<usize, Status> {
+    let mut value = [0u8; crate::memory::VAL_MAX_BYTES];
+    let got = core(h, |_, p| crate::memory::get(p, k, &mut value).ok())?;
+    Ok(match got {
+        Some(n) => a.json(&wire::as_str(value.get(..n).unwrap_or(&[]))),
+        None => a.err(b"not found"),
+    })
+}
+
+#[inline(never)]
+fn cmd_tool<H: Host>(
+    h: &mut H,
+    a: &mut Answer<'_>,
+    name: &[u8],
+    arg: Arg<'_>,
+    result: &mut [u8],
+) -> Result<usize, Status> {
+    let mut acct = Account::new();
+    let res = call_tool(
+        h,
+        name,
+        Origin::Usb,
+        arg,
+        result,
+        &mut acct,
+        Mode::IdlePoint,
+    );
+    match res {
+        Ok(v) => Ok(tool_answer(a, v, result)),
+        Err(Status::Aborted) => Err(Status::Aborted),
+        Err(Status::ToolRaised) => Ok(a.err(result.get(..acct.raised).unwrap_or(&[]))),
+        Err(Status::UnknownTool) => Ok(a.err(b"unknown tool")),
+        Err(s) => Ok(a.err(s.text().as_bytes())),
+    }
+}
+
+#[inline(never)]
+fn tool_answer(a: &mut Answer<'_>, v: Value, result: &[u8]) -> usize {
+    let mut num = [0u8; 10];
+    let text: &[u8] = match v {
+        Value::Text(n) | Value::Host(n) | Value::Arg(n) => result.get(..n).unwrap_or(&[]),
+        Value::Int(i) => super::builtin::decimal(i, &mut num),
+        Value::Bool(true) => b"True",
+        Value::Bool(false) => b"False",
+    };
+    let cut = floor_char_boundary(text, RESULT_MAX);
+    a.json(&wire::as_str(text.get(..cut).unwrap_or(&[])))
 }
 
 #[cfg(test)]

@@ -252,6 +252,9 @@ impl Host for CHost {
         unsafe { sys::claw_port_ui_init() }
     }
 
+    // Its own frame: the buffers are not on the stack under the session
+    // calls of `connect()`.
+    #[inline(never)]
     fn connect(&mut self, host: &[u8], port: u16, api_key: &[u8]) -> bool {
         // The binding passes NUL-terminated strings, and the agent hands the
         // same slices back; copy into NUL-terminated buffers all the same.
@@ -655,29 +658,37 @@ pub unsafe extern "C" fn claw_agent_status(out: *mut claw_agent_status_t) -> boo
     }
     // SAFETY: no arguments.
     let connected = unsafe { sys::claw_port_connected() };
-    let v = with_state(None, |s, p| {
-        let mut buf = [0u8; agent::LAST_RESULT_MAX];
-        let d = tacp_mod::status_doc(s, p, connected, &mut buf);
-        let mut v = claw_agent_status_t {
-            state: [0; 12],
-            connected: d.connected,
-            dirty: d.dirty,
-            session_msgs: d.session_msgs,
-            errors: d.errors,
-            last_result: [0; 48],
-        };
-        put_cstr(&mut v.state, d.state.as_bytes());
-        put_cstr(&mut v.last_result, d.last_result.as_bytes());
-        Some(v)
-    });
-    match v {
-        Some(v) => {
-            // SAFETY: non-NULL, valid for one element per the contract.
-            unsafe { out.write(v) };
-            true
-        }
-        None => false,
-    }
+    with_state(false, |s, p| {
+        // Loaded here, under a small frame; the document reads RAM only.
+        let _ = s.session.ring(p);
+        // SAFETY: non-NULL, valid for writes of one element per the
+        // contract; no other reference to it exists.
+        unsafe { status_into(s, connected, out) };
+        true
+    })
+}
+
+/// Fills `*out` from the state in RAM (its own frame: the copies are not
+/// on the stack while the ring loads).
+///
+/// # Safety
+/// `out` valid for writes of one element.
+#[inline(never)]
+unsafe fn status_into(s: &crate::core::Core, connected: bool, out: *mut claw_agent_status_t) {
+    let mut buf = [0u8; agent::LAST_RESULT_MAX];
+    let d = tacp_mod::status_doc(s, connected, &mut buf);
+    let mut v = claw_agent_status_t {
+        state: [0; 12],
+        connected: d.connected,
+        dirty: d.dirty,
+        session_msgs: d.session_msgs,
+        errors: d.errors,
+        last_result: [0; 48],
+    };
+    put_cstr(&mut v.state, d.state.as_bytes());
+    put_cstr(&mut v.last_result, d.last_result.as_bytes());
+    // SAFETY: per this function's contract.
+    unsafe { out.write(v) };
 }
 
 /// `safety()`. False when called from inside a file operation.

@@ -272,6 +272,13 @@ impl Session {
         &self.ring
     }
 
+    /// The newest message in RAM, to finish in place what [`Session::add`]
+    /// just appended (no I/O; the ring stays dirty).
+    pub fn newest_mut(&mut self) -> Option<&mut crate::session::ring::Message> {
+        let last = self.ring.len().checked_sub(1)?;
+        self.ring.get_mut(last)
+    }
+
     /// Appends a message; no flash write.
     pub fn add<P: Port>(&mut self, port: &mut P, role: Role, text: &[u8]) -> Result<(), AddError> {
         let keep = utf8_prefix(text, MSG_MAX_BYTES).ok_or(AddError::NotUtf8)?;
@@ -566,6 +573,13 @@ impl Session {
     #[cfg(feature = "lasting")]
     pub fn stats<P: Port>(&mut self, port: &mut P) -> Stats {
         let _ = self.ensure_loaded(port);
+        self.stats
+    }
+
+    /// The statistics as they are in RAM (after [`Session::ring`] loaded
+    /// the ring; feature `lasting`).
+    #[cfg(feature = "lasting")]
+    pub fn stats_loaded(&self) -> Stats {
         self.stats
     }
 
