@@ -49,6 +49,15 @@ impl Core {
         self.session.archive = c.archive;
         c
     }
+
+    /// [`Core::config`] without I/O: the settings it read last, or the
+    /// defaults (for the deep frames of a tool round; the caller read them
+    /// first from a shallow one).
+    pub fn config_cached(&mut self) -> Config {
+        let c = self.agent.config_cached();
+        self.session.archive = c.archive;
+        c
+    }
 }
 
 impl Default for Core {

@@ -462,16 +462,23 @@ pub fn store<P: Port>(p: &mut P, c: &Config) -> Result<(), Errno> {
 /// reset (an unreadable file: the defaults, read again next time).
 pub fn current<P: Port>(cfg: &mut Config, p: &mut P) -> Config {
     if !cfg.loaded {
-        match load(p) {
-            Ok(c) => *cfg = c,
-            Err(_) => {
-                let mut c = Config::defaults();
-                c.loaded = false;
-                return c;
-            }
+        if let Ok(c) = load(p) {
+            *cfg = c;
         }
     }
-    *cfg
+    cached(cfg)
+}
+
+/// What [`current`] returns without reading: the settings read, or the
+/// defaults (marked not loaded) when none were.
+pub fn cached(cfg: &Config) -> Config {
+    if cfg.loaded {
+        *cfg
+    } else {
+        let mut c = Config::defaults();
+        c.loaded = false;
+        c
+    }
 }
 
 /// Why [`set`] refused.

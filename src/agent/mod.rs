@@ -167,11 +167,17 @@ pub enum Mode {
 /// stack while the session compacts or loads underneath.
 fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
     show_tool(h, name, parts);
+    // Read what the turn needs from a shallow frame; the deep one below
+    // works in RAM (and writes the archive of a compaction).
+    let _ = h.with_core(|c, p| {
+        let _ = c.config(p);
+        let _ = c.session.ring(p);
+    });
     let _ = h.with_core(|c, p| {
         if let Mode::AskRound(round) = mode {
             policy::before_tool_turn(c, p, round);
         }
-        if c.session.add(p, Role::Tool, b"").is_ok() {
+        if c.session.add_loaded(Role::Tool, b"").is_ok() {
             if let Some(m) = c.session.newest_mut() {
                 // Put together in the slot itself (capacity 255).
                 if m.text.resize(MSG_MAX_BYTES, 0).is_ok() {
@@ -749,6 +755,56 @@ fn note<H: Host>(
     n
 }
 
+/// The request body into `w.body`: the prompt, the context
+/// `w.reply[..ctx_len]` (its oldest part dropped when control characters
+/// make it too long escaped), the pending tool result, the tools when
+/// configured. Returns (body length, context bytes sent).
+#[inline(never)]
+fn write_body(
+    c: &mut Core,
+    prompt: &[u8],
+    w: &mut Work<'_>,
+    pending: Option<(usize, &'static str, usize)>,
+    ctx_len: usize,
+) -> Result<(usize, usize), Status> {
+    let cfg = c.config_cached();
+    let ctx_all = w.reply.get(..ctx_len).unwrap_or(&[]);
+    let tool_result = pending.map(|(nl, status, rl)| wire::ToolResult {
+        name: wire::as_str(w.name.get(..nl).unwrap_or(&[])),
+        status,
+        result: wire::as_str(w.result.get(..rl).unwrap_or(&[])),
+    });
+    let fixed = BODY_FIXED
+        + wire::escaped_len(prompt)
+        + pending.map_or(0, |(nl, _, rl)| {
+            2 * nl + wire::escaped_len(w.result.get(..rl).unwrap_or(&[]))
+        })
+        + if cfg.send_tools { TOOLS_MAX } else { 0 };
+    // Room for the context escaped: when control characters make it too
+    // long, its oldest part is dropped.
+    let room = w.body.len().saturating_sub(fixed);
+    let mut start = 0usize;
+    let mut esc = wire::escaped_len(ctx_all);
+    while esc > room && start < ctx_all.len() {
+        let b = ctx_all.get(start).copied().unwrap_or(0);
+        esc -= wire::escaped_len(&[b]);
+        start += 1;
+        while ctx_all.get(start).is_some_and(|b| b & 0xC0 == 0x80) {
+            esc -= 1;
+            start += 1;
+        }
+    }
+    let ctx = ctx_all.get(start..).unwrap_or(&[]);
+    let req = wire::Request {
+        prompt: wire::as_str(prompt),
+        context: wire::as_str(ctx),
+        tool_result,
+        tools: cfg.send_tools.then_some(wire::Tools(&c.rate)),
+    };
+    let n = wire::write(&req, w.body).ok_or(Status::WorkTooSmall)?;
+    Ok((n, ctx.len()))
+}
+
 /// Builds one request (context rendered into the reply buffer, then the
 /// body), counts it into the chain, POSTs it, accounts the exchange.
 /// Returns the reply length. `RequestFailed` for any failure of the
@@ -760,54 +816,23 @@ fn post_request<H: Host>(
     w: &mut Work<'_>,
     pending: Option<(usize, &'static str, usize)>,
 ) -> Result<usize, Status> {
-    let built = core(h, |c, p| {
+    // The context, rendered into the reply buffer (the deep part: the
+    // ring and the store are read) ...
+    let ctx_all = core(h, |c, p| {
         if !c.agent.chain.take_request() {
             return Err(Status::RequestLimit);
         }
         let cfg = c.config(p);
         let budget = usize::from(cfg.context_budget).min(CONTEXT_MAX);
         let ctx_cap = (budget + 1).min(w.reply.len());
-        let ctx_len = crate::context::build(
+        Ok(crate::context::build(
             p,
             &mut c.session,
             w.reply.get_mut(..ctx_cap).unwrap_or(&mut []),
-        );
-        let ctx_all = w.reply.get(..ctx_len).unwrap_or(&[]);
-        let tool_result = pending.map(|(nl, status, rl)| wire::ToolResult {
-            name: wire::as_str(w.name.get(..nl).unwrap_or(&[])),
-            status,
-            result: wire::as_str(w.result.get(..rl).unwrap_or(&[])),
-        });
-        let fixed = BODY_FIXED
-            + wire::escaped_len(prompt)
-            + pending.map_or(0, |(nl, _, rl)| {
-                2 * nl + wire::escaped_len(w.result.get(..rl).unwrap_or(&[]))
-            })
-            + if cfg.send_tools { TOOLS_MAX } else { 0 };
-        // Room for the context escaped: when control characters make it
-        // too long, its oldest part is dropped.
-        let room = w.body.len().saturating_sub(fixed);
-        let mut start = 0usize;
-        let mut esc = wire::escaped_len(ctx_all);
-        while esc > room && start < ctx_all.len() {
-            let b = ctx_all.get(start).copied().unwrap_or(0);
-            esc -= wire::escaped_len(&[b]);
-            start += 1;
-            while ctx_all.get(start).is_some_and(|b| b & 0xC0 == 0x80) {
-                esc -= 1;
-                start += 1;
-            }
-        }
-        let ctx = ctx_all.get(start..).unwrap_or(&[]);
-        let req = wire::Request {
-            prompt: wire::as_str(prompt),
-            context: wire::as_str(ctx),
-            tool_result,
-            tools: cfg.send_tools.then_some(wire::Tools(&c.rate)),
-        };
-        let n = wire::write(&req, w.body).ok_or(Status::WorkTooSmall)?;
-        Ok((n, ctx.len()))
+        ))
     })??;
+    // ... then the body, from a frame of its own.
+    let built = core(h, |c, _| write_body(c, prompt, w, pending, ctx_all))??;
     let (body_len, ctx_len) = built;
     if h.aborted() {
         return Err(Status::Aborted);

@@ -234,16 +234,17 @@ pub fn prepare<H: Host>(
 /// when the ring has no room for it and the reply, keeping at least the
 /// `ask()`'s USER turn and its TOOL turns. No request in the middle of a
 /// tool round.
+/// The settings and the ring were read before (see `log_tool`).
 pub fn before_tool_turn<P: Port>(c: &mut Core, p: &mut P, round: u8) {
-    let cfg = c.config(p);
+    let cfg = c.config_cached();
     if !cfg.auto_compact
         || !cfg.compact_before_drop
-        || usize::from(c.session.count(p)) + 2 <= MAX_MSGS
+        || c.session.ring_loaded().len() + 2 <= MAX_MSGS
     {
         return;
     }
     let keep = usize::from(cfg.compact_keep).max(usize::from(round));
-    let _ = c.session.compact(p, None, keep);
+    let _ = c.session.compact_loaded(p, None, keep);
 }
 
 /// The summary request: the old summary and the turns to fold as

@@ -501,6 +501,12 @@ impl Agent {
         config::current(&mut self.config, p)
     }
 
+    /// The settings as they are in RAM: what [`Agent::config`] read, or the
+    /// defaults when it could not (no I/O).
+    pub fn config_cached(&self) -> config::Config {
+        config::cached(&self.config)
+    }
+
     /// The chain (for tests and the FFI layer).
     pub fn chain(&self) -> &Chain {
         &self.chain

@@ -281,8 +281,18 @@ impl Session {
 
     /// Appends a message; no flash write.
     pub fn add<P: Port>(&mut self, port: &mut P, role: Role, text: &[u8]) -> Result<(), AddError> {
-        let keep = utf8_prefix(text, MSG_MAX_BYTES).ok_or(AddError::NotUtf8)?;
+        utf8_prefix(text, MSG_MAX_BYTES).ok_or(AddError::NotUtf8)?;
         self.ensure_loaded(port).map_err(AddError::Io)?;
+        self.add_loaded(role, text)
+    }
+
+    /// [`Session::add`] to a ring already loaded (no I/O, so no loading
+    /// frames under a deep caller): `Io(EIO)` when it is not.
+    pub fn add_loaded(&mut self, role: Role, text: &[u8]) -> Result<(), AddError> {
+        let keep = utf8_prefix(text, MSG_MAX_BYTES).ok_or(AddError::NotUtf8)?;
+        if !self.loaded {
+            return Err(AddError::Io(Errno::EIO));
+        }
         self.ring.push(role, text.get(..keep).unwrap_or(&[]));
         self.dirty = true;
         self.unflushed = self.unflushed.saturating_add(1).min(MAX_MSGS as u8);
@@ -599,6 +609,21 @@ impl Session {
         keep: usize,
     ) -> Result<usize, Errno> {
         self.ensure_loaded(port)?;
+        self.compact_loaded(port, summary, keep)
+    }
+
+    /// [`Session::compact`] of a ring already loaded (the port writes the
+    /// archive only): `EIO` when it is not.
+    #[cfg(feature = "lasting")]
+    pub fn compact_loaded<P: Port>(
+        &mut self,
+        port: &mut P,
+        summary: Option<&[u8]>,
+        keep: usize,
+    ) -> Result<usize, Errno> {
+        if !self.loaded {
+            return Err(Errno::EIO);
+        }
         let head = self.head();
         let fold = self.fold_plan(keep);
         if fold == 0 {
