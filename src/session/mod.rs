@@ -50,7 +50,7 @@ pub mod ring;
 
 use core::ffi::CStr;
 
-use crate::format::lines::{ByteReader, LineWriter};
+use crate::format::lines::{ByteReader, LineWriter, NO_FD};
 use crate::format::session::{self as fmt, End, Read, StatsArray};
 use crate::port::{Errno, Mode, Port, SESSION_PATH, SESSION_TMP_PATH};
 use crate::text::utf8_prefix;
@@ -304,7 +304,7 @@ impl Session {
         }
         // A compaction whose batch would not stay inline on littlefs goes
         // first, in a batch of its own (see `INLINE_MAX`).
-        if self.compaction_pending() && !self.fold_planned() && self.batch_size() > INLINE_MAX {
+        if self.compaction_pending() && !self.fold_planned() && self.batch_size(port) > INLINE_MAX {
             self.flush_step(port, Part::Compaction)?;
         }
         self.flush_step(port, Part::All)
@@ -336,18 +336,16 @@ impl Session {
     }
 
     /// Bytes of the pending batch.
-    fn batch_size(&self) -> usize {
-        let mut count = crate::format::lines::Count::new();
-        let mut w = LineWriter::new(0);
+    fn batch_size<P: Port>(&self, port: &mut P) -> usize {
+        // Counted, not written: the port is not called.
+        let mut w = LineWriter::new(NO_FD);
         let stats = self.stats_to_write();
         let end = End {
             seq: self.next_batch(),
             stats: stats.as_ref(),
         };
-        let _ = self
-            .write_batch(&mut count, &mut w, &end, Part::All)
-            .and_then(|()| w.flush(&mut count));
-        count.bytes()
+        let _ = self.write_batch(port, &mut w, &end, Part::All);
+        w.written() as usize
     }
 
     /// One batch (or a fold) to flash; on success RAM records what is there.
