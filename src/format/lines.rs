@@ -163,6 +163,15 @@ impl<'a> ByteReader<'a> {
         }
     }
 
+    /// Consumes bytes up to offset `to` (or the end of the file).
+    pub fn skip_to<P: Port + ?Sized>(&mut self, port: &mut P, to: u32) -> Result<(), Errno> {
+        while self.offset < to && self.peek(port)?.is_some() {
+            let want = (to - self.offset) as usize;
+            self.consume(want.min(self.chunk().len()));
+        }
+        Ok(())
+    }
+
     /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
     /// control character) at the start of the buffer, refilling it first.
     #[inline(always)]
