@@ -728,6 +728,8 @@ impl Session {
         }
         if let Err(e) = self.load(port) {
             self.ring.clear();
+            // As before the load (a session not loaded has none: `init`).
+            self.put_stats(None);
             return Err(e);
         }
         self.loaded = true;
@@ -741,22 +743,23 @@ impl Session {
         self.fold_due = false;
         self.no_files = true;
         let mut newest = 0u32;
-        let mut stats: Option<StatsArray> = None;
-        // The statistics go straight to `stats` (one copy on the stack for
-        // the whole load, not one per returned value).
-        if let Some(scan) = scan_file(port, SESSION_PATH, Some(&mut stats))? {
+        // The statistics go straight to `self.stats` (no copy of them on
+        // the stack): those of the base's end line, then of each replayed
+        // slot line that has them.
+        self.put_stats(None);
+        if let Some(scan) = scan_file(port, SESSION_PATH, Some(self))? {
             self.no_files = false;
             self.base_seq = scan.seq;
             newest = scan.seq;
             // A damaged base is rewritten at the next flush.
             self.fold_due = !scan.clean;
-            self.replay(port, BASE_FILE, scan.cut, None)?;
+            self.replay(port, BASE_FILE, scan.cut, false)?;
         }
         // The slots newer than the base (by slot), then replayed oldest
         // first: the smallest `seq` not replayed yet, six times at most.
         let mut found = [(0u32, 0u32); SLOTS];
         for (i, path) in SLOT_PATHS.iter().enumerate() {
-            let Some(scan) = scan_file(port, path, None)? else {
+            let Some(scan) = scan_file(port, path, None::<&mut Self>)? else {
                 continue;
             };
             self.no_files = false;
@@ -779,7 +782,7 @@ impl Session {
                 break;
             };
             done = seq;
-            self.replay(port, i, cut, Some(&mut stats))?;
+            self.replay(port, i, cut, true)?;
         }
         // Each entry's number is its batch's (while loading: where it was
         // read, see `replay`).
@@ -794,12 +797,6 @@ impl Session {
         }
         self.next_seq = newest.saturating_add(1);
         self.live = self.live_slots();
-        #[cfg(feature = "lasting")]
-        {
-            self.stats = stats.as_ref().map_or(Stats::ZERO, Stats::from_values);
-        }
-        #[cfg(not(feature = "lasting"))]
-        let _ = stats;
         Ok(())
     }
 
@@ -821,7 +818,7 @@ impl Session {
         port: &mut P,
         file: usize,
         cut: u32,
-        mut stats: Option<&mut Option<StatsArray>>,
+        stats: bool,
     ) -> Result<(), Errno> {
         let mut r = ByteReader::new(port.open(file_path(file), Mode::Read)?);
         let res = loop {
@@ -839,8 +836,8 @@ impl Session {
             };
             let mut intact = !full;
             if let Some(rec) = rec {
-                if let (true, Some(st)) = (rec.stats, stats.as_deref_mut()) {
-                    *st = Some(*r.array());
+                if rec.stats && stats {
+                    self.put_stats(Some(r.array()));
                 }
                 // A bare end line: nothing was decoded.
                 let Some(role) = rec.role else {
@@ -917,14 +914,31 @@ impl Default for Session {
     }
 }
 
+/// Where a load puts the statistics it reads.
+trait PutStats {
+    /// The statistics read (`None`: none, zeros).
+    fn put_stats(&mut self, values: Option<&StatsArray>);
+}
+
+impl PutStats for Session {
+    fn put_stats(&mut self, values: Option<&StatsArray>) {
+        #[cfg(feature = "lasting")]
+        {
+            self.stats = values.map_or(Stats::ZERO, Stats::from_values);
+        }
+        #[cfg(not(feature = "lasting"))]
+        let _ = values;
+    }
+}
+
 /// Pass 1 over one file: where its last end line ends. `None` when the file
 /// does not exist. That line's statistics (`None`: it has none) go to
 /// `stats` when given.
 #[inline(never)]
-fn scan_file<P: Port>(
+fn scan_file<P: Port, S: PutStats>(
     port: &mut P,
     path: &CStr,
-    mut stats: Option<&mut Option<StatsArray>>,
+    mut stats: Option<&mut S>,
 ) -> Result<Option<Scan>, Errno> {
     let fd = match port.open(path, Mode::Read) {
         Ok(fd) => fd,
@@ -946,7 +960,7 @@ fn scan_file<P: Port>(
                 scan.ended = true;
                 scan.seq = rec.seq;
                 if let Some(st) = stats.as_deref_mut() {
-                    *st = rec.stats.then(|| *r.array());
+                    st.put_stats(rec.stats.then(|| r.array()));
                 }
             }
             Ok(Read::Record(_)) => {}
@@ -1022,7 +1036,10 @@ mod tests {
     fn reference_load(port: &mut MemPort, files: &[(usize, u32)]) -> Vec<(Role, Vec<u8>, u32)> {
         let mut ring = SessionRing::new();
         for &(file, seq) in files {
-            let cut = scan_file(port, file_path(file), None).unwrap().unwrap().cut;
+            let cut = scan_file(port, file_path(file), None::<&mut Session>)
+                .unwrap()
+                .unwrap()
+                .cut;
             let fd = port.open(file_path(file), Mode::Read).unwrap();
             let mut r = ByteReader::new(fd);
             let mut text = [0u8; MSG_MAX_BYTES];
