@@ -1030,6 +1030,40 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_over_ram_and_a_counting_writer_never_call_the_port() {
+        let text = b"{\"a\":\"x\",\"b\":\"y\"}\ngarbage\n{\"a\":\"\\u0e01\",\"b\":\"\"}";
+        let mut port = MemPort::new();
+        port.fail_all(crate::testing::Op::Read, Errno::EIO);
+        let mut r = ByteReader::over(text);
+        let mut got = Vec::new();
+        loop {
+            let mut a = [0u8; 20];
+            let mut b = [0u8; 20];
+            let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
+            let line = read_record(&mut port, &mut r, &mut strs, &mut []).unwrap();
+            if line == Line::Eof {
+                break;
+            }
+            got.push((line, strs[0].value().to_vec()));
+        }
+        assert_eq!(
+            got,
+            [
+                (Line::Record, b"x".to_vec()),
+                (Line::Skipped, Vec::new()),
+                (Line::RecordAtEof, "ก".as_bytes().to_vec()),
+            ]
+        );
+        assert_eq!(r.offset() as usize, text.len());
+        let mut w = LineWriter::new(NO_FD);
+        w.string(&mut port, "q\"\u{1}ไทย".repeat(20).as_bytes())
+            .unwrap();
+        w.flush(&mut port).unwrap();
+        assert_eq!(w.written(), 2 + 20 * (1 + 2 + 6 + 9));
+        assert_eq!(port.writes, 0);
+    }
+
+    #[test]
     fn writer_escapes_and_reader_round_trips() {
         let mut port = MemPort::new();
         let fd = port.open(c"/f", Mode::Write).unwrap();
