@@ -50,7 +50,7 @@
 
 use core::ffi::CStr;
 
-use crate::format::lines::{Bytes, Count, LineWriter};
+use crate::format::lines::{LineWriter, NO_FD};
 pub use crate::format::memory::Pair;
 use crate::format::memory::{PairReader, Rec, write_del, write_header, write_pair};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
@@ -225,7 +225,7 @@ const ENTRIES: usize = SHARDS * SHARD_RECORDS;
 /// then the keys new since the base, in the order they were added. At
 /// most two files open at a time.
 pub struct Store {
-    reader: Option<PairReader>,
+    reader: Option<PairReader<'static>>,
     /// 0: the base; 1: the new keys; 2: done.
     phase: u8,
     /// The base's generation.
@@ -774,12 +774,11 @@ fn shard_edit<P: Port>(
     let mut keep = [(0u8, 0u8); SHARD_RECORDS];
     let mut n = 0usize;
     {
-        let mut src = Bytes::new(old.get(..len).unwrap_or(&[]));
-        let mut r = PairReader::new(0);
+        let mut r = PairReader::over(old.get(..len).unwrap_or(&[]));
         let mut other = [0u8; KEY_MAX_BYTES];
         let mut header = false;
         let mut from = 0u32;
-        while let Some((rec, kl, _, _)) = r.rec(&mut src, &mut other, &mut [])? {
+        while let Some((rec, kl, _, _)) = r.rec(port, &mut other, &mut [])? {
             let to = r.offset();
             match rec {
                 Rec::Header(g) if from == 0 => header = g == generation,
@@ -817,9 +816,7 @@ fn shard_edit<P: Port>(
         Change::Del => Change::Del,
     };
     let old = old.get(..len).unwrap_or(&[]);
-    let mut count = Count::new();
-    let size =
-        write_shard(&mut count, 0, old, kept, generation, key, change).map(|()| count.bytes());
+    let size = write_shard(port, NO_FD, old, kept, generation, key, change).map(|n| n as usize);
     if size.map_or(true, |n| n > SHARD_MAX) {
         return Ok(false);
     }
@@ -865,7 +862,7 @@ fn write_shard<P: Port>(
     generation: u32,
     key: &[u8],
     change: Change<'_>,
-) -> Result<(), Errno> {
+) -> Result<u32, Errno> {
     let mut w = LineWriter::new(fd);
     write_header(port, &mut w, generation)?;
     for &(a, b) in kept {
@@ -879,7 +876,7 @@ fn write_shard<P: Port>(
         Change::Pair(v, pinned, n) => write_pair(port, &mut w, key, v, pinned, n)?,
         Change::Del => write_del(port, &mut w, key)?,
     }
-    w.flush(port)
+    w.flush(port).map(|()| w.written())
 }
 
 /// The fold: the merged store with the edit made, under the next

@@ -13,9 +13,7 @@
 //! needs a second buffer to unescape into; see `docs/DESIGN.md` for the
 //! measured code size of both approaches.
 
-use core::ffi::CStr;
-
-use crate::port::{Errno, Fd, Mode, Port};
+use crate::port::{Errno, Fd, Port};
 
 /// Bytes read from the port per call.
 const READ_CHUNK: usize = 64;
@@ -24,9 +22,18 @@ const WRITE_CHUNK: usize = 32;
 /// Longest field name that is matched; longer names are skipped as unknown.
 const NAME_MAX: usize = 12;
 
-/// Reads a file through the port in small chunks.
-pub struct ByteReader {
+/// A descriptor no port hands out (they are never negative): a
+/// [`ByteReader`] over bytes in RAM ([`ByteReader::over`]), a [`LineWriter`]
+/// that only counts ([`LineWriter::written`]: the size of what it would
+/// write). So the reader and the writer are compiled once, for the one real
+/// port, and call it directly.
+pub const NO_FD: Fd = -1;
+
+/// Reads a file through the port in small chunks, or bytes already in RAM.
+pub struct ByteReader<'a> {
     fd: Fd,
+    /// With [`NO_FD`]: the bytes not read yet.
+    ram: &'a [u8],
     buf: [u8; READ_CHUNK],
     pos: usize,
     len: usize,
@@ -39,11 +46,21 @@ pub struct ByteReader {
     array: [u32; ARRAY_MAX],
 }
 
-impl ByteReader {
+impl<'a> ByteReader<'a> {
     /// Wraps an open descriptor.
     pub fn new(fd: Fd) -> Self {
+        Self::with(fd, &[])
+    }
+
+    /// Reads `data` (the port is not called).
+    pub fn over(data: &'a [u8]) -> Self {
+        Self::with(NO_FD, data)
+    }
+
+    fn with(fd: Fd, ram: &'a [u8]) -> Self {
         Self {
             fd,
+            ram,
             buf: [0; READ_CHUNK],
             pos: 0,
             len: 0,
@@ -76,7 +93,7 @@ impl ByteReader {
     }
 
     #[inline(always)]
-    fn peek(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
+    fn peek<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         if self.pos >= self.len {
             self.refill(port)?;
         }
@@ -92,11 +109,21 @@ impl ByteReader {
     /// the port, kept out of line and small: it is the bottom of every
     /// parse's deepest call chain.
     #[inline(never)]
-    fn refill(&mut self, port: &mut dyn Port) -> Result<(), Errno> {
+    fn refill<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(), Errno> {
         if self.eof {
             return Ok(());
         }
-        let n = port.read(self.fd, &mut self.buf)?;
+        let n = if self.fd == NO_FD {
+            let (now, rest) = self
+                .ram
+                .split_at_checked(READ_CHUNK)
+                .unwrap_or((self.ram, &[]));
+            crate::text::copy_prefix(&mut self.buf, now);
+            self.ram = rest;
+            now.len()
+        } else {
+            port.read(self.fd, &mut self.buf)?
+        };
         if n == 0 || n > self.buf.len() {
             self.eof = true;
             return Ok(());
@@ -115,7 +142,7 @@ impl ByteReader {
     }
 
     #[inline(always)]
-    fn next(&mut self, port: &mut dyn Port) -> Result<Option<u8>, Errno> {
+    fn next<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         let b = self.peek(port)?;
         self.bump();
         Ok(b)
@@ -136,10 +163,19 @@ impl ByteReader {
         }
     }
 
+    /// Consumes bytes up to offset `to` (or the end of the file).
+    pub fn skip_to<P: Port + ?Sized>(&mut self, port: &mut P, to: u32) -> Result<(), Errno> {
+        while self.offset < to && self.peek(port)?.is_some() {
+            let want = (to - self.offset) as usize;
+            self.consume(want.min(self.chunk().len()));
+        }
+        Ok(())
+    }
+
     /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
     /// control character) at the start of the buffer, refilling it first.
     #[inline(always)]
-    fn plain_run(&mut self, port: &mut dyn Port) -> Result<usize, Errno> {
+    fn plain_run<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<usize, Errno> {
         if self.peek(port)?.is_none() {
             return Ok(0);
         }
@@ -337,9 +373,9 @@ impl From<Errno> for Bad {
 /// Reads the next line as a flat object, filling `strs` and `scalars`.
 /// Fields not listed are skipped when they are strings or scalars. A record
 /// must contain every field of `strs`.
-pub fn read_record(
-    port: &mut dyn Port,
-    r: &mut ByteReader,
+pub fn read_record<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
 ) -> Result<Line, Errno> {
@@ -401,7 +437,7 @@ pub fn read_record(
     }
 }
 
-fn skip_line(port: &mut dyn Port, r: &mut ByteReader) -> Result<(), Errno> {
+fn skip_line<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Errno> {
     while r.peek(port)?.is_some() {
         match r.chunk().iter().position(|&b| b == b'\n') {
             Some(i) => {
@@ -414,7 +450,7 @@ fn skip_line(port: &mut dyn Port, r: &mut ByteReader) -> Result<(), Errno> {
     Ok(())
 }
 
-fn skip_ws(port: &mut dyn Port, r: &mut ByteReader) -> Result<Option<u8>, Bad> {
+fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
     loop {
         match r.peek(port)? {
             Some(b' ' | b'\t' | b'\r') => r.bump(),
@@ -423,7 +459,7 @@ fn skip_ws(port: &mut dyn Port, r: &mut ByteReader) -> Result<Option<u8>, Bad> {
     }
 }
 
-fn expect(port: &mut dyn Port, r: &mut ByteReader, want: u8) -> Result<(), Bad> {
+fn expect<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u8) -> Result<(), Bad> {
     if skip_ws(port, r)? == Some(want) {
         r.bump();
         Ok(())
@@ -432,9 +468,9 @@ fn expect(port: &mut dyn Port, r: &mut ByteReader, want: u8) -> Result<(), Bad> 
     }
 }
 
-fn parse_object(
-    port: &mut dyn Port,
-    r: &mut ByteReader,
+fn parse_object<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
 ) -> Result<(), Bad> {
@@ -508,9 +544,9 @@ impl From<Errno> for StrErr {
 /// lone surrogates and invalid UTF-8; a string longer than `out` is
 /// `TooLong` (consumed up to its closing quote, so an unknown long field
 /// name can still be skipped).
-fn decode_string(
-    port: &mut dyn Port,
-    r: &mut ByteReader,
+fn decode_string<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
     out: &mut [u8],
     max: usize,
 ) -> Result<usize, StrErr> {
@@ -622,7 +658,7 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
 
 // Inlined: one frame less on the deepest path of a parse.
 #[inline(always)]
-fn hex4(port: &mut dyn Port, r: &mut ByteReader) -> Result<u32, StrErr> {
+fn hex4<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
         let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
@@ -632,7 +668,7 @@ fn hex4(port: &mut dyn Port, r: &mut ByteReader) -> Result<u32, StrErr> {
     Ok(v)
 }
 
-fn decode_u_escape(port: &mut dyn Port, r: &mut ByteReader) -> Result<char, StrErr> {
+fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<char, StrErr> {
     let hi = hex4(port, r)?;
     let cp = if (0xD800..0xDC00).contains(&hi) {
         // A high surrogate must be followed by an escaped low surrogate.
@@ -650,7 +686,7 @@ fn decode_u_escape(port: &mut dyn Port, r: &mut ByteReader) -> Result<char, StrE
     char::from_u32(cp).ok_or(StrErr::Bad(Bad::Syntax))
 }
 
-fn skip_string(port: &mut dyn Port, r: &mut ByteReader) -> Result<(), Bad> {
+fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
     loop {
         let run = r.plain_run(port)?;
         r.consume(run);
@@ -670,7 +706,7 @@ fn skip_string(port: &mut dyn Port, r: &mut ByteReader) -> Result<(), Bad> {
 
 /// `true`, `false`, `null` or a number. Nested values are not accepted: they
 /// make the line invalid rather than costing stack.
-fn parse_scalar(port: &mut dyn Port, r: &mut ByteReader) -> Result<Scalar, Bad> {
+fn parse_scalar<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
     let first = r.peek(port)?.ok_or(Bad::Syntax)?;
     match first {
         b'[' => {
@@ -708,7 +744,7 @@ fn parse_scalar(port: &mut dyn Port, r: &mut ByteReader) -> Result<Scalar, Bad> 
 
 /// A JSON number: a plain non-negative integer is `Uint` (saturating),
 /// any other number `Other`.
-fn parse_number(port: &mut dyn Port, r: &mut ByteReader) -> Result<Scalar, Bad> {
+fn parse_number<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
     // A number longer than 64 characters is garbage.
     let mut len = 0u32;
     let (mut v, mut plain) = (0u32, true);
@@ -733,7 +769,7 @@ fn parse_number(port: &mut dyn Port, r: &mut ByteReader) -> Result<Scalar, Bad> 
     })
 }
 
-fn literal(port: &mut dyn Port, r: &mut ByteReader, word: &[u8]) -> Result<(), Bad> {
+fn literal<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, word: &[u8]) -> Result<(), Bad> {
     for &w in word {
         if r.next(port)? != Some(w) {
             return Err(Bad::Syntax);
@@ -754,7 +790,7 @@ pub struct LineWriter {
 }
 
 impl LineWriter {
-    /// Wraps a descriptor opened for writing.
+    /// Wraps a descriptor opened for writing ([`NO_FD`]: counts only).
     pub fn new(fd: Fd) -> Self {
         Self {
             fd,
@@ -781,7 +817,7 @@ impl LineWriter {
     }
 
     /// Appends raw bytes.
-    pub fn raw(&mut self, port: &mut dyn Port, bytes: &[u8]) -> Result<(), Errno> {
+    pub fn raw<P: Port + ?Sized>(&mut self, port: &mut P, bytes: &[u8]) -> Result<(), Errno> {
         let mut rest = bytes;
         while !rest.is_empty() {
             if self.len >= self.buf.len() {
@@ -802,7 +838,7 @@ impl LineWriter {
         Ok(())
     }
 
-    fn byte(&mut self, port: &mut dyn Port, b: u8) -> Result<(), Errno> {
+    fn byte<P: Port + ?Sized>(&mut self, port: &mut P, b: u8) -> Result<(), Errno> {
         if self.len >= self.buf.len() {
             self.flush(port)?;
         }
@@ -817,7 +853,7 @@ impl LineWriter {
 
     /// Appends `s` as a JSON string, quotes included. Control characters are
     /// escaped; other bytes (UTF-8) are written as they are.
-    pub fn string(&mut self, port: &mut dyn Port, s: &[u8]) -> Result<(), Errno> {
+    pub fn string<P: Port + ?Sized>(&mut self, port: &mut P, s: &[u8]) -> Result<(), Errno> {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.byte(port, b'"')?;
         let mut rest = s;
@@ -852,7 +888,7 @@ impl LineWriter {
     }
 
     /// Appends a decimal number.
-    pub fn uint(&mut self, port: &mut dyn Port, v: u32) -> Result<(), Errno> {
+    pub fn uint<P: Port + ?Sized>(&mut self, port: &mut P, v: u32) -> Result<(), Errno> {
         let mut digits = [0u8; 10];
         let mut n = 0usize;
         let mut v = v;
@@ -873,104 +909,15 @@ impl LineWriter {
     }
 
     /// Hands buffered bytes to the port.
-    pub fn flush(&mut self, port: &mut dyn Port) -> Result<(), Errno> {
+    pub fn flush<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(), Errno> {
         if self.len > 0 {
             let chunk = self.buf.get(..self.len).unwrap_or(&[]);
             self.len = 0;
-            port.write(self.fd, chunk)?;
+            if self.fd != NO_FD {
+                port.write(self.fd, chunk)?;
+            }
         }
         Ok(())
-    }
-}
-
-/// A read-only [`Port`] over bytes already in RAM (any descriptor reads
-/// them), so that [`read_record`] can parse a buffer.
-pub struct Bytes<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Bytes<'a> {
-    /// The bytes to read.
-    pub fn new(data: &'a [u8]) -> Self {
-        Self { data, pos: 0 }
-    }
-}
-
-impl Port for Bytes<'_> {
-    fn ticks_ms(&mut self) -> u32 {
-        0
-    }
-    fn open(&mut self, _: &CStr, _: Mode) -> Result<Fd, Errno> {
-        Err(Errno::EIO)
-    }
-    fn read(&mut self, _: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
-        let rest = self.data.get(self.pos..).unwrap_or(&[]);
-        let n = rest.len().min(buf.len());
-        crate::text::copy_prefix(buf, rest.get(..n).unwrap_or(&[]));
-        self.pos += n;
-        Ok(n)
-    }
-    fn write(&mut self, _: Fd, _: &[u8]) -> Result<(), Errno> {
-        Err(Errno::EIO)
-    }
-    fn close(&mut self, _: Fd) -> Result<(), Errno> {
-        Ok(())
-    }
-    fn remove(&mut self, _: &CStr) -> Result<(), Errno> {
-        Err(Errno::EIO)
-    }
-    fn rename(&mut self, _: &CStr, _: &CStr) -> Result<(), Errno> {
-        Err(Errno::EIO)
-    }
-}
-
-/// A write-only [`Port`] that counts the bytes a [`LineWriter`] would
-/// write: the size of a record before it is written.
-pub struct Count {
-    bytes: usize,
-}
-
-impl Count {
-    /// Nothing counted yet.
-    pub fn new() -> Self {
-        Self { bytes: 0 }
-    }
-
-    /// Bytes written so far.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-}
-
-impl Default for Count {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Port for Count {
-    fn ticks_ms(&mut self) -> u32 {
-        0
-    }
-    fn open(&mut self, _: &CStr, _: Mode) -> Result<Fd, Errno> {
-        Err(Errno::EIO)
-    }
-    fn read(&mut self, _: Fd, _: &mut [u8]) -> Result<usize, Errno> {
-        Err(Errno::EIO)
-    }
-    fn write(&mut self, _: Fd, buf: &[u8]) -> Result<(), Errno> {
-        self.bytes = self.bytes.saturating_add(buf.len());
-        Ok(())
-    }
-    fn close(&mut self, _: Fd) -> Result<(), Errno> {
-        Ok(())
-    }
-    fn remove(&mut self, _: &CStr) -> Result<(), Errno> {
-        Err(Errno::EIO)
-    }
-    fn rename(&mut self, _: &CStr, _: &CStr) -> Result<(), Errno> {
-        Err(Errno::EIO)
     }
 }
 
@@ -1080,6 +1027,40 @@ mod tests {
         let lines = parse_all(b"{\"a\":\"\\ud83d\\ude00\",\"b\":\"\"}");
         assert_eq!(lines[0].0, Line::RecordAtEof);
         assert_eq!(lines[0].1, "\u{1F600}");
+    }
+
+    #[test]
+    fn a_reader_over_ram_and_a_counting_writer_never_call_the_port() {
+        let text = b"{\"a\":\"x\",\"b\":\"y\"}\ngarbage\n{\"a\":\"\\u0e01\",\"b\":\"\"}";
+        let mut port = MemPort::new();
+        port.fail_all(crate::testing::Op::Read, Errno::EIO);
+        let mut r = ByteReader::over(text);
+        let mut got = Vec::new();
+        loop {
+            let mut a = [0u8; 20];
+            let mut b = [0u8; 20];
+            let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
+            let line = read_record(&mut port, &mut r, &mut strs, &mut []).unwrap();
+            if line == Line::Eof {
+                break;
+            }
+            got.push((line, strs[0].value().to_vec()));
+        }
+        assert_eq!(
+            got,
+            [
+                (Line::Record, b"x".to_vec()),
+                (Line::Skipped, Vec::new()),
+                (Line::RecordAtEof, "ก".as_bytes().to_vec()),
+            ]
+        );
+        assert_eq!(r.offset() as usize, text.len());
+        let mut w = LineWriter::new(NO_FD);
+        w.string(&mut port, "q\"\u{1}ไทย".repeat(20).as_bytes())
+            .unwrap();
+        w.flush(&mut port).unwrap();
+        assert_eq!(w.written(), 2 + 20 * (1 + 2 + 6 + 9));
+        assert_eq!(port.writes, 0);
     }
 
     #[test]

@@ -71,19 +71,25 @@ pub(crate) enum Rec {
 }
 
 /// Reads the records of an open store file, one at a time.
-pub struct PairReader {
-    r: ByteReader,
+pub struct PairReader<'a> {
+    r: ByteReader<'a>,
     /// Whether a line was skipped (the file needs a rewrite).
     pub skipped: bool,
 }
 
-impl PairReader {
+impl<'a> PairReader<'a> {
     /// Wraps an open descriptor.
     pub fn new(fd: Fd) -> Self {
-        Self {
-            r: ByteReader::new(fd),
-            skipped: false,
-        }
+        Self::of(ByteReader::new(fd))
+    }
+
+    /// Reads `data` in RAM.
+    pub fn over(data: &'a [u8]) -> Self {
+        Self::of(ByteReader::over(data))
+    }
+
+    fn of(r: ByteReader<'a>) -> Self {
+        Self { r, skipped: false }
     }
 
     /// The open file.

@@ -50,7 +50,7 @@ pub mod ring;
 
 use core::ffi::CStr;
 
-use crate::format::lines::{ByteReader, LineWriter};
+use crate::format::lines::{ByteReader, LineWriter, NO_FD};
 use crate::format::session::{self as fmt, End, Read, StatsArray};
 use crate::port::{Errno, Mode, Port, SESSION_PATH, SESSION_TMP_PATH};
 use crate::text::utf8_prefix;
@@ -84,6 +84,22 @@ enum Part {
     All,
     /// The pending compaction and the turns before it.
     Compaction,
+}
+
+/// `replay`'s name for the base (the slots are 0 to 5).
+const BASE_FILE: usize = SLOTS;
+/// While loading, an entry's `seq` is where its text was read: the file
+/// (a slot's index or [`BASE_FILE`]) from this bit up, the offset of its
+/// line below (a file of 512 MiB does not fit the device's flash).
+const ORIGIN_SHIFT: u32 = 29;
+const ORIGIN_OFFSET: u32 = (1 << ORIGIN_SHIFT) - 1;
+
+fn origin(file: usize, offset: u32) -> u32 {
+    ((file as u32) << ORIGIN_SHIFT) | offset.min(ORIGIN_OFFSET)
+}
+
+fn file_path(file: usize) -> &'static CStr {
+    SLOT_PATHS.get(file).copied().unwrap_or(SESSION_PATH)
 }
 
 fn slot_of(seq: u32) -> usize {
@@ -321,7 +337,7 @@ impl Session {
         }
         // A compaction whose batch would not stay inline on littlefs goes
         // first, in a batch of its own (see `INLINE_MAX`).
-        if self.compaction_pending() && !self.fold_planned() && self.batch_size() > INLINE_MAX {
+        if self.compaction_pending() && !self.fold_planned() && self.batch_size(port) > INLINE_MAX {
             self.flush_step(port, Part::Compaction)?;
         }
         self.flush_step(port, Part::All)
@@ -353,18 +369,16 @@ impl Session {
     }
 
     /// Bytes of the pending batch.
-    fn batch_size(&self) -> usize {
-        let mut count = crate::format::lines::Count::new();
-        let mut w = LineWriter::new(0);
+    fn batch_size<P: Port>(&self, port: &mut P) -> usize {
+        // Counted, not written: the port is not called.
+        let mut w = LineWriter::new(NO_FD);
         let stats = self.stats_to_write();
         let end = End {
             seq: self.next_batch(),
             stats: stats.as_ref(),
         };
-        let _ = self
-            .write_batch(&mut count, &mut w, &end, Part::All)
-            .and_then(|()| w.flush(&mut count));
-        count.bytes()
+        let _ = self.write_batch(port, &mut w, &end, Part::All);
+        w.written() as usize
     }
 
     /// One batch (or a fold) to flash; on success RAM records what is there.
@@ -753,6 +767,8 @@ impl Session {
         }
         if let Err(e) = self.load(port) {
             self.ring.clear();
+            // As before the load (a session not loaded has none: `init`).
+            self.put_stats(None);
             return Err(e);
         }
         self.loaded = true;
@@ -766,22 +782,23 @@ impl Session {
         self.fold_due = false;
         self.no_files = true;
         let mut newest = 0u32;
-        let mut stats: Option<StatsArray> = None;
-        // The statistics go straight to `stats` (one copy on the stack for
-        // the whole load, not one per returned value).
-        if let Some(scan) = scan_file(port, SESSION_PATH, Some(&mut stats))? {
+        // The statistics go straight to `self.stats` (no copy of them on
+        // the stack): those of the base's end line, then of each replayed
+        // slot line that has them.
+        self.put_stats(None);
+        if let Some(scan) = scan_file(port, SESSION_PATH, Some(self))? {
             self.no_files = false;
             self.base_seq = scan.seq;
             newest = scan.seq;
             // A damaged base is rewritten at the next flush.
             self.fold_due = !scan.clean;
-            self.replay(port, SESSION_PATH, scan.cut, scan.seq, None)?;
+            self.replay(port, BASE_FILE, scan.cut, false)?;
         }
         // The slots newer than the base (by slot), then replayed oldest
         // first: the smallest `seq` not replayed yet, six times at most.
         let mut found = [(0u32, 0u32); SLOTS];
         for (i, path) in SLOT_PATHS.iter().enumerate() {
-            let Some(scan) = scan_file(port, path, None)? else {
+            let Some(scan) = scan_file(port, path, None::<&mut Self>)? else {
                 continue;
             };
             self.no_files = false;
@@ -804,69 +821,129 @@ impl Session {
                 break;
             };
             done = seq;
-            let path = SLOT_PATHS.get(i).copied().unwrap_or(SESSION_PATH);
-            self.replay(port, path, cut, seq, Some(&mut stats))?;
+            self.replay(port, i, cut, true)?;
+        }
+        // Each entry's number is its batch's (while loading: where it was
+        // read, see `replay`).
+        for i in 0..self.ring.len() {
+            if let Some(m) = self.ring.get_mut(i) {
+                let file = (m.seq >> ORIGIN_SHIFT) as usize;
+                m.seq = match found.get(file) {
+                    Some(f) => f.0,
+                    None => self.base_seq,
+                };
+            }
         }
         self.next_seq = newest.saturating_add(1);
         self.live = self.live_slots();
-        #[cfg(feature = "lasting")]
-        {
-            self.stats = stats.as_ref().map_or(Stats::ZERO, Stats::from_values);
-        }
-        #[cfg(not(feature = "lasting"))]
-        let _ = stats;
         Ok(())
     }
 
-    /// Pass 2 over one file: its records up to `cut` onto the ring, as
-    /// batch `seq`. The statistics of its last line that has them go to
-    /// `stats` (when given; left as they are when no line has them).
+    /// Pass 2 over one file (`file`: a slot's index, or [`BASE_FILE`]): its
+    /// records up to `cut` onto the ring. The statistics of its last line
+    /// that has them go to `stats` (when given; left as they are when no
+    /// line has them).
+    ///
+    /// A message is decoded straight into the ring's slot (no buffer for it
+    /// on the stack). When the ring is full that slot held a message, which
+    /// a line that turns out not to be a record (or a compaction that keeps
+    /// it) must not lose: its text is read again from where it was read
+    /// (while loading, an entry's `seq` is that place: the file in its top
+    /// bits, the line's offset below; `load` sets the batch numbers at the
+    /// end). That costs a second read of two files, on damaged files only.
     #[inline(never)]
     fn replay<P: Port>(
         &mut self,
         port: &mut P,
-        path: &CStr,
+        file: usize,
         cut: u32,
-        seq: u32,
-        mut stats: Option<&mut Option<StatsArray>>,
+        stats: bool,
     ) -> Result<(), Errno> {
-        let fd = port.open(path, Mode::Read)?;
-        let mut r = ByteReader::new(fd);
-        let mut text = [0u8; MSG_MAX_BYTES];
+        let mut r = ByteReader::new(port.open(file_path(file), Mode::Read)?);
         let res = loop {
-            if r.offset() >= cut {
+            let start = r.offset();
+            if start >= cut {
                 break Ok(());
             }
-            let rec = match fmt::read(port, &mut r, Some(&mut text)) {
-                Ok(Read::Record(rec)) => rec,
-                Ok(Read::Skipped) => continue,
+            let slot = self.ring.load_slot();
+            let full = self.ring.is_full();
+            let rec = match fmt::read(port, &mut r, self.ring.slot_buf(slot)) {
+                Ok(Read::Record(rec)) => Some(rec),
+                Ok(Read::Skipped) => None,
                 Ok(Read::Eof) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            if let (true, Some(st)) = (rec.stats, stats.as_deref_mut()) {
-                *st = Some(*r.array());
+            let mut intact = !full;
+            if let Some(rec) = rec {
+                if rec.stats && stats {
+                    self.put_stats(Some(r.array()));
+                }
+                // A bare end line: nothing was decoded.
+                let Some(role) = rec.role else {
+                    continue;
+                };
+                self.ring.set_loaded_len(slot, rec.len);
+                intact = true;
+                match rec.keep {
+                    #[cfg(feature = "lasting")]
+                    Some(keep) => intact = self.ring.fold_keep_loaded(slot, usize::from(keep)),
+                    _ => self.ring.push_loaded(slot, role),
+                }
+                // The entry just written is the newest, or the summary.
+                let i = if rec.keep.is_some() || role == Role::Summary {
+                    0
+                } else {
+                    self.ring.len() - 1
+                };
+                if let Some(m) = self.ring.get_mut(i) {
+                    m.seq = origin(file, start);
+                }
             }
-            let Some(role) = rec.role else {
-                continue;
-            };
-            let body = text.get(..rec.len).unwrap_or(&[]);
-            match rec.keep {
-                #[cfg(feature = "lasting")]
-                Some(keep) => self.ring.fold_keep(usize::from(keep), body),
-                _ => self.ring.push(role, body),
-            }
-            // The entry just written is the newest, or the summary.
-            let i = if rec.keep.is_some() || role == Role::Summary {
-                0
-            } else {
-                self.ring.len() - 1
-            };
-            if let Some(m) = self.ring.get_mut(i) {
-                m.seq = seq;
+            if !intact {
+                if let Err(e) = self.reread(port, &mut r, file, slot) {
+                    break Err(e);
+                }
             }
         };
-        let _ = port.close(fd);
+        if r.fd() != NO_FD {
+            let _ = port.close(r.fd());
+        }
         res
+    }
+
+    /// Reads the text of the message in `slot` again from where it was
+    /// read, then puts `r` back where it was in `file`. On an error `r` is
+    /// left closed ([`NO_FD`]).
+    // Inlined: its read is the same depth as `replay`'s own.
+    #[inline(always)]
+    fn reread<P: Port>(
+        &mut self,
+        port: &mut P,
+        r: &mut ByteReader<'_>,
+        file: usize,
+        slot: usize,
+    ) -> Result<(), Errno> {
+        let resume = r.offset();
+        let _ = port.close(r.fd());
+        *r = ByteReader::new(NO_FD);
+        let from = self.ring.slot_seq(slot);
+        let fd = port.open(file_path((from >> ORIGIN_SHIFT) as usize), Mode::Read)?;
+        *r = ByteReader::new(fd);
+        let read = r.skip_to(port, from & ORIGIN_OFFSET).and_then(|()| {
+            match fmt::read(port, r, self.ring.slot_buf(slot))? {
+                Read::Record(rec) => {
+                    self.ring.set_loaded_len(slot, rec.len);
+                    Ok(())
+                }
+                // It was a record a moment ago.
+                _ => Err(Errno::EIO),
+            }
+        });
+        let _ = port.close(fd);
+        *r = ByteReader::new(NO_FD);
+        read?;
+        *r = ByteReader::new(port.open(file_path(file), Mode::Read)?);
+        r.skip_to(port, resume)
     }
 }
 
@@ -876,14 +953,31 @@ impl Default for Session {
     }
 }
 
+/// Where a load puts the statistics it reads.
+trait PutStats {
+    /// The statistics read (`None`: none, zeros).
+    fn put_stats(&mut self, values: Option<&StatsArray>);
+}
+
+impl PutStats for Session {
+    fn put_stats(&mut self, values: Option<&StatsArray>) {
+        #[cfg(feature = "lasting")]
+        {
+            self.stats = values.map_or(Stats::ZERO, Stats::from_values);
+        }
+        #[cfg(not(feature = "lasting"))]
+        let _ = values;
+    }
+}
+
 /// Pass 1 over one file: where its last end line ends. `None` when the file
 /// does not exist. That line's statistics (`None`: it has none) go to
 /// `stats` when given.
 #[inline(never)]
-fn scan_file<P: Port>(
+fn scan_file<P: Port, S: PutStats>(
     port: &mut P,
     path: &CStr,
-    mut stats: Option<&mut Option<StatsArray>>,
+    mut stats: Option<&mut S>,
 ) -> Result<Option<Scan>, Errno> {
     let fd = match port.open(path, Mode::Read) {
         Ok(fd) => fd,
@@ -905,7 +999,7 @@ fn scan_file<P: Port>(
                 scan.ended = true;
                 scan.seq = rec.seq;
                 if let Some(st) = stats.as_deref_mut() {
-                    *st = rec.stats.then(|| *r.array());
+                    st.put_stats(rec.stats.then(|| r.array()));
                 }
             }
             Ok(Read::Record(_)) => {}
@@ -974,6 +1068,120 @@ mod tests {
     fn reboot(port: &mut MemPort) -> Session {
         let _ = port;
         Session::new()
+    }
+
+    /// The ring a load gave before messages were decoded straight into
+    /// it: each record into a buffer, then pushed (or folded in).
+    fn reference_load(port: &mut MemPort, files: &[(usize, u32)]) -> Vec<(Role, Vec<u8>, u32)> {
+        let mut ring = SessionRing::new();
+        for &(file, seq) in files {
+            let cut = scan_file(port, file_path(file), None::<&mut Session>)
+                .unwrap()
+                .unwrap()
+                .cut;
+            let fd = port.open(file_path(file), Mode::Read).unwrap();
+            let mut r = ByteReader::new(fd);
+            let mut text = [0u8; MSG_MAX_BYTES];
+            while r.offset() < cut {
+                let rec = match fmt::read(port, &mut r, Some(&mut text)).unwrap() {
+                    Read::Record(rec) => rec,
+                    Read::Skipped => continue,
+                    Read::Eof => break,
+                };
+                let Some(role) = rec.role else { continue };
+                let body = &text[..rec.len];
+                match rec.keep {
+                    #[cfg(feature = "lasting")]
+                    Some(keep) => ring.fold_keep(usize::from(keep), body),
+                    _ => ring.push(role, body),
+                }
+                let i = if rec.keep.is_some() || role == Role::Summary {
+                    0
+                } else {
+                    ring.len() - 1
+                };
+                ring.get_mut(i).unwrap().seq = seq;
+            }
+            port.close(fd).unwrap();
+        }
+        ring.iter()
+            .map(|m| (m.role, m.text.to_vec(), m.seq))
+            .collect()
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)] // long; no unsafe code under test
+    fn damaged_files_load_as_when_records_went_through_a_buffer() {
+        let mut rng = 0x1234_5678u32;
+        let mut next = move |n: u32| {
+            rng ^= rng << 13;
+            rng ^= rng >> 17;
+            rng ^= rng << 5;
+            rng % n
+        };
+        let roles = ["user", "assistant", "tool", "system", "summary"];
+        for case in 0..400 {
+            let mut port = MemPort::new();
+            let line = |next: &mut dyn FnMut(u32) -> u32, n: usize| -> String {
+                let body = "ก".repeat(next(4) as usize * 30) + &format!("m{case}-{n}");
+                let body = if next(12) == 0 { "x".repeat(256) } else { body };
+                let role = roles[next(5) as usize];
+                match next(16) {
+                    0 => "garbage\n".to_string(),
+                    1 => format!("{{\"role\":\"{role}\",\"content\":\"{body}\",\"zz\":[[1]]}}\n"),
+                    2 => format!("{{\"role\":\"bogus\",\"content\":\"{body}\"}}\n"),
+                    3 => format!("{{\"content\":\"{body}\"}}\n"),
+                    4 => format!("{{\"role\":\"{role}\",\"content\":\"{body}"),
+                    5 | 6 => format!(
+                        "{{\"role\":\"summary\",\"content\":\"S{body}\",\"keep\":{}}}\n",
+                        next(13)
+                    ),
+                    _ => format!("{{\"role\":\"{role}\",\"content\":\"{body}\"}}\n"),
+                }
+            };
+            let seed_form = next(4) == 0;
+            let base_seq = if seed_form { 0 } else { 1 + next(20) };
+            let mut base = String::new();
+            for n in 0..next(25) as usize {
+                base += &line(&mut next, n);
+                if !base.ends_with('\n') {
+                    // A torn line (its end line is not lost).
+                    base += "\n";
+                }
+            }
+            if !seed_form {
+                base += &format!("{{\"end\":true,\"seq\":{base_seq}}}\n");
+                if next(3) == 0 {
+                    base += "{\"role\":\"user\",\"content\":\"after the cut\"}\n";
+                }
+            }
+            port.put(SESSION_PATH, base.as_bytes());
+            let mut files = vec![(BASE_FILE, base_seq)];
+            if !seed_form {
+                for k in 1..=next(7) {
+                    let seq = base_seq + k;
+                    let mut batch = String::new();
+                    for n in 0..next(6) as usize {
+                        batch += &line(&mut next, 100 + n);
+                        if !batch.ends_with('\n') {
+                            batch += "\n";
+                        }
+                    }
+                    batch += &format!("{{\"end\":true,\"seq\":{seq}}}\n");
+                    port.put(SLOT_PATHS[slot_of(seq)], batch.as_bytes());
+                    files.push((slot_of(seq), seq));
+                }
+            }
+            let want = reference_load(&mut port, &files);
+            let mut s = Session::new();
+            let got: Vec<_> = s
+                .ring(&mut port)
+                .iter()
+                .map(|m| (m.role, m.text.to_vec(), m.seq))
+                .collect();
+            assert_eq!(got, want, "case {case}");
+            assert_eq!(port.open_count(), 0);
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The conversation ring: the newest [`MAX_MSGS`] messages, in RAM.
 
-use heapless::Vec;
+use core::fmt;
+use core::ops::Deref;
 
 /// Messages kept (`CLAW_SESSION_MAX_MSGS`).
 pub(crate) const MAX_MSGS: usize = 10;
@@ -65,13 +66,61 @@ impl Role {
     }
 }
 
+/// The bytes of a message, at most [`MSG_MAX_BYTES`] (a one-byte length:
+/// 256 bytes a slot). Reads as a byte slice.
+#[derive(Clone)]
+pub struct Text {
+    len: u8,
+    buf: [u8; MSG_MAX_BYTES],
+}
+
+impl Text {
+    const EMPTY: Text = Text {
+        len: 0,
+        buf: [0; MSG_MAX_BYTES],
+    };
+
+    /// Replaces the text by (at most [`MSG_MAX_BYTES`] bytes of) `s`.
+    fn set(&mut self, s: &[u8]) {
+        crate::text::copy_prefix(&mut self.buf, s);
+        self.len = s.len().min(MSG_MAX_BYTES) as u8;
+    }
+
+    fn swap(&mut self, other: &mut Text) {
+        // In place, byte for byte: no 256-byte temporary on the stack.
+        self.buf.swap_with_slice(&mut other.buf);
+        core::mem::swap(&mut self.len, &mut other.len);
+    }
+}
+
+impl Deref for Text {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.buf.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Text {}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
 /// One stored message: valid UTF-8 of at most [`MSG_MAX_BYTES`] bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
     /// Who said it.
     pub role: Role,
     /// What was said.
-    pub text: Vec<u8, MSG_MAX_BYTES>,
+    pub text: Text,
     /// The batch that wrote it to flash (0: not written yet). See
     /// [`crate::session`].
     pub seq: u32,
@@ -79,7 +128,7 @@ pub struct Message {
 
 const EMPTY: Message = Message {
     role: Role::User,
-    text: Vec::new(),
+    text: Text::EMPTY,
     seq: 0,
 };
 
@@ -114,10 +163,7 @@ impl SessionRing {
         if let Some(m) = self.slots.get_mut(slot) {
             m.role = role;
             m.seq = 0;
-            m.text.clear();
-            let keep = text.get(..MSG_MAX_BYTES.min(text.len())).unwrap_or(&[]);
-            // Cannot fail: `keep` is at most the capacity.
-            let _ = m.text.extend_from_slice(keep);
+            m.text.set(text);
         }
     }
 
@@ -126,8 +172,129 @@ impl SessionRing {
         if let Ok([a, b]) = self.slots.get_disjoint_mut([from, to]) {
             b.role = a.role;
             b.seq = a.seq;
-            b.text.clear();
-            let _ = b.text.extend_from_slice(&a.text);
+            b.text.clone_from(&a.text);
+        }
+    }
+
+    /// Swaps the texts of two slots (not their roles nor numbers).
+    fn swap_text(&mut self, a: usize, b: usize) {
+        if let Ok([a, b]) = self.slots.get_disjoint_mut([a, b]) {
+            a.text.swap(&mut b.text);
+        }
+    }
+
+    // Reading a file: a record is decoded straight into the slot it lands
+    // in (no 255-byte buffer on the stack under the file reader), then
+    // committed. When the ring is full that slot holds a message (the
+    // oldest turn): see [`SessionRing::load_slot`].
+
+    /// The slot the next message read from a file is decoded into: a free
+    /// one, or when the ring is full the one a push drops (the oldest turn,
+    /// after the summary). Its text is clobbered by the decode; its role
+    /// and number are not. [`SessionRing::is_full`] says whether it held a
+    /// message.
+    pub(crate) fn load_slot(&self) -> usize {
+        if self.len < MAX_MSGS {
+            self.slot(self.len)
+        } else {
+            self.slot(usize::from(self.summary().is_some()))
+        }
+    }
+
+    /// Whether every slot holds a message.
+    pub(crate) fn is_full(&self) -> bool {
+        self.len >= MAX_MSGS
+    }
+
+    /// The buffer of slot `slot`'s text, to decode into; then
+    /// [`SessionRing::set_loaded_len`].
+    pub(crate) fn slot_buf(&mut self, slot: usize) -> Option<&mut [u8; MSG_MAX_BYTES]> {
+        self.slots.get_mut(slot).map(|m| &mut m.text.buf)
+    }
+
+    /// The length of the text decoded into slot `slot`.
+    pub(crate) fn set_loaded_len(&mut self, slot: usize, len: usize) {
+        if let Some(m) = self.slots.get_mut(slot) {
+            m.text.len = len.min(MSG_MAX_BYTES) as u8;
+        }
+    }
+
+    /// The number of slot `slot` (see [`SessionRing::load_slot`]).
+    pub(crate) fn slot_seq(&self, slot: usize) -> u32 {
+        self.slots.get(slot).map_or(0, |m| m.seq)
+    }
+
+    /// [`SessionRing::push`] of the text decoded into `slot` (which is
+    /// [`SessionRing::load_slot`]).
+    pub(crate) fn push_loaded(&mut self, slot: usize, role: Role) {
+        #[cfg(feature = "lasting")]
+        if role == Role::Summary {
+            self.head = slot;
+            self.len = 1;
+            self.set_role(slot, role);
+            return;
+        }
+        if self.len >= MAX_MSGS {
+            if self.summary().is_some() {
+                // `slot` is the oldest turn's: the summary moves there, the
+                // new text goes to the summary's old slot.
+                let (s, t) = (self.slot(0), slot);
+                self.swap_text(s, t);
+                if let Ok([a, b]) = self.slots.get_disjoint_mut([s, t]) {
+                    b.role = a.role;
+                    b.seq = a.seq;
+                }
+                self.head = t;
+                self.set_role(s, role);
+                return;
+            }
+            self.head = self.slot(1);
+            self.len -= 1;
+        }
+        self.len += 1;
+        self.set_role(slot, role);
+    }
+
+    /// [`SessionRing::fold_keep`] with the summary decoded into `slot`
+    /// (which is [`SessionRing::load_slot`]). False when that slot held a
+    /// message the fold keeps: its text must be read again (its role and
+    /// number are intact).
+    #[cfg(feature = "lasting")]
+    pub(crate) fn fold_keep_loaded(&mut self, slot: usize, keep: usize) -> bool {
+        let head = usize::from(self.summary().is_some());
+        let fold = (self.len - head).saturating_sub(keep);
+        let full = self.is_full();
+        let (to, intact) = if head + fold > 0 {
+            // As `fold`: the slots of the `gone` oldest entries go, the last
+            // of them takes the summary and becomes the head.
+            let gone = (head + fold).min(self.len);
+            let intact = !full || (0..gone).any(|j| self.slot(j) == slot);
+            let to = self.slot(gone - 1);
+            self.head = to;
+            self.len -= gone - 1;
+            (to, intact)
+        } else {
+            // No summary, all turns kept: in front of them (full: over the
+            // oldest, which is `slot`).
+            if full {
+                self.head = self.slot(1);
+                self.len -= 1;
+            }
+            self.head = self.slot(MAX_MSGS - 1);
+            self.len += 1;
+            (self.head, true)
+        };
+        if to != slot {
+            self.swap_text(to, slot);
+        }
+        self.set_role(to, Role::Summary);
+        intact
+    }
+
+    fn set_role(&mut self, slot: usize, role: Role) {
+        if let Some(m) = self.slots.get_mut(slot) {
+            m.role = role;
+            m.seq = 0;
         }
     }
 
