@@ -179,11 +179,8 @@ fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
         }
         if c.session.add_loaded(Role::Tool, b"").is_ok() {
             if let Some(m) = c.session.newest_mut() {
-                // Put together in the slot itself (capacity 255).
-                if m.text.resize(MSG_MAX_BYTES, 0).is_ok() {
-                    let n = tool_turn(&mut m.text, name, parts);
-                    m.text.truncate(n);
-                }
+                // Put together in the slot itself.
+                m.text.fill(|buf| tool_turn(buf, name, parts));
             }
         }
     });

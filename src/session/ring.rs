@@ -86,6 +86,13 @@ impl Text {
         self.len = s.len().min(MSG_MAX_BYTES) as u8;
     }
 
+    /// Rewrites the text in place: `f` fills the buffer and returns the
+    /// length (cut to [`MSG_MAX_BYTES`]).
+    pub fn fill(&mut self, f: impl FnOnce(&mut [u8; MSG_MAX_BYTES]) -> usize) {
+        let n = f(&mut self.buf);
+        self.len = n.min(MSG_MAX_BYTES) as u8;
+    }
+
     fn swap(&mut self, other: &mut Text) {
         // In place, byte for byte: no 256-byte temporary on the stack.
         self.buf.swap_with_slice(&mut other.buf);
