@@ -141,6 +141,21 @@ pub fn check_api_key(s: &[u8]) -> Result<(), Status> {
     check_header(s, 127, Status::ApiKey)
 }
 
+/// Reads the settings and the session ring when they are not in RAM yet
+/// (the first call after a soft reset): what a top-level call does first,
+/// from its shallowest frame. Everything under it works on them in RAM
+/// (`Core::config_cached`, `Session::*_loaded`), so that no file load
+/// sits under the frames of a tool round. A load that fails leaves the
+/// defaults and an unloaded ring: the turns of that call are then not
+/// recorded (the next call tries again).
+#[inline(never)]
+pub fn ready<H: Host>(h: &mut H) {
+    let _ = h.with_core(|c, p| {
+        let _ = c.config(p);
+        let _ = c.session.ring(p);
+    });
+}
+
 /// The idle point: one flash write for what a call changed. A failed flush
 /// leaves the ring dirty for the next one; nothing is lost from RAM.
 fn flush_if_dirty<P: Port>(c: &mut Core, p: &mut P) {
@@ -167,12 +182,6 @@ pub enum Mode {
 /// stack while the session compacts or loads underneath.
 fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
     show_tool(h, name, parts);
-    // Read what the turn needs from a shallow frame; the deep one below
-    // works in RAM (and writes the archive of a compaction).
-    let _ = h.with_core(|c, p| {
-        let _ = c.config(p);
-        let _ = c.session.ring(p);
-    });
     let _ = h.with_core(|c, p| {
         if let Mode::AskRound(round) = mode {
             policy::before_tool_turn(c, p, round);
@@ -230,6 +239,20 @@ pub fn admit<P: Port>(c: &mut Core, p: &mut P, slot: usize, level: Level) -> Res
     }
     c.rate.record_slot(slot, now);
     Ok(())
+}
+
+/// A top-level `tool()` (the REPL, a TACP line): [`ready`], then
+/// [`call_tool`] at its own idle point.
+pub fn tool<H: Host>(
+    h: &mut H,
+    name: &[u8],
+    origin: Origin,
+    arg: Arg<'_>,
+    out: &mut [u8],
+    acct: &mut Account,
+) -> Result<Value, Status> {
+    ready(h);
+    call_tool(h, name, origin, arg, out, acct, Mode::IdlePoint)
 }
 
 /// Runs the registered tool `name` from `origin` with `arg`: the gates,
@@ -472,6 +495,14 @@ pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
 
 /// `ask(prompt)`: see the module docs; the answer is left in `work`.
 pub fn ask<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
+    ready(h);
+    ask_ready(h, prompt, work)
+}
+
+/// [`ask`] after [`ready`]: the frames of the exchange are not on the
+/// stack while the files load.
+#[inline(never)]
+fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
     check_prompt(prompt)?;
     if work.len() < ask_work_size(prompt) {
         return Err(Status::WorkTooSmall);
@@ -559,8 +590,8 @@ fn exchange_rounds<H: Host>(
         }
     }
     h.ui(Ui::ChatUser, prompt);
-    core(h, |c, p| {
-        let _ = c.session.add(p, Role::User, prompt);
+    core(h, |c, _| {
+        let _ = c.session.add_loaded(Role::User, prompt);
     })?;
 
     let mut pending: Option<(usize, &'static str, usize)> = None; // (name len, status, result len)
@@ -651,7 +682,7 @@ fn answer<H: Host>(
         }
         c.agent.set_state(State::Idle);
         c.agent.set_last_result(&[b"ok (", digits, b" bytes)"]);
-        let _ = c.session.add(p, Role::Assistant, text);
+        let _ = c.session.add_loaded(Role::Assistant, text);
         flush_if_dirty(c, p);
     })?;
     show_last_result(h)?;
@@ -819,7 +850,7 @@ fn post_request<H: Host>(
         if !c.agent.chain.take_request() {
             return Err(Status::RequestLimit);
         }
-        let cfg = c.config(p);
+        let cfg = c.config_cached();
         let budget = usize::from(cfg.context_budget).min(CONTEXT_MAX);
         let ctx_cap = (budget + 1).min(w.reply.len());
         Ok(crate::context::build(

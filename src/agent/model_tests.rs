@@ -49,9 +49,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
 
 use super::{
-    Account, Arg, CALL_DEPTH_MAX, CALL_REQUESTS_MAX, Host, Mode, NAME_ECHO_MAX, Origin, REPLY_MAX,
-    Status, TOOL_RESULT_MAX, TOOL_ROUNDS_MAX, ToolOutcome, Ui, ask, ask_check, builtin, call_tool,
-    config, connect, disconnect, tacp,
+    Account, Arg, CALL_DEPTH_MAX, CALL_REQUESTS_MAX, Host, NAME_ECHO_MAX, Origin, REPLY_MAX,
+    Status, TOOL_RESULT_MAX, TOOL_ROUNDS_MAX, ToolOutcome, Ui, ask, ask_check, builtin, config,
+    connect, disconnect, tacp, tool,
 };
 use crate::core::Core;
 use crate::safety::breaker::{CircuitBreaker, State as Cb};
@@ -475,15 +475,7 @@ impl ModelHost {
                 };
                 let mut out = [0u8; TOOL_OUT];
                 let mut acct = Account::new();
-                let r = call_tool(
-                    self,
-                    name.as_bytes(),
-                    *origin,
-                    arg,
-                    &mut out,
-                    &mut acct,
-                    Mode::IdlePoint,
-                );
+                let r = tool(self, name.as_bytes(), *origin, arg, &mut out, &mut acct);
                 if let Err(Status::ToolRaised) = r {
                     assert!(acct.raised <= TOOL_OUT);
                 }

@@ -62,8 +62,8 @@ pub fn run_command<H: Host>(
     match cmd {
         Command::New => {
             let ok = core(h, |c, p| {
-                let _ = c.config(p);
-                let ok = c.session.start_new(p).is_ok();
+                let _ = c.config_cached();
+                let ok = c.session.start_new_loaded(p).is_ok();
                 if ok {
                     c.agent.last_ticks_valid = false;
                     c.agent.set_last_result(&[b"new session"]);
@@ -78,9 +78,8 @@ pub fn run_command<H: Host>(
             Ok(put(reply, &[b"new session"]))
         }
         Command::Compact => {
-            let (keep, fold, ask_backend) = core(h, |c, p| {
-                let cfg = c.config(p);
-                let _ = c.session.ring(p);
+            let (keep, fold, ask_backend) = core(h, |c, _| {
+                let cfg = c.config_cached();
                 let fold = c.session.fold_plan(usize::from(cfg.compact_keep));
                 let ask = cfg.backend_summary && !c.agent.last_request_failed;
                 (usize::from(cfg.compact_keep), fold, ask)
@@ -104,7 +103,7 @@ pub fn run_command<H: Host>(
                 local = summary.is_none();
                 n = core(h, |c, p| {
                     let text = summary.and_then(|len| reply.get(..len));
-                    let n = c.session.compact(p, text, keep).unwrap_or(0);
+                    let n = c.session.compact_loaded(p, text, keep).unwrap_or(0);
                     if c.session.is_dirty() {
                         let _ = c.session.flush(p);
                     }
@@ -133,8 +132,8 @@ pub fn run_command<H: Host>(
 /// Whether the session is due for a fresh start (idle timeout, daily
 /// reset); `now_s` is the RTC (0: not set).
 fn reset_due<P: Port>(c: &mut Core, p: &mut P, now_s: u32) -> bool {
-    let cfg = c.config(p);
-    let last = c.session.stats(p).last_active;
+    let cfg = c.config_cached();
+    let last = c.session.stats_loaded().last_active;
     let now = if now_s >= RTC_SET_AFTER { now_s } else { 0 };
     if cfg.idle_timeout_s > 0 {
         if now != 0 && last != 0 {
@@ -179,8 +178,8 @@ pub fn prepare<H: Host>(
 ) -> Result<(), Status> {
     let now_s = h.time_s();
     let (ask_backend, keep) = match core(h, |c, p| {
-        let cfg = c.config(p);
-        if reset_due(c, p, now_s) && c.session.start_new(p).is_ok() {
+        let cfg = c.config_cached();
+        if reset_due(c, p, now_s) && c.session.start_new_loaded(p).is_ok() {
             // (An archive that cannot be written keeps the session; the next
             // ask() tries again.)
             c.agent.last_ticks_valid = false;
@@ -188,7 +187,6 @@ pub fn prepare<H: Host>(
         if !cfg.auto_compact {
             return None;
         }
-        let _ = c.session.ring(p);
         let keep = usize::from(cfg.compact_keep);
         let fold = c.session.fold_plan(keep);
         if fold == 0 {
@@ -206,7 +204,7 @@ pub fn prepare<H: Host>(
             && turns >= usize::from(cfg.compact_min_msgs)
             && fold_bytes(c, fold) > SUMMARY_LINE_MAX
         {
-            let ctx = u64::from(c.session.stats(p).context_bytes);
+            let ctx = u64::from(c.session.stats_loaded().context_bytes);
             due = ctx * 100 >= u64::from(cfg.compact_threshold_pct) * u64::from(cfg.context_budget);
         }
         due.then_some((
@@ -224,7 +222,7 @@ pub fn prepare<H: Host>(
     };
     core(h, |c, p| {
         let text = summary.and_then(|len| reply.get(..len));
-        let _ = c.session.compact(p, text, keep);
+        let _ = c.session.compact_loaded(p, text, keep);
     })?;
     Ok(())
 }
@@ -258,11 +256,10 @@ fn summary_request<H: Host>(
     body: &mut [u8],
     acct: &mut Account,
 ) -> Result<Option<usize>, Status> {
-    let built = core(h, |c, p| {
+    let built = core(h, |c, _| {
         if !c.agent.chain.take_request() {
             return None;
         }
-        let _ = c.session.ring(p);
         let fold = c.session.fold_plan(keep);
         let ring = c.session.ring_loaded();
         let head = usize::from(ring.summary().is_some());
@@ -292,7 +289,7 @@ fn summary_request<H: Host>(
             let now_s = h.time_s();
             core(h, |c, p| {
                 Account::end_trial(c, p);
-                let ctx = c.session.stats(p).context_bytes as usize;
+                let ctx = c.session.stats_loaded().context_bytes as usize;
                 account(c, p, body_len, n, ctx, tin, tout, now_s);
             })?;
             Ok((n > 0).then_some(n))
@@ -332,7 +329,7 @@ pub fn account<P: Port>(
         exchanges: 1,
         last_active: if now_s >= RTC_SET_AFTER { now_s } else { 0 },
     };
-    c.session.account(p, &add);
+    c.session.account_loaded(&add);
     c.agent.last_ticks = p.ticks_ms();
     c.agent.last_ticks_valid = true;
     c.agent.last_request_failed = false;

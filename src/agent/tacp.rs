@@ -249,6 +249,14 @@ fn is_cmd(t: &[u8], cmd: &[u8]) -> bool {
 /// KeyboardInterrupt/SystemExit in a tool) or a refused nesting is an
 /// error; everything else is an answer line.
 pub fn tacp<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, Status> {
+    super::ready(h);
+    tacp_ready(h, line, work)
+}
+
+/// [`tacp`] after [`super::ready`] (the files load under the caller's
+/// frame, not this one's).
+#[inline(never)]
+fn tacp_ready<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, Status> {
     if work.len() < WORK_SIZE {
         return Err(Status::WorkTooSmall);
     }
@@ -349,11 +357,8 @@ pub fn tacp<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, S
 #[inline(never)]
 fn cmd_status<H: Host>(h: &mut H, a: &mut Answer<'_>) -> Result<usize, Status> {
     let connected = h.connected();
-    core(h, |c, p| {
-        // Loaded here, under a small frame; the document reads RAM only.
-        let _ = c.session.ring(p);
-        status_json(a, c, connected)
-    })
+    // The ring was loaded by `tacp` ([`super::ready`]).
+    core(h, |c, _| status_json(a, c, connected))
 }
 
 #[inline(never)]

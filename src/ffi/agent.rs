@@ -448,15 +448,7 @@ pub unsafe extern "C" fn claw_tool(
     };
     let mut host = CHost { ctx };
     let mut acct = agent::Account::new();
-    let r = agent::call_tool(
-        &mut host,
-        name,
-        Origin::Repl,
-        arg,
-        out,
-        &mut acct,
-        agent::Mode::IdlePoint,
-    );
+    let r = agent::tool(&mut host, name, Origin::Repl, arg, out, &mut acct);
     let v = match r {
         Ok(Value::Text(n)) => claw_value_t {
             kind: CLAW_VALUE_TEXT,

@@ -214,8 +214,22 @@ impl CPort {
         match usize::try_from(fd).ok().and_then(|i| self.fd_paths.get(i)) {
             // A copy, not an array assignment: that one links memmove
             // (1.5 KB) as the compiler cannot tell the fields apart.
-            Some(path) => crate::text::copy_prefix(&mut self.error_path, path),
-            None => self.error_path = [0; PATH_MAX],
+            // Word by word: a `memcpy` call would put its frame (64 B) at
+            // the bottom of every file read's worst case.
+            Some(path) => {
+                for (d, s) in self
+                    .error_path
+                    .chunks_exact_mut(4)
+                    .zip(path.chunks_exact(4))
+                {
+                    d.copy_from_slice(s);
+                }
+            }
+            None => {
+                for d in self.error_path.chunks_exact_mut(4) {
+                    d.copy_from_slice(&[0; 4]);
+                }
+            }
         }
     }
 }

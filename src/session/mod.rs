@@ -576,8 +576,16 @@ impl Session {
     /// session is dirty until the next flush records it.
     #[cfg(feature = "lasting")]
     pub fn account<P: Port>(&mut self, port: &mut P, add: &Stats) {
-        if self.ensure_loaded(port).is_err() {
-            // Counting onto an unread file would overwrite its figures.
+        let _ = self.ensure_loaded(port);
+        self.account_loaded(add);
+    }
+
+    /// [`Session::account`] into a ring already loaded (no I/O); nothing
+    /// when it is not: counting onto an unread file would overwrite its
+    /// figures.
+    #[cfg(feature = "lasting")]
+    pub fn account_loaded(&mut self, add: &Stats) {
+        if !self.loaded {
             return;
         }
         let s = &mut self.stats;
@@ -710,6 +718,16 @@ impl Session {
     #[cfg(feature = "lasting")]
     pub fn start_new<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
         self.ensure_loaded(port)?;
+        self.start_new_loaded(port)
+    }
+
+    /// [`Session::start_new`] of a ring already loaded (the port archives
+    /// and retires the files): `EIO` when it is not.
+    #[cfg(feature = "lasting")]
+    pub fn start_new_loaded<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
+        if !self.loaded {
+            return Err(Errno::EIO);
+        }
         if self.archive && !self.ring.is_empty() {
             archive::append(port, self.ring.iter())?;
         }
