@@ -222,12 +222,16 @@ impl CPort {
                     .chunks_exact_mut(4)
                     .zip(path.chunks_exact(4))
                 {
-                    d.copy_from_slice(s);
+                    if let (Ok(d), Ok(s)) = (<&mut [u8; 4]>::try_from(d), <&[u8; 4]>::try_from(s)) {
+                        *d = *s;
+                    }
                 }
             }
             None => {
                 for d in self.error_path.chunks_exact_mut(4) {
-                    d.copy_from_slice(&[0; 4]);
+                    if let Ok(d) = <&mut [u8; 4]>::try_from(d) {
+                        *d = [0; 4];
+                    }
                 }
             }
         }
