@@ -82,6 +82,11 @@ impl<'a> ByteReader<'a> {
         self.array = values;
     }
 
+    /// The same, in place (no copy of them on the caller's stack).
+    pub fn array_mut(&mut self) -> &mut [u32; ARRAY_MAX] {
+        &mut self.array
+    }
+
     /// The descriptor, for closing.
     pub fn fd(&self) -> Fd {
         self.fd
@@ -118,7 +123,7 @@ impl<'a> ByteReader<'a> {
                 .ram
                 .split_at_checked(READ_CHUNK)
                 .unwrap_or((self.ram, &[]));
-            crate::text::copy_prefix(&mut self.buf, now);
+            copy_chunk(&mut self.buf, now);
             self.ram = rest;
             now.len()
         } else {
@@ -180,6 +185,27 @@ impl<'a> ByteReader<'a> {
             return Ok(0);
         }
         Ok(plain_len(self.chunk()))
+    }
+}
+
+/// Copies `src` (at most a chunk) to the start of `dst` a word at a time,
+/// then the last bytes: inline loads and stores without a `memcpy` call,
+/// whose frames (88 bytes with its callers) would sit at the bottom of
+/// every parse's deepest path.
+#[inline(always)]
+fn copy_chunk(dst: &mut [u8; READ_CHUNK], src: &[u8]) {
+    let mut d4 = dst.chunks_exact_mut(4);
+    let mut s4 = src.chunks_exact(4);
+    for (d, s) in (&mut d4).zip(&mut s4) {
+        if let (Ok(d), Ok(s)) = (<&mut [u8; 4]>::try_from(d), <&[u8; 4]>::try_from(s)) {
+            *d = *s;
+        }
+    }
+    let at = src.len() - s4.remainder().len();
+    if let Some(d) = dst.get_mut(at..) {
+        for (d, s) in d.iter_mut().zip(s4.remainder()) {
+            *d = *s;
+        }
     }
 }
 
@@ -304,7 +330,7 @@ impl Scalar {
 /// Longest scalar field name: the names of both files are short (`"end"`,
 /// `"tout"`), and a record with eleven of them sits on the deepest stack
 /// path of the session load (4 bytes a name, not a slice's 8).
-const SCALAR_NAME_MAX: usize = 4;
+pub const SCALAR_NAME_MAX: usize = 4;
 
 /// A scalar field the caller wants.
 pub struct ScalarField {
@@ -320,27 +346,161 @@ impl ScalarField {
     /// A field called `name` (at most [`SCALAR_NAME_MAX`] bytes; a longer
     /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
-        let name = match *name {
-            [] => [0; SCALAR_NAME_MAX],
-            [a] => [a, 0, 0, 0],
-            [a, b] => [a, b, 0, 0],
-            [a, b, c] => [a, b, c, 0],
-            [a, b, c, d] => [a, b, c, d],
-            _ => [0xFF; SCALAR_NAME_MAX],
-        };
         Self {
-            name,
+            name: scalar_name(name),
             value: Scalar::Absent,
         }
     }
 
     /// Whether the field is called `name` (not empty).
     fn is(&self, name: &[u8]) -> bool {
-        match (self.name.get(..name.len()), self.name.get(name.len()..)) {
-            (Some(head), Some(rest)) => {
-                !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
+        name_is(&self.name, name)
+    }
+}
+
+/// A field name as [`ScalarField`] keeps it (NUL-padded; 0xFF bytes, which
+/// match nothing, when longer than [`SCALAR_NAME_MAX`]).
+pub const fn scalar_name(name: &'static [u8]) -> [u8; SCALAR_NAME_MAX] {
+    match *name {
+        [] => [0; SCALAR_NAME_MAX],
+        [a] => [a, 0, 0, 0],
+        [a, b] => [a, b, 0, 0],
+        [a, b, c] => [a, b, c, 0],
+        [a, b, c, d] => [a, b, c, d],
+        _ => [0xFF; SCALAR_NAME_MAX],
+    }
+}
+
+/// Whether the padded name `field` is `name` (not empty).
+fn name_is(field: &[u8; SCALAR_NAME_MAX], name: &[u8]) -> bool {
+    match (field.get(..name.len()), field.get(name.len()..)) {
+        (Some(head), Some(rest)) => {
+            !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
+        }
+        _ => false,
+    }
+}
+
+/// Most fields of a [`ScalarSet`].
+pub const SET_MAX: usize = 11;
+
+/// Scalar fields kept packed: 4 bytes a field on the stack (the value) and
+/// 4 bits (what kind of value), instead of a [`ScalarField`]'s 12; the
+/// names stay in flash. What [`ScalarSet::get`] gives back is what a
+/// [`ScalarField`] of that name would hold.
+pub struct ScalarSet {
+    names: &'static [[u8; SCALAR_NAME_MAX]],
+    /// By the index of the name: the integer, or an array's length.
+    values: [u32; SET_MAX],
+    /// Bit `i`: the field was present.
+    seen: u16,
+    /// Bit `i`: its value was `true`.
+    trues: u16,
+    /// Bit `i`: its value was a non-negative integer.
+    uints: u16,
+    /// Bit `i`: its value was an array.
+    arrays: u16,
+}
+
+impl ScalarSet {
+    /// The fields called `names` (see [`scalar_name`]; the first
+    /// [`SET_MAX`]), absent until read.
+    pub const fn new(names: &'static [[u8; SCALAR_NAME_MAX]]) -> Self {
+        Self {
+            names,
+            values: [0; SET_MAX],
+            seen: 0,
+            trues: 0,
+            uints: 0,
+            arrays: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.values = [0; SET_MAX];
+        self.seen = 0;
+        self.trues = 0;
+        self.uints = 0;
+        self.arrays = 0;
+    }
+
+    /// Records `v` for the field called `name`, if it is one of them (the
+    /// last occurrence wins, as with a [`ScalarField`]).
+    // Out of line: a field not in the caller's slices is rare, and its
+    // locals stay out of the parse's frame.
+    #[inline(never)]
+    fn set(&mut self, name: &[u8], v: Scalar) {
+        let Some(i) = self.names.iter().position(|n| name_is(n, name)) else {
+            return;
+        };
+        let Some(slot) = self.values.get_mut(i) else {
+            return;
+        };
+        let bit = 1u16 << i;
+        self.seen |= bit;
+        self.trues &= !bit;
+        self.uints &= !bit;
+        self.arrays &= !bit;
+        *slot = match v {
+            Scalar::True => {
+                self.trues |= bit;
+                0
             }
-            _ => false,
+            Scalar::Uint(x) => {
+                self.uints |= bit;
+                x
+            }
+            Scalar::Array(n) => {
+                self.arrays |= bit;
+                u32::from(n)
+            }
+            Scalar::Absent | Scalar::Other => 0,
+        };
+    }
+
+    /// The value of the field `names[i]`.
+    pub fn get(&self, i: usize) -> Scalar {
+        if !self.present(i) {
+            Scalar::Absent
+        } else if self.is_true(i) {
+            Scalar::True
+        } else if let Some(n) = self.array_len(i) {
+            Scalar::Array(n)
+        } else if self.uints & self.bit(i) != 0 {
+            Scalar::Uint(self.uint(i))
+        } else {
+            Scalar::Other
+        }
+    }
+
+    fn bit(&self, i: usize) -> u16 {
+        if i < SET_MAX { 1 << i } else { 0 }
+    }
+
+    /// Whether the field `names[i]` was present.
+    pub fn present(&self, i: usize) -> bool {
+        self.seen & self.bit(i) != 0
+    }
+
+    /// Whether its value is `true`.
+    pub fn is_true(&self, i: usize) -> bool {
+        self.trues & self.bit(i) != 0
+    }
+
+    /// Its value as [`Scalar::uint`] gives it (0 when absent or not an
+    /// integer).
+    pub fn uint(&self, i: usize) -> u32 {
+        match self.values.get(i) {
+            Some(&v) if self.uints & self.bit(i) != 0 => v,
+            _ => 0,
+        }
+    }
+
+    /// Its array's length when its value is an array.
+    pub fn array_len(&self, i: usize) -> Option<u8> {
+        match self.values.get(i) {
+            Some(&v) if self.arrays & self.bit(i) != 0 => Some(v as u8),
+            _ => None,
         }
     }
 }
@@ -373,11 +533,25 @@ impl From<Errno> for Bad {
 /// Reads the next line as a flat object, filling `strs` and `scalars`.
 /// Fields not listed are skipped when they are strings or scalars. A record
 /// must contain every field of `strs`.
+// Inlined: the one body is [`read_fields`].
+#[inline(always)]
 pub fn read_record<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
+) -> Result<Line, Errno> {
+    read_fields(port, r, strs, scalars, None)
+}
+
+/// [`read_record`], also filling `set` (with the fields that are in neither
+/// `strs` nor `scalars`).
+pub fn read_fields<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+    mut set: Option<&mut ScalarSet>,
 ) -> Result<Line, Errno> {
     for f in strs.iter_mut() {
         f.seen = false;
@@ -385,6 +559,9 @@ pub fn read_record<P: Port + ?Sized>(
     }
     for f in scalars.iter_mut() {
         f.value = Scalar::Absent;
+    }
+    if let Some(u) = set.as_deref_mut() {
+        u.clear();
     }
     // Blank lines are not records, but are not garbage either.
     loop {
@@ -399,7 +576,7 @@ pub fn read_record<P: Port + ?Sized>(
         }
     }
     let start = r.offset;
-    match parse_object(port, r, strs, scalars) {
+    match parse_object(port, r, strs, scalars, set) {
         Ok(()) => {}
         Err(Bad::Io(e)) => return Err(e),
         Err(Bad::Syntax) => {
@@ -473,6 +650,7 @@ fn parse_object<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
+    mut set: Option<&mut ScalarSet>,
 ) -> Result<(), Bad> {
     expect(port, r, b'{')?;
     if skip_ws(port, r)? == Some(b'}') {
@@ -504,6 +682,8 @@ fn parse_object<P: Port + ?Sized>(
                 let v = parse_scalar(port, r)?;
                 if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                     f.value = v;
+                } else if let Some(u) = set.as_deref_mut() {
+                    u.set(name, v);
                 }
             }
             None => return Err(Bad::Syntax),
