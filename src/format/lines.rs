@@ -17,6 +17,8 @@ use crate::port::{Errno, Fd, Port};
 
 /// Bytes read from the port per call.
 const READ_CHUNK: usize = 64;
+// [`ByteReader`] keeps its place in a chunk in a byte.
+const _: () = assert!(READ_CHUNK <= u8::MAX as usize);
 /// Bytes collected before a port write.
 const WRITE_CHUNK: usize = 32;
 /// Longest field name that is matched; longer names are skipped as unknown.
@@ -35,8 +37,10 @@ pub struct ByteReader<'a> {
     /// With [`NO_FD`]: the bytes not read yet.
     ram: &'a [u8],
     buf: [u8; READ_CHUNK],
-    pos: usize,
-    len: usize,
+    // One byte each (a chunk is 64 bytes): every frame that holds a reader
+    // is on a load's deepest path.
+    pos: u8,
+    len: u8,
     eof: bool,
     /// Bytes consumed so far (the offset of the next byte).
     offset: u32,
@@ -103,11 +107,7 @@ impl<'a> ByteReader<'a> {
             self.refill(port)?;
         }
         // Still nothing buffered: the end of the file.
-        Ok(self
-            .buf
-            .get(self.pos..self.len)
-            .and_then(|b| b.first())
-            .copied())
+        Ok(self.chunk().first().copied())
     }
 
     /// Reads the next chunk (the end of the file: none). The only caller of
@@ -134,13 +134,13 @@ impl<'a> ByteReader<'a> {
             return Ok(());
         }
         self.pos = 0;
-        self.len = n;
+        self.len = n as u8;
         Ok(())
     }
 
     fn bump(&mut self) {
         if self.pos < self.len {
-            self.last = self.buf.get(self.pos).copied().unwrap_or(0);
+            self.last = self.buf.get(usize::from(self.pos)).copied().unwrap_or(0);
             self.pos += 1;
             self.offset = self.offset.saturating_add(1);
         }
@@ -155,15 +155,21 @@ impl<'a> ByteReader<'a> {
 
     /// The bytes buffered and not consumed yet.
     fn chunk(&self) -> &[u8] {
-        self.buf.get(self.pos..self.len).unwrap_or(&[])
+        self.buf
+            .get(usize::from(self.pos)..usize::from(self.len))
+            .unwrap_or(&[])
     }
 
     /// Consumes the first `n` bytes of [`ByteReader::chunk`].
     fn consume(&mut self, n: usize) {
-        let n = n.min(self.len.saturating_sub(self.pos));
+        let n = n.min(usize::from(self.len.saturating_sub(self.pos)));
         if n > 0 {
-            self.last = self.buf.get(self.pos + n - 1).copied().unwrap_or(0);
-            self.pos += n;
+            self.last = self
+                .buf
+                .get(usize::from(self.pos) + n - 1)
+                .copied()
+                .unwrap_or(0);
+            self.pos += n as u8;
             self.offset = self.offset.saturating_add(n as u32);
         }
     }
