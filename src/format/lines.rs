@@ -107,7 +107,11 @@ impl<'a> ByteReader<'a> {
             self.refill(port)?;
         }
         // Still nothing buffered: the end of the file.
-        Ok(self.chunk().first().copied())
+        Ok(self
+            .buf
+            .get(usize::from(self.pos)..usize::from(self.len))
+            .and_then(|b| b.first())
+            .copied())
     }
 
     /// Reads the next chunk (the end of the file: none). The only caller of
@@ -352,8 +356,18 @@ impl ScalarField {
     /// A field called `name` (at most [`SCALAR_NAME_MAX`] bytes; a longer
     /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
+        // The match of [`scalar_name`], written out: built at run time (for
+        // each record read) it must not cost a call.
+        let name = match *name {
+            [] => [0; SCALAR_NAME_MAX],
+            [a] => [a, 0, 0, 0],
+            [a, b] => [a, b, 0, 0],
+            [a, b, c] => [a, b, c, 0],
+            [a, b, c, d] => [a, b, c, d],
+            _ => [0xFF; SCALAR_NAME_MAX],
+        };
         Self {
-            name: scalar_name(name),
+            name,
             value: Scalar::Absent,
         }
     }
