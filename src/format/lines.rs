@@ -538,15 +538,22 @@ pub enum Line {
     Eof,
 }
 
-/// Why a line is not a record (internal).
-enum Bad {
-    Syntax,
-    Io(Errno),
+/// Why a line is not a record (internal): the port's error (its errno,
+/// positive), or [`Bad::Syntax`]. One word, so that the parse's results
+/// (`Result<Scalar, Bad>`, `Result<Option<u8>, Bad>`) are two words and
+/// come back in registers: a word each on the deepest frames of every load.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Bad(i32);
+
+#[allow(non_upper_case_globals)]
+impl Bad {
+    /// Not JSON, or not a flat record (an errno is never negative).
+    const Syntax: Bad = Bad(i32::MIN);
 }
 
 impl From<Errno> for Bad {
     fn from(e: Errno) -> Self {
-        Bad::Io(e)
+        Bad(e.0)
     }
 }
 
@@ -598,7 +605,6 @@ pub fn read_fields<P: Port + ?Sized>(
     let start = r.offset;
     match parse_object(port, r, strs, scalars, set) {
         Ok(()) => {}
-        Err(Bad::Io(e)) => return Err(e),
         Err(Bad::Syntax) => {
             // A parse that stopped on the line's newline (a string torn at
             // the end of its line) must not skip the next line too.
@@ -607,6 +613,7 @@ pub fn read_fields<P: Port + ?Sized>(
             }
             return Ok(Line::Skipped);
         }
+        Err(Bad(e)) => return Err(Errno(e)),
     }
     // Only whitespace may follow the object on its line.
     loop {
@@ -683,7 +690,7 @@ fn parse_object<P: Port + ?Sized>(
         let name_len = match decode_string(port, r, &mut name, NAME_MAX) {
             Ok(n) => Some(n),
             Err(StrErr::TooLong) => None,
-            Err(StrErr::Bad(b)) => return Err(b),
+            Err(e) => return Err(e.into_bad()),
         };
         expect(port, r, b':')?;
         let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
@@ -719,23 +726,29 @@ fn parse_object<P: Port + ?Sized>(
     }
 }
 
-enum StrErr {
-    TooLong,
-    Bad(Bad),
-}
+/// Why a string was not decoded: [`StrErr::TooLong`], or a [`Bad`] (its
+/// word; one word, as [`Bad`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct StrErr(i32);
 
+#[allow(non_upper_case_globals)]
 impl StrErr {
+    /// Longer than the buffer (consumed up to its closing quote).
+    const TooLong: StrErr = StrErr(i32::MIN + 1);
+    /// [`Bad::Syntax`].
+    const Syntax: StrErr = StrErr(Bad::Syntax.0);
+
     fn into_bad(self) -> Bad {
         match self {
             StrErr::TooLong => Bad::Syntax,
-            StrErr::Bad(b) => b,
+            StrErr(b) => Bad(b),
         }
     }
 }
 
 impl From<Errno> for StrErr {
     fn from(e: Errno) -> Self {
-        StrErr::Bad(Bad::Io(e))
+        StrErr(e.0)
     }
 }
 
@@ -759,7 +772,7 @@ fn decode_string<P: Port + ?Sized>(
         if run > 0 {
             let bytes = r.chunk().get(..run).unwrap_or(&[]);
             if !utf8_run(&mut utf8_check, bytes) {
-                return Err(StrErr::Bad(Bad::Syntax));
+                return Err(StrErr::Syntax);
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
@@ -772,12 +785,12 @@ fn decode_string<P: Port + ?Sized>(
             r.consume(run);
             continue;
         }
-        let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
+        let b = r.next(port)?.ok_or(StrErr::Syntax)?;
         let mut utf8 = [0u8; 4];
         let piece: &[u8] = match b {
             b'"' => break,
             b'\\' => {
-                let e = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
+                let e = r.next(port)?.ok_or(StrErr::Syntax)?;
                 let c = match e {
                     b'"' => '"',
                     b'\\' => '\\',
@@ -788,21 +801,21 @@ fn decode_string<P: Port + ?Sized>(
                     b'r' => '\r',
                     b't' => '\t',
                     b'u' => decode_u_escape(port, r)?,
-                    _ => return Err(StrErr::Bad(Bad::Syntax)),
+                    _ => return Err(StrErr::Syntax),
                 };
                 if c == '\0' {
-                    return Err(StrErr::Bad(Bad::Syntax));
+                    return Err(StrErr::Syntax);
                 }
                 c.encode_utf8(&mut utf8).as_bytes()
             }
-            0x00..=0x1F => return Err(StrErr::Bad(Bad::Syntax)),
+            0x00..=0x1F => return Err(StrErr::Syntax),
             _ => {
                 utf8[0] = b;
                 &utf8[..1]
             }
         };
         if !piece.iter().all(|&b| utf8_check.feed(b)) {
-            return Err(StrErr::Bad(Bad::Syntax));
+            return Err(StrErr::Syntax);
         }
         if too_long || len + piece.len() > max {
             too_long = true;
@@ -820,7 +833,7 @@ fn decode_string<P: Port + ?Sized>(
     if utf8_check.complete() {
         Ok(len)
     } else {
-        Err(StrErr::Bad(Bad::Syntax))
+        Err(StrErr::Syntax)
     }
 }
 
@@ -861,8 +874,8 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
 fn hex4<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
-        let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
-        let d = (b as char).to_digit(16).ok_or(StrErr::Bad(Bad::Syntax))?;
+        let b = r.next(port)?.ok_or(StrErr::Syntax)?;
+        let d = (b as char).to_digit(16).ok_or(StrErr::Syntax)?;
         v = (v << 4) | d;
     }
     Ok(v)
@@ -873,17 +886,17 @@ fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Re
     let cp = if (0xD800..0xDC00).contains(&hi) {
         // A high surrogate must be followed by an escaped low surrogate.
         if r.next(port)? != Some(b'\\') || r.next(port)? != Some(b'u') {
-            return Err(StrErr::Bad(Bad::Syntax));
+            return Err(StrErr::Syntax);
         }
         let lo = hex4(port, r)?;
         if !(0xDC00..0xE000).contains(&lo) {
-            return Err(StrErr::Bad(Bad::Syntax));
+            return Err(StrErr::Syntax);
         }
         0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
     } else {
         hi
     };
-    char::from_u32(cp).ok_or(StrErr::Bad(Bad::Syntax))
+    char::from_u32(cp).ok_or(StrErr::Syntax)
 }
 
 fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
