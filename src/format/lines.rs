@@ -254,20 +254,26 @@ pub struct StrField<'a> {
     pub name: &'static [u8],
     /// Where the decoded UTF-8 goes.
     pub buf: &'a mut [u8],
-    /// Longest decoded length accepted.
-    pub max: usize,
     /// Decoded length, valid when `seen`.
     pub len: usize,
+    /// Longest decoded length accepted (two bytes: a record's fields sit on
+    /// the deepest frames of every load).
+    pub max: u16,
     /// Whether the record had this field.
     pub seen: bool,
     /// Whether a record without this field is not a record.
     pub required: bool,
 }
 
+/// A [`StrField`]'s longest length (fields are far shorter than 64 KiB).
+fn clamp_max(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
 impl<'a> StrField<'a> {
     /// A field called `name` decoded into `buf`.
     pub fn new(name: &'static [u8], buf: &'a mut [u8]) -> Self {
-        let max = buf.len();
+        let max = clamp_max(buf.len());
         Self {
             name,
             buf,
@@ -292,7 +298,7 @@ impl<'a> StrField<'a> {
         Self {
             name,
             buf: &mut [],
-            max,
+            max: clamp_max(max),
             len: 0,
             seen: false,
             required: true,
@@ -699,7 +705,8 @@ fn parse_object<P: Port + ?Sized>(
                 r.bump();
                 match strs.iter_mut().find(|f| !name.is_empty() && f.name == name) {
                     Some(f) => {
-                        f.len = decode_string(port, r, f.buf, f.max).map_err(StrErr::into_bad)?;
+                        f.len = decode_string(port, r, f.buf, usize::from(f.max))
+                            .map_err(StrErr::into_bad)?;
                         f.seen = true;
                     }
                     None => skip_string(port, r)?,
