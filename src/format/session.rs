@@ -27,6 +27,9 @@ use super::lines::{
 use crate::port::{Errno, Port};
 use crate::session::ring::{MSG_MAX_BYTES, Message, Role};
 
+// [`Record::len`] is a byte.
+const _: () = assert!(MSG_MAX_BYTES <= u8::MAX as usize);
+
 /// Session statistics as the end line carries them.
 pub type StatsArray = [u32; 7];
 
@@ -34,8 +37,9 @@ pub type StatsArray = [u32; 7];
 pub struct Record {
     /// The message on it, if any (`None`: a bare end line).
     pub role: Option<Role>,
-    /// Bytes of the message in the caller's buffer.
-    pub len: usize,
+    /// Bytes of the message in the caller's buffer (at most
+    /// [`MSG_MAX_BYTES`]: a byte, so that the record is two words).
+    pub len: u8,
     /// A summary's `keep`.
     pub keep: Option<u8>,
     /// The batch ends here.
@@ -116,7 +120,8 @@ pub fn read<P: Port>(
         (false, false) if end => None,
         _ => return Ok(Read::Skipped),
     };
-    let len = text_f.len;
+    // At most MSG_MAX_BYTES (255): the content's longest length.
+    let len = u8::try_from(text_f.len).unwrap_or(u8::MAX);
     let keep = match (role, extra.get(2)) {
         (Some(Role::Summary), Scalar::Uint(k)) => Some(k.min(255) as u8),
         _ => None,
@@ -226,7 +231,7 @@ mod tests {
                         .map(|r| r.name())
                         .map(|n| String::from_utf8_lossy(n).into_owned()),
                     rec.len,
-                    String::from_utf8_lossy(&buf[..rec.len]),
+                    String::from_utf8_lossy(&buf[..usize::from(rec.len)]),
                     rec.keep,
                     rec.end,
                     rec.seq,
