@@ -22,7 +22,7 @@
 //! Defaults are the seed's behaviour: nothing here changes what goes over
 //! the wire unless set (`backend_summary`, `send_tools`).
 
-use serde::de::{MapAccess, Visitor};
+use serde::de::{DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::port::{Errno, Mode, Port};
@@ -189,7 +189,8 @@ pub fn index(name: &[u8]) -> Option<usize> {
     KEYS.iter().position(|k| k.name.as_bytes() == name)
 }
 
-/// The file's object. Read by hand rather than derived: the derive skips an
+/// The file's object, as written. Read by hand ([`DocInto`]) rather than
+/// derived: the derive skips an
 /// unknown key's value with serde's `IgnoredAny`, which recurses into
 /// nested arrays and objects (a stack frame per level). Ours are flat, so
 /// an unknown key's value must be a scalar or a string ([`Flat`]); a nested
@@ -266,21 +267,25 @@ impl<'de> Visitor<'de> for NameVisitor {
     }
 }
 
-impl<'de> Deserialize<'de> for Doc {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Doc, D::Error> {
-        d.deserialize_map(DocVisitor)
+/// Reads the file's object straight into the settings (no copy of it on
+/// the stack: the reader's frame is under every agent export). The
+/// settings are the defaults before; on an error some may have been set,
+/// and the caller puts the defaults back.
+struct DocInto<'c>(&'c mut Config);
+
+impl<'de> DeserializeSeed<'de> for DocInto<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-struct DocVisitor;
-
-impl<'de> Visitor<'de> for DocVisitor {
-    type Value = Doc;
+impl<'de> Visitor<'de> for DocInto<'_> {
+    type Value = ();
     fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("the settings")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
-        let mut doc = Doc::default();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         // As the derive does: a key given twice makes the file not parse.
         let mut seen = 0u16;
         while let Some(Name(i)) = map.next_key::<Name>()? {
@@ -293,49 +298,22 @@ impl<'de> Visitor<'de> for DocVisitor {
                 return Err(serde::de::Error::custom("duplicate setting"));
             }
             seen |= bit;
-            let slot = match i {
-                0 => &mut doc.compact_threshold_pct,
-                1 => &mut doc.compact_min_msgs,
-                2 => &mut doc.compact_keep,
-                3 => &mut doc.context_budget,
-                4 => &mut doc.idle_timeout_s,
-                5 => &mut doc.daily_reset_hour,
-                _ => {
-                    let flag = match i {
-                        6 => &mut doc.auto_compact,
-                        7 => &mut doc.backend_summary,
-                        8 => &mut doc.send_tools,
-                        9 => &mut doc.archive,
-                        _ => &mut doc.compact_before_drop,
-                    };
-                    *flag = map.next_value::<Option<bool>>()?;
-                    continue;
-                }
+            // Settings 0..=5 are numbers, the rest flags (as 0 or 1). Out of
+            // its range, a value leaves the default.
+            let v = if i <= 5 {
+                map.next_value::<Option<i32>>()?
+            } else {
+                map.next_value::<Option<bool>>()?.map(i32::from)
             };
-            *slot = map.next_value::<Option<i32>>()?;
+            if let Some(v) = v {
+                let _ = self.0.set(i, v);
+            }
         }
-        Ok(doc)
+        Ok(())
     }
 }
 
 impl Doc {
-    fn values(&self) -> [Option<i32>; 11] {
-        let b = |v: Option<bool>| v.map(i32::from);
-        [
-            self.compact_threshold_pct,
-            self.compact_min_msgs,
-            self.compact_keep,
-            self.context_budget,
-            self.idle_timeout_s,
-            self.daily_reset_hour,
-            b(self.auto_compact),
-            b(self.backend_summary),
-            b(self.send_tools),
-            b(self.archive),
-            b(self.compact_before_drop),
-        ]
-    }
-
     fn from_config(c: &Config) -> Doc {
         Doc {
             compact_threshold_pct: Some(c.get(0)),
@@ -355,18 +333,34 @@ impl Doc {
 
 /// The settings a file's bytes give (the defaults for what it lacks).
 pub fn parse(bytes: &[u8]) -> Config {
-    let mut c = Config::defaults();
-    c.loaded = true;
-    if let Ok((doc, _)) = serde_json_core::from_slice::<Doc>(bytes) {
-        for (i, v) in doc.values().iter().enumerate() {
-            if let Some(v) = v {
-                let _ = c.set(i, *v);
-            }
-        }
-    } else {
-        parse_legacy(bytes, &mut c);
-    }
+    let mut c = Config::UNLOADED;
+    parse_into(bytes, &mut c);
     c
+}
+
+/// [`parse`], into `c` (no copy of the settings on the reader's frame, which
+/// is under every agent export).
+fn parse_into(bytes: &[u8], c: &mut Config) {
+    set_defaults_loaded(c);
+    let mut de = serde_json_core::de::Deserializer::new(bytes, None);
+    if DocInto(c)
+        .deserialize(&mut de)
+        .and_then(|()| de.end())
+        .is_err()
+    {
+        // Not the object (or not only it): none of its values count.
+        set_defaults_loaded(c);
+        parse_legacy(bytes, c);
+    }
+}
+
+/// `c` becomes the defaults, marked loaded (written in place).
+fn set_defaults_loaded(c: &mut Config) {
+    *c = Config::UNLOADED;
+    for (i, k) in KEYS.iter().enumerate() {
+        c.set(i, k.def);
+    }
+    c.loaded = true;
 }
 
 /// Earlier releases: `key=value` lines, a last line `end`; trusted only
@@ -405,14 +399,20 @@ fn parse_legacy(bytes: &[u8], c: &mut Config) {
 
 /// Reads the file. A missing file is the defaults; a read error is an
 /// error (the caller keeps the defaults for now and reads again later).
-#[inline(never)]
 pub fn load<P: Port>(p: &mut P) -> Result<Config, Errno> {
+    let mut c = Config::UNLOADED;
+    load_into(p, &mut c)?;
+    Ok(c)
+}
+
+/// [`load`], into `c` (left as it was on an error).
+#[inline(never)]
+fn load_into<P: Port>(p: &mut P, c: &mut Config) -> Result<(), Errno> {
     let fd = match p.open(CONFIG_PATH, Mode::Read) {
         Ok(fd) => fd,
         Err(Errno::ENOENT) => {
-            let mut c = Config::defaults();
-            c.loaded = true;
-            return Ok(c);
+            set_defaults_loaded(c);
+            return Ok(());
         }
         Err(e) => return Err(e),
     };
@@ -434,11 +434,11 @@ pub fn load<P: Port>(p: &mut P) -> Result<Config, Errno> {
     let _ = p.close(fd);
     r?;
     if len > FILE_MAX {
-        let mut c = Config::defaults();
-        c.loaded = true;
-        return Ok(c);
+        set_defaults_loaded(c);
+        return Ok(());
     }
-    Ok(parse(buf.get(..len).unwrap_or(&[])))
+    parse_into(buf.get(..len).unwrap_or(&[]), c);
+    Ok(())
 }
 
 /// Writes `c` (temp file + rename).
@@ -462,9 +462,8 @@ pub fn store<P: Port>(p: &mut P, c: &Config) -> Result<(), Errno> {
 /// reset (an unreadable file: the defaults, read again next time).
 pub fn current<P: Port>(cfg: &mut Config, p: &mut P) -> Config {
     if !cfg.loaded {
-        if let Ok(c) = load(p) {
-            *cfg = c;
-        }
+        // Left as it was (not loaded) on an error.
+        let _ = load_into(p, cfg);
     }
     cached(cfg)
 }
@@ -555,6 +554,15 @@ mod tests {
             parse(br#"{"auto_compact":0,"idle_timeout_s":60}"#),
             Config::defaults_loaded()
         );
+        // Nothing of a file that fails after some of its values were read.
+        for bad in [
+            &br#"{"idle_timeout_s":60,"compact_keep":2,"auto_compact":0}"#[..],
+            br#"{"idle_timeout_s":60,"compact_keep":2} x"#,
+            br#"{"idle_timeout_s":60,"compact_keep":2,"f":[1]}"#,
+            b"{\"idle_timeout_s\":60}\nend\n",
+        ] {
+            assert_eq!(parse(bad), Config::defaults_loaded());
+        }
         // Garbage and torn files: defaults.
         assert_eq!(parse(b"{\"compact_keep\":2"), Config::defaults_loaded());
         assert_eq!(parse(&[b'['; 300]), Config::defaults_loaded());

@@ -17,10 +17,14 @@ use crate::port::{Errno, Fd, Port};
 
 /// Bytes read from the port per call.
 const READ_CHUNK: usize = 64;
+// [`ByteReader`] keeps its place in a chunk in a byte.
+const _: () = assert!(READ_CHUNK <= u8::MAX as usize);
 /// Bytes collected before a port write.
 const WRITE_CHUNK: usize = 32;
-/// Longest field name that is matched; longer names are skipped as unknown.
-const NAME_MAX: usize = 12;
+/// Longest field name that is matched; longer names are skipped as unknown
+/// (after the same checks). At least the longest name a caller asks for:
+/// `"content"`, 7 bytes; kept small, it sits on every parse's deepest frame.
+const NAME_MAX: usize = 8;
 
 /// A descriptor no port hands out (they are never negative): a
 /// [`ByteReader`] over bytes in RAM ([`ByteReader::over`]), a [`LineWriter`]
@@ -35,8 +39,10 @@ pub struct ByteReader<'a> {
     /// With [`NO_FD`]: the bytes not read yet.
     ram: &'a [u8],
     buf: [u8; READ_CHUNK],
-    pos: usize,
-    len: usize,
+    // One byte each (a chunk is 64 bytes): every frame that holds a reader
+    // is on a load's deepest path.
+    pos: u8,
+    len: u8,
     eof: bool,
     /// Bytes consumed so far (the offset of the next byte).
     offset: u32,
@@ -82,6 +88,11 @@ impl<'a> ByteReader<'a> {
         self.array = values;
     }
 
+    /// The same, in place (no copy of them on the caller's stack).
+    pub fn array_mut(&mut self) -> &mut [u32; ARRAY_MAX] {
+        &mut self.array
+    }
+
     /// The descriptor, for closing.
     pub fn fd(&self) -> Fd {
         self.fd
@@ -100,7 +111,7 @@ impl<'a> ByteReader<'a> {
         // Still nothing buffered: the end of the file.
         Ok(self
             .buf
-            .get(self.pos..self.len)
+            .get(usize::from(self.pos)..usize::from(self.len))
             .and_then(|b| b.first())
             .copied())
     }
@@ -118,7 +129,7 @@ impl<'a> ByteReader<'a> {
                 .ram
                 .split_at_checked(READ_CHUNK)
                 .unwrap_or((self.ram, &[]));
-            crate::text::copy_prefix(&mut self.buf, now);
+            copy_chunk(&mut self.buf, now);
             self.ram = rest;
             now.len()
         } else {
@@ -129,13 +140,13 @@ impl<'a> ByteReader<'a> {
             return Ok(());
         }
         self.pos = 0;
-        self.len = n;
+        self.len = n as u8;
         Ok(())
     }
 
     fn bump(&mut self) {
         if self.pos < self.len {
-            self.last = self.buf.get(self.pos).copied().unwrap_or(0);
+            self.last = self.buf.get(usize::from(self.pos)).copied().unwrap_or(0);
             self.pos += 1;
             self.offset = self.offset.saturating_add(1);
         }
@@ -150,15 +161,21 @@ impl<'a> ByteReader<'a> {
 
     /// The bytes buffered and not consumed yet.
     fn chunk(&self) -> &[u8] {
-        self.buf.get(self.pos..self.len).unwrap_or(&[])
+        self.buf
+            .get(usize::from(self.pos)..usize::from(self.len))
+            .unwrap_or(&[])
     }
 
     /// Consumes the first `n` bytes of [`ByteReader::chunk`].
     fn consume(&mut self, n: usize) {
-        let n = n.min(self.len.saturating_sub(self.pos));
+        let n = n.min(usize::from(self.len.saturating_sub(self.pos)));
         if n > 0 {
-            self.last = self.buf.get(self.pos + n - 1).copied().unwrap_or(0);
-            self.pos += n;
+            self.last = self
+                .buf
+                .get(usize::from(self.pos) + n - 1)
+                .copied()
+                .unwrap_or(0);
+            self.pos += n as u8;
             self.offset = self.offset.saturating_add(n as u32);
         }
     }
@@ -180,6 +197,27 @@ impl<'a> ByteReader<'a> {
             return Ok(0);
         }
         Ok(plain_len(self.chunk()))
+    }
+}
+
+/// Copies `src` (at most a chunk) to the start of `dst` a word at a time,
+/// then the last bytes: inline loads and stores without a `memcpy` call,
+/// whose frames (88 bytes with its callers) would sit at the bottom of
+/// every parse's deepest path.
+#[inline(always)]
+fn copy_chunk(dst: &mut [u8; READ_CHUNK], src: &[u8]) {
+    let mut d4 = dst.chunks_exact_mut(4);
+    let mut s4 = src.chunks_exact(4);
+    for (d, s) in (&mut d4).zip(&mut s4) {
+        if let (Ok(d), Ok(s)) = (<&mut [u8; 4]>::try_from(d), <&[u8; 4]>::try_from(s)) {
+            *d = *s;
+        }
+    }
+    let at = src.len() - s4.remainder().len();
+    if let Some(d) = dst.get_mut(at..) {
+        for (d, s) in d.iter_mut().zip(s4.remainder()) {
+            *d = *s;
+        }
     }
 }
 
@@ -218,20 +256,26 @@ pub struct StrField<'a> {
     pub name: &'static [u8],
     /// Where the decoded UTF-8 goes.
     pub buf: &'a mut [u8],
-    /// Longest decoded length accepted.
-    pub max: usize,
     /// Decoded length, valid when `seen`.
     pub len: usize,
+    /// Longest decoded length accepted (two bytes: a record's fields sit on
+    /// the deepest frames of every load).
+    pub max: u16,
     /// Whether the record had this field.
     pub seen: bool,
     /// Whether a record without this field is not a record.
     pub required: bool,
 }
 
+/// A [`StrField`]'s longest length (fields are far shorter than 64 KiB).
+fn clamp_max(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
 impl<'a> StrField<'a> {
     /// A field called `name` decoded into `buf`.
     pub fn new(name: &'static [u8], buf: &'a mut [u8]) -> Self {
-        let max = buf.len();
+        let max = clamp_max(buf.len());
         Self {
             name,
             buf,
@@ -256,7 +300,7 @@ impl<'a> StrField<'a> {
         Self {
             name,
             buf: &mut [],
-            max,
+            max: clamp_max(max),
             len: 0,
             seen: false,
             required: true,
@@ -304,7 +348,7 @@ impl Scalar {
 /// Longest scalar field name: the names of both files are short (`"end"`,
 /// `"tout"`), and a record with eleven of them sits on the deepest stack
 /// path of the session load (4 bytes a name, not a slice's 8).
-const SCALAR_NAME_MAX: usize = 4;
+pub const SCALAR_NAME_MAX: usize = 4;
 
 /// A scalar field the caller wants.
 pub struct ScalarField {
@@ -320,6 +364,8 @@ impl ScalarField {
     /// A field called `name` (at most [`SCALAR_NAME_MAX`] bytes; a longer
     /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
+        // The match of [`scalar_name`], written out: built at run time (for
+        // each record read) it must not cost a call.
         let name = match *name {
             [] => [0; SCALAR_NAME_MAX],
             [a] => [a, 0, 0, 0],
@@ -336,11 +382,153 @@ impl ScalarField {
 
     /// Whether the field is called `name` (not empty).
     fn is(&self, name: &[u8]) -> bool {
-        match (self.name.get(..name.len()), self.name.get(name.len()..)) {
-            (Some(head), Some(rest)) => {
-                !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
+        name_is(&self.name, name)
+    }
+}
+
+/// A field name as [`ScalarField`] keeps it (NUL-padded; 0xFF bytes, which
+/// match nothing, when longer than [`SCALAR_NAME_MAX`]).
+pub const fn scalar_name(name: &'static [u8]) -> [u8; SCALAR_NAME_MAX] {
+    match *name {
+        [] => [0; SCALAR_NAME_MAX],
+        [a] => [a, 0, 0, 0],
+        [a, b] => [a, b, 0, 0],
+        [a, b, c] => [a, b, c, 0],
+        [a, b, c, d] => [a, b, c, d],
+        _ => [0xFF; SCALAR_NAME_MAX],
+    }
+}
+
+/// Whether the padded name `field` is `name` (not empty).
+fn name_is(field: &[u8; SCALAR_NAME_MAX], name: &[u8]) -> bool {
+    match (field.get(..name.len()), field.get(name.len()..)) {
+        (Some(head), Some(rest)) => {
+            !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
+        }
+        _ => false,
+    }
+}
+
+/// Most fields of a [`ScalarSet`].
+pub const SET_MAX: usize = 11;
+
+/// Scalar fields kept packed: 4 bytes a field on the stack (the value) and
+/// 4 bits (what kind of value), instead of a [`ScalarField`]'s 12; the
+/// names stay in flash. What [`ScalarSet::get`] gives back is what a
+/// [`ScalarField`] of that name would hold.
+pub struct ScalarSet {
+    names: &'static [[u8; SCALAR_NAME_MAX]],
+    /// By the index of the name: the integer, or an array's length.
+    values: [u32; SET_MAX],
+    /// Bit `i`: the field was present.
+    seen: u16,
+    /// Bit `i`: its value was `true`.
+    trues: u16,
+    /// Bit `i`: its value was a non-negative integer.
+    uints: u16,
+    /// Bit `i`: its value was an array.
+    arrays: u16,
+}
+
+impl ScalarSet {
+    /// The fields called `names` (see [`scalar_name`]; the first
+    /// [`SET_MAX`]), absent until read.
+    pub const fn new(names: &'static [[u8; SCALAR_NAME_MAX]]) -> Self {
+        Self {
+            names,
+            values: [0; SET_MAX],
+            seen: 0,
+            trues: 0,
+            uints: 0,
+            arrays: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.values = [0; SET_MAX];
+        self.seen = 0;
+        self.trues = 0;
+        self.uints = 0;
+        self.arrays = 0;
+    }
+
+    /// Records `v` for the field called `name`, if it is one of them (the
+    /// last occurrence wins, as with a [`ScalarField`]).
+    // Out of line: a field not in the caller's slices is rare, and its
+    // locals stay out of the parse's frame.
+    #[inline(never)]
+    fn set(&mut self, name: &[u8], v: Scalar) {
+        let Some(i) = self.names.iter().position(|n| name_is(n, name)) else {
+            return;
+        };
+        let Some(slot) = self.values.get_mut(i) else {
+            return;
+        };
+        let bit = 1u16 << i;
+        self.seen |= bit;
+        self.trues &= !bit;
+        self.uints &= !bit;
+        self.arrays &= !bit;
+        *slot = match v {
+            Scalar::True => {
+                self.trues |= bit;
+                0
             }
-            _ => false,
+            Scalar::Uint(x) => {
+                self.uints |= bit;
+                x
+            }
+            Scalar::Array(n) => {
+                self.arrays |= bit;
+                u32::from(n)
+            }
+            Scalar::Absent | Scalar::Other => 0,
+        };
+    }
+
+    /// The value of the field `names[i]`.
+    pub fn get(&self, i: usize) -> Scalar {
+        if !self.present(i) {
+            Scalar::Absent
+        } else if self.is_true(i) {
+            Scalar::True
+        } else if let Some(n) = self.array_len(i) {
+            Scalar::Array(n)
+        } else if self.uints & self.bit(i) != 0 {
+            Scalar::Uint(self.uint(i))
+        } else {
+            Scalar::Other
+        }
+    }
+
+    fn bit(&self, i: usize) -> u16 {
+        if i < SET_MAX { 1 << i } else { 0 }
+    }
+
+    /// Whether the field `names[i]` was present.
+    pub fn present(&self, i: usize) -> bool {
+        self.seen & self.bit(i) != 0
+    }
+
+    /// Whether its value is `true`.
+    pub fn is_true(&self, i: usize) -> bool {
+        self.trues & self.bit(i) != 0
+    }
+
+    /// Its value as [`Scalar::uint`] gives it (0 when absent or not an
+    /// integer).
+    pub fn uint(&self, i: usize) -> u32 {
+        match self.values.get(i) {
+            Some(&v) if self.uints & self.bit(i) != 0 => v,
+            _ => 0,
+        }
+    }
+
+    /// Its array's length when its value is an array.
+    pub fn array_len(&self, i: usize) -> Option<u8> {
+        match self.values.get(i) {
+            Some(&v) if self.arrays & self.bit(i) != 0 => Some(v as u8),
+            _ => None,
         }
     }
 }
@@ -358,26 +546,47 @@ pub enum Line {
     Eof,
 }
 
-/// Why a line is not a record (internal).
-enum Bad {
-    Syntax,
-    Io(Errno),
+/// Why a line is not a record (internal): the port's error (its errno,
+/// positive), or [`Bad::Syntax`]. One word, so that the parse's results
+/// (`Result<Scalar, Bad>`, `Result<Option<u8>, Bad>`) are two words and
+/// come back in registers: a word each on the deepest frames of every load.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Bad(i32);
+
+#[allow(non_upper_case_globals)]
+impl Bad {
+    /// Not JSON, or not a flat record (an errno is never negative).
+    const Syntax: Bad = Bad(i32::MIN);
 }
 
 impl From<Errno> for Bad {
     fn from(e: Errno) -> Self {
-        Bad::Io(e)
+        Bad(e.0)
     }
 }
 
 /// Reads the next line as a flat object, filling `strs` and `scalars`.
 /// Fields not listed are skipped when they are strings or scalars. A record
 /// must contain every field of `strs`.
+// Inlined: the one body is [`read_fields`].
+#[inline(always)]
 pub fn read_record<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
+) -> Result<Line, Errno> {
+    read_fields(port, r, strs, scalars, None)
+}
+
+/// [`read_record`], also filling `set` (with the fields that are in neither
+/// `strs` nor `scalars`).
+pub fn read_fields<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+    mut set: Option<&mut ScalarSet>,
 ) -> Result<Line, Errno> {
     for f in strs.iter_mut() {
         f.seen = false;
@@ -385,6 +594,9 @@ pub fn read_record<P: Port + ?Sized>(
     }
     for f in scalars.iter_mut() {
         f.value = Scalar::Absent;
+    }
+    if let Some(u) = set.as_deref_mut() {
+        u.clear();
     }
     // Blank lines are not records, but are not garbage either.
     loop {
@@ -399,9 +611,8 @@ pub fn read_record<P: Port + ?Sized>(
         }
     }
     let start = r.offset;
-    match parse_object(port, r, strs, scalars) {
+    match parse_object(port, r, strs, scalars, set) {
         Ok(()) => {}
-        Err(Bad::Io(e)) => return Err(e),
         Err(Bad::Syntax) => {
             // A parse that stopped on the line's newline (a string torn at
             // the end of its line) must not skip the next line too.
@@ -410,6 +621,7 @@ pub fn read_record<P: Port + ?Sized>(
             }
             return Ok(Line::Skipped);
         }
+        Err(Bad(e)) => return Err(Errno(e)),
     }
     // Only whitespace may follow the object on its line.
     loop {
@@ -473,6 +685,7 @@ fn parse_object<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
+    mut set: Option<&mut ScalarSet>,
 ) -> Result<(), Bad> {
     expect(port, r, b'{')?;
     if skip_ws(port, r)? == Some(b'}') {
@@ -485,7 +698,7 @@ fn parse_object<P: Port + ?Sized>(
         let name_len = match decode_string(port, r, &mut name, NAME_MAX) {
             Ok(n) => Some(n),
             Err(StrErr::TooLong) => None,
-            Err(StrErr::Bad(b)) => return Err(b),
+            Err(e) => return Err(e.into_bad()),
         };
         expect(port, r, b':')?;
         let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
@@ -494,7 +707,8 @@ fn parse_object<P: Port + ?Sized>(
                 r.bump();
                 match strs.iter_mut().find(|f| !name.is_empty() && f.name == name) {
                     Some(f) => {
-                        f.len = decode_string(port, r, f.buf, f.max).map_err(StrErr::into_bad)?;
+                        f.len = decode_string(port, r, f.buf, usize::from(f.max))
+                            .map_err(StrErr::into_bad)?;
                         f.seen = true;
                     }
                     None => skip_string(port, r)?,
@@ -504,6 +718,8 @@ fn parse_object<P: Port + ?Sized>(
                 let v = parse_scalar(port, r)?;
                 if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                     f.value = v;
+                } else if let Some(u) = set.as_deref_mut() {
+                    u.set(name, v);
                 }
             }
             None => return Err(Bad::Syntax),
@@ -519,23 +735,29 @@ fn parse_object<P: Port + ?Sized>(
     }
 }
 
-enum StrErr {
-    TooLong,
-    Bad(Bad),
-}
+/// Why a string was not decoded: [`StrErr::TooLong`], or a [`Bad`] (its
+/// word; one word, as [`Bad`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct StrErr(i32);
 
+#[allow(non_upper_case_globals)]
 impl StrErr {
+    /// Longer than the buffer (consumed up to its closing quote).
+    const TooLong: StrErr = StrErr(i32::MIN + 1);
+    /// [`Bad::Syntax`].
+    const Syntax: StrErr = StrErr(Bad::Syntax.0);
+
     fn into_bad(self) -> Bad {
         match self {
             StrErr::TooLong => Bad::Syntax,
-            StrErr::Bad(b) => b,
+            StrErr(b) => Bad(b),
         }
     }
 }
 
 impl From<Errno> for StrErr {
     fn from(e: Errno) -> Self {
-        StrErr::Bad(Bad::Io(e))
+        StrErr(e.0)
     }
 }
 
@@ -559,7 +781,7 @@ fn decode_string<P: Port + ?Sized>(
         if run > 0 {
             let bytes = r.chunk().get(..run).unwrap_or(&[]);
             if !utf8_run(&mut utf8_check, bytes) {
-                return Err(StrErr::Bad(Bad::Syntax));
+                return Err(StrErr::Syntax);
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
@@ -572,12 +794,12 @@ fn decode_string<P: Port + ?Sized>(
             r.consume(run);
             continue;
         }
-        let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
+        let b = r.next(port)?.ok_or(StrErr::Syntax)?;
         let mut utf8 = [0u8; 4];
         let piece: &[u8] = match b {
             b'"' => break,
             b'\\' => {
-                let e = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
+                let e = r.next(port)?.ok_or(StrErr::Syntax)?;
                 let c = match e {
                     b'"' => '"',
                     b'\\' => '\\',
@@ -588,21 +810,21 @@ fn decode_string<P: Port + ?Sized>(
                     b'r' => '\r',
                     b't' => '\t',
                     b'u' => decode_u_escape(port, r)?,
-                    _ => return Err(StrErr::Bad(Bad::Syntax)),
+                    _ => return Err(StrErr::Syntax),
                 };
                 if c == '\0' {
-                    return Err(StrErr::Bad(Bad::Syntax));
+                    return Err(StrErr::Syntax);
                 }
                 c.encode_utf8(&mut utf8).as_bytes()
             }
-            0x00..=0x1F => return Err(StrErr::Bad(Bad::Syntax)),
+            0x00..=0x1F => return Err(StrErr::Syntax),
             _ => {
                 utf8[0] = b;
                 &utf8[..1]
             }
         };
         if !piece.iter().all(|&b| utf8_check.feed(b)) {
-            return Err(StrErr::Bad(Bad::Syntax));
+            return Err(StrErr::Syntax);
         }
         if too_long || len + piece.len() > max {
             too_long = true;
@@ -620,7 +842,7 @@ fn decode_string<P: Port + ?Sized>(
     if utf8_check.complete() {
         Ok(len)
     } else {
-        Err(StrErr::Bad(Bad::Syntax))
+        Err(StrErr::Syntax)
     }
 }
 
@@ -661,8 +883,8 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
 fn hex4<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
-        let b = r.next(port)?.ok_or(StrErr::Bad(Bad::Syntax))?;
-        let d = (b as char).to_digit(16).ok_or(StrErr::Bad(Bad::Syntax))?;
+        let b = r.next(port)?.ok_or(StrErr::Syntax)?;
+        let d = (b as char).to_digit(16).ok_or(StrErr::Syntax)?;
         v = (v << 4) | d;
     }
     Ok(v)
@@ -673,17 +895,17 @@ fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Re
     let cp = if (0xD800..0xDC00).contains(&hi) {
         // A high surrogate must be followed by an escaped low surrogate.
         if r.next(port)? != Some(b'\\') || r.next(port)? != Some(b'u') {
-            return Err(StrErr::Bad(Bad::Syntax));
+            return Err(StrErr::Syntax);
         }
         let lo = hex4(port, r)?;
         if !(0xDC00..0xE000).contains(&lo) {
-            return Err(StrErr::Bad(Bad::Syntax));
+            return Err(StrErr::Syntax);
         }
         0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
     } else {
         hi
     };
-    char::from_u32(cp).ok_or(StrErr::Bad(Bad::Syntax))
+    char::from_u32(cp).ok_or(StrErr::Syntax)
 }
 
 fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
@@ -948,6 +1170,33 @@ mod tests {
         }
         port.close(fd).unwrap();
         out
+    }
+
+    /// A field name longer than [`NAME_MAX`] is unknown, but checked like
+    /// any other string.
+    #[test]
+    fn long_names_are_checked_and_skipped() {
+        let got = parse_all(
+            b"{\"a\":\"x\",\"b\":\"y\",\"longername\":5,\"longer_name12\":\"z\"}\n\
+              {\"a\":\"x\",\"b\":\"y\",\"longname\\u0000\":5}\n\
+              {\"a\":\"x\",\"b\":\"y\",\"longname\\ud800\":5}\n\
+              {\"a\":\"x\",\"b\":\"y\",\"longname\xff\":5}\n\
+              {\"a\":\"x\",\"b\":\"y\",\"longname\x01\":5}\n\
+              {\"a\":\"x\",\"b\":\"y\",\"end_of_it\":true}\n",
+        );
+        let lines: Vec<Line> = got.iter().map(|g| g.0).collect();
+        assert_eq!(
+            lines,
+            [
+                Line::Record,
+                Line::Skipped,
+                Line::Skipped,
+                Line::Skipped,
+                Line::Skipped,
+                Line::Record
+            ]
+        );
+        assert_eq!(got[5].3, Scalar::Absent);
     }
 
     #[test]

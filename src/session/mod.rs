@@ -900,7 +900,7 @@ impl Session {
                 let Some(role) = rec.role else {
                     continue;
                 };
-                self.ring.set_loaded_len(slot, rec.len);
+                self.ring.set_loaded_len(slot, usize::from(rec.len));
                 intact = true;
                 match rec.keep {
                     #[cfg(feature = "lasting")]
@@ -950,7 +950,7 @@ impl Session {
         let read = r.skip_to(port, from & ORIGIN_OFFSET).and_then(|()| {
             match fmt::read(port, r, self.ring.slot_buf(slot))? {
                 Read::Record(rec) => {
-                    self.ring.set_loaded_len(slot, rec.len);
+                    self.ring.set_loaded_len(slot, usize::from(rec.len));
                     Ok(())
                 }
                 // It was a record a moment ago.
@@ -1107,7 +1107,7 @@ mod tests {
                     Read::Eof => break,
                 };
                 let Some(role) = rec.role else { continue };
-                let body = &text[..rec.len];
+                let body = &text[..usize::from(rec.len)];
                 match rec.keep {
                     #[cfg(feature = "lasting")]
                     Some(keep) => ring.fold_keep(usize::from(keep), body),
