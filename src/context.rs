@@ -320,10 +320,17 @@ fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64) {
 /// Renders into `out` and NUL-terminates; returns the bytes written without
 /// the NUL. `out` may be empty (then nothing is written and 0 returned).
 pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> usize {
+    let _ = session.ring(port);
+    build_loaded(port, session, out)
+}
+
+/// [`build`] from the ring as it is in RAM (the caller loaded it: an
+/// `ask()` does from its top frame, see `agent::ready`); the store is read.
+pub fn build_loaded<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
     let Some(cap) = out.len().checked_sub(1) else {
         return 0;
     };
-    let ring = session.ring(port);
+    let ring = session.ring_loaded();
     let n = ring.len();
     let mut used = 0usize;
 
@@ -351,7 +358,7 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 
     // 2. Memory lines, each that fits (with `recall`: pinned keys first,
     //    then the most relevant to the recent turns).
-    let ring = session.ring(port);
+    let ring = session.ring_loaded();
     let (chosen, printed) = choose_memory(
         port,
         ring,
@@ -362,7 +369,7 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 
     // 3. Older turns, newest first, while they fit whole (the summary, when
     //    there is one, was placed in step 1b).
-    let ring = session.ring(port);
+    let ring = session.ring_loaded();
     let oldest = usize::from(with_summary);
     while turns >= 1 && turns < n - oldest {
         let Some(m) = ring.get(n - 1 - turns) else {
@@ -386,7 +393,7 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
     }
     #[cfg(not(feature = "recall"))]
     let _ = chosen;
-    let ring = session.ring(port);
+    let ring = session.ring_loaded();
     if turns > 0 {
         o.push(CONVERSATION_HEADER);
         if let Some(s) = ring.summary().filter(|_| with_summary) {

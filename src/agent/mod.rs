@@ -853,9 +853,9 @@ fn post_request<H: Host>(
         let cfg = c.config_cached();
         let budget = usize::from(cfg.context_budget).min(CONTEXT_MAX);
         let ctx_cap = (budget + 1).min(w.reply.len());
-        Ok(crate::context::build(
+        Ok(crate::context::build_loaded(
             p,
-            &mut c.session,
+            &c.session,
             w.reply.get_mut(..ctx_cap).unwrap_or(&mut []),
         ))
     })??;
