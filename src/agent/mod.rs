@@ -495,18 +495,35 @@ pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
 
 /// `ask(prompt)`: see the module docs; the answer is left in `work`.
 pub fn ask<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
-    ready(h);
-    ask_ready(h, prompt, work)
-}
-
-/// [`ask`] after [`ready`]: the frames of the exchange are not on the
-/// stack while the files load.
-#[inline(never)]
-fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
     check_prompt(prompt)?;
     if work.len() < ask_work_size(prompt) {
         return Err(Status::WorkTooSmall);
     }
+    ready(h);
+    match policy::command(prompt) {
+        Some(cmd) => ask_command(h, cmd, work),
+        None => ask_ready(h, prompt, work),
+    }
+}
+
+/// [`ask`] of a command: its own frame, not the exchange's.
+#[inline(never)]
+fn ask_command<H: Host>(h: &mut H, cmd: policy::Command, work: &mut [u8]) -> Result<Reply, Status> {
+    let Some(w) = split_work(work) else {
+        return Err(Status::WorkTooSmall);
+    };
+    nested(
+        h,
+        |c| c.trust.get(),
+        |h| policy::run_command(h, cmd, w.reply, w.body),
+    )
+    .map(|n| Reply { offset: 0, len: n })
+}
+
+/// [`ask`] after [`ready`], for an exchange: its frames are not on the
+/// stack while the files load.
+#[inline(never)]
+fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
     let Some(mut w) = split_work(work) else {
         return Err(Status::WorkTooSmall);
     };
@@ -514,10 +531,6 @@ fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply
 }
 
 fn ask_chained<H: Host>(h: &mut H, prompt: &[u8], w: &mut Work<'_>) -> Result<Reply, Status> {
-    if let Some(cmd) = policy::command(prompt) {
-        let n = policy::run_command(h, cmd, w.reply, w.body)?;
-        return Ok(Reply { offset: 0, len: n });
-    }
     let mut acct = Account::new();
     if !h.connected() {
         core(h, |c, _| acct.error(c))?;

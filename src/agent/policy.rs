@@ -131,8 +131,7 @@ pub fn run_command<H: Host>(
 
 /// Whether the session is due for a fresh start (idle timeout, daily
 /// reset); `now_s` is the RTC (0: not set).
-fn reset_due<P: Port>(c: &mut Core, p: &mut P, now_s: u32) -> bool {
-    let cfg = c.config_cached();
+fn reset_due<P: Port>(c: &mut Core, p: &mut P, now_s: u32, cfg: &super::config::Config) -> bool {
     let last = c.session.stats_loaded().last_active;
     let now = if now_s >= RTC_SET_AFTER { now_s } else { 0 };
     if cfg.idle_timeout_s > 0 {
@@ -179,7 +178,7 @@ pub fn prepare<H: Host>(
     let now_s = h.time_s();
     let (ask_backend, keep) = match core(h, |c, p| {
         let cfg = c.config_cached();
-        if reset_due(c, p, now_s) && c.session.start_new_loaded(p).is_ok() {
+        if reset_due(c, p, now_s, &cfg) && c.session.start_new_loaded(p).is_ok() {
             // (An archive that cannot be written keeps the session; the next
             // ask() tries again.)
             c.agent.last_ticks_valid = false;

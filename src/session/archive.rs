@@ -37,7 +37,10 @@ pub fn write_turn<P: Port>(port: &mut P, w: &mut LineWriter, m: &Message) -> Res
     w.raw(port, b"}\n")
 }
 
-/// Appends `turns`, then trims the archive when it passed the cap.
+/// Appends `turns`, then trims the archive when it passed the cap. Its
+/// own frame: its writer is not on the stack under what its caller does
+/// next (a new session's clear).
+#[inline(never)]
 pub fn append<'a, P: Port>(
     port: &mut P,
     turns: impl Iterator<Item = &'a Message>,

@@ -368,7 +368,9 @@ impl Session {
             || usize::from(self.unflushed) > turns
     }
 
-    /// Bytes of the pending batch.
+    /// Bytes of the pending batch. Its own frame: its writer and statistics
+    /// are not on the stack under the flush that follows.
+    #[inline(never)]
     fn batch_size<P: Port>(&self, port: &mut P) -> usize {
         // Counted, not written: the port is not called.
         let mut w = LineWriter::new(NO_FD);
@@ -502,12 +504,16 @@ impl Session {
         let len = self.ring.len();
         let pending = usize::from(self.unflushed).min(len - self.head());
         // Lines in order: (ring index, keep); the summary goes after the
-        // pending turns the compaction kept.
-        let mut order = [(0usize, None::<u8>); MAX_MSGS + 1];
+        // pending turns the compaction kept. Bytes (an index is under
+        // MAX_MSGS, NO_KEEP is none): 22 bytes on the stack, not 88.
+        const NO_KEEP: u8 = u8::MAX;
+        const _: () = assert!(MAX_MSGS < u8::MAX as usize);
+        let mut order = [(0u8, NO_KEEP); MAX_MSGS + 1];
         let mut n = 0usize;
         let mut put = |i: usize, keep: Option<u8>| {
             if let Some(slot) = order.get_mut(n) {
-                *slot = (i, keep);
+                // A keep is at most 255 turns; 255 is as many as "all".
+                *slot = (i as u8, keep.map_or(NO_KEEP, |k| k.min(NO_KEEP - 1)));
                 n += 1;
             }
         };
@@ -533,7 +539,8 @@ impl Session {
             return fmt::write_end(port, w, end);
         }
         for (k, &(i, keep)) in order.iter().take(n).enumerate() {
-            if let Some(m) = self.ring.get(i) {
+            let keep = (keep != NO_KEEP).then_some(keep);
+            if let Some(m) = self.ring.get(usize::from(i)) {
                 fmt::write(port, w, m, keep, (k + 1 == n).then_some(end))?;
             }
         }
