@@ -256,6 +256,10 @@ pub struct Store {
     base_off: u32,
     /// Whether the base had a line that is not a record before there.
     base_skipped: bool,
+    /// Where the base's last record was looked for.
+    rec_off: u32,
+    /// The entry the last pair of the new keys was read from.
+    last_entry: u8,
 }
 
 fn bit64(j: usize) -> u64 {
@@ -290,6 +294,8 @@ impl Store {
             from_base: false,
             base_off: 0,
             base_skipped: false,
+            rec_off: 0,
+            last_entry: 0,
         }
     }
 
@@ -449,6 +455,25 @@ impl Store {
         }
     }
 
+    /// Where the last pair returned (not pending) is.
+    fn last_at(&self) -> Loc {
+        if self.from_base {
+            Loc::Base(self.rec_off)
+        } else {
+            self.entry_at(usize::from(self.last_entry))
+        }
+    }
+
+    /// Where entry `j` is.
+    fn entry_at(&self, j: usize) -> Loc {
+        let (shard, first) = self.entry_shard(j).unwrap_or((0, 0));
+        Loc::Entry {
+            shard: shard as u8,
+            first: first as u8,
+            j: j as u8,
+        }
+    }
+
     /// The pair of a base line that entry `j` overrides, left pending by
     /// [`Store::next_key`]: read into `pair` once the store is read to its
     /// end (or closed). False when the record is not there.
@@ -496,6 +521,7 @@ impl Store {
                 }
                 continue;
             };
+            self.rec_off = self.base_off.saturating_add(r.offset());
             match r.record(port, pair)? {
                 None => {
                     self.skipped = r.skipped;
@@ -547,6 +573,7 @@ impl Store {
             };
             self.emitted |= bit64(j);
             self.from_base = false;
+            self.last_entry = j as u8;
             if self.read_entry(port, j, pair)? {
                 return Ok(Some(None));
             }
@@ -754,12 +781,14 @@ pub fn pin<P: Port>(port: &mut P, key: &[u8], on: bool) -> Result<(), MemError> 
 
 /// What the first pass over the store found.
 struct Scan {
-    hashes: KeyHashes,
     maybe_dup: bool,
     skipped: bool,
     pairs: usize,
     /// The key's last line: (value equals the new one, pinned).
     found: Option<(bool, bool)>,
+    /// Where that line is (for a pin written to its shard, which reads its
+    /// value again there rather than keep a copy on the stack).
+    at: Loc,
     /// Another key has the key's shard and fingerprint.
     collides: bool,
     /// The base's generation.
@@ -770,11 +799,16 @@ struct Scan {
     in_base: bool,
     /// The largest `"n"` of the shards.
     max_n: u8,
-    /// The key's value (for a pin written to its shard).
-    #[cfg(feature = "recall")]
-    value: [u8; VAL_MAX_BYTES],
-    #[cfg(feature = "recall")]
-    value_len: u8,
+}
+
+/// Where a line of the store is.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "recall"), allow(dead_code))]
+enum Loc {
+    /// The first pair of the base from this offset on.
+    Base(u32),
+    /// Shard record `j`, the shard's first being `first`.
+    Entry { shard: u8, first: u8, j: u8 },
 }
 
 // The passes of an edit stay out of line: each has its own pair buffer, and
@@ -788,6 +822,8 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
     s.newest = store.newest;
     s.max_n = store.max_n;
     let mine = place(fnv(key));
+    // Key hashes of the first pairs, for the duplicate pre-check.
+    let mut hashes = [0u16; HASHED];
     // The shard record of the key's last line, when a shard overrides it:
     // read once the store is read.
     let mut last: Option<usize> = None;
@@ -797,19 +833,18 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
                 // Maybe a duplicate: the rewrite pass decides.
                 let f = fnv(pair.key());
                 let h = hash16(f);
-                let seen = s.hashes.hashes.get(..s.hashes.len).unwrap_or(&[]);
+                let seen = hashes.get(..s.pairs.min(HASHED)).unwrap_or(&[]);
                 s.maybe_dup |= s.pairs >= HASHED || seen.contains(&h);
-                if let Some(slot) = s.hashes.hashes.get_mut(s.pairs) {
+                if let Some(slot) = hashes.get_mut(s.pairs) {
                     *slot = h;
-                    s.hashes.len = s.pairs + 1;
                 }
                 s.pairs += 1;
-                s.hashes.truncated |= s.pairs > HASHED;
                 if pair.key() == key {
                     s.in_base = store.from_base;
                     last = pending;
                     if pending.is_none() {
-                        found(s, &pair, value);
+                        s.found = Some((pair.value() == value, pair.pinned));
+                        s.at = store.last_at();
                     }
                 } else if place(f) == mine {
                     s.collides = true;
@@ -824,21 +859,11 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
     res?;
     if let Some(j) = last {
         if store.resolve(port, j, &mut pair)? {
-            found(s, &pair, value);
+            s.found = Some((pair.value() == value, pair.pinned));
+            s.at = store.entry_at(j);
         }
     }
     Ok(())
-}
-
-/// The key's line in `pair`: whether it holds `value`, its pin (and its
-/// value, for a pin written to its shard).
-fn found(s: &mut Scan, pair: &Pair, value: &[u8]) {
-    s.found = Some((pair.value() == value, pair.pinned));
-    #[cfg(feature = "recall")]
-    {
-        crate::text::copy_prefix(&mut s.value, pair.value());
-        s.value_len = pair.val_len;
-    }
 }
 
 /// Applies `e` to `key`: in its shard when it fits there, else by a fold
@@ -851,24 +876,16 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
     };
     // Filled in place: a returned `Scan` would sit in both frames.
     let mut s = Scan {
-        hashes: KeyHashes {
-            hashes: [0; HASHED],
-            len: 0,
-            truncated: false,
-        },
         maybe_dup: false,
         skipped: false,
         pairs: 0,
         found: None,
+        at: Loc::Base(0),
         collides: false,
         generation: 0,
         newest: 0,
         in_base: false,
         max_n: 0,
-        #[cfg(feature = "recall")]
-        value: [0; VAL_MAX_BYTES],
-        #[cfg(feature = "recall")]
-        value_len: 0,
     };
     scan(port, key, new_value, &mut s)?;
     let clean = !s.maybe_dup && !s.skipped;
@@ -886,21 +903,52 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
         _ => {}
     }
+    match commit(port, key, e, &s) {
+        Ok(()) => Ok(()),
+        // A commit that landed but reported an error (littlefs reads it
+        // back): the store must then hold the edit.
+        Err((err, Check::Landed)) => {
+            if landed(port, key, e, &mut s) {
+                return Ok(());
+            }
+            Err(err)
+        }
+        Err((err, Check::LandedElseRemove)) => {
+            if landed(port, key, e, &mut s) {
+                return Ok(());
+            }
+            let _ = port.remove(MEMORY_TMP_PATH);
+            Err(err)
+        }
+        Err((err, Check::No)) => Err(err),
+    }
+}
+
+/// Whether a failed commit may have landed (then [`edit`] reads the store
+/// again, from its own frame: not under the commit's buffers).
+enum Check {
+    No,
+    /// A shard write failed.
+    Landed,
+    /// A fold's rename failed and its temporary file is gone (when it did
+    /// not land, the temporary file is removed once more, as it was).
+    LandedElseRemove,
+}
+
+/// The edit written: in the key's shard when it fits there, else by a
+/// fold.
+#[inline(never)]
+fn commit<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    s: &Scan,
+) -> Result<(), (MemError, Check)> {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
+    let clean = !s.maybe_dup && !s.skipped;
     if clean && !s.collides && s.generation > 0 {
         let pinned = s.found.is_some_and(|(_, p)| p);
-        #[cfg(feature = "recall")]
-        let value = s.value.get(..usize::from(s.value_len)).unwrap_or(&[]);
-        #[cfg(not(feature = "recall"))]
-        let value: &[u8] = &[];
-        let change = match e {
-            Edit::Set(v) => Change::Pair(v, pinned, 0),
-            Edit::Forget => Change::Del,
-            #[cfg(feature = "recall")]
-            Edit::Pin(on) => Change::Pair(value, on, 0),
-        };
-        let _ = value;
         // Its place among the new keys (kept when it is one already).
         let n = if s.in_base {
             Some(0)
@@ -908,23 +956,71 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
             s.max_n.checked_add(1)
         };
         if let Some(n) = n {
-            match shard_edit(port, key, change, n, s.generation) {
+            let res = match e {
+                Edit::Set(v) => shard_edit(port, key, Change::Pair(v, pinned, 0), n, s.generation),
+                Edit::Forget => shard_edit(port, key, Change::Del, n, s.generation),
+                #[cfg(feature = "recall")]
+                Edit::Pin(on) => shard_pin(port, key, on, n, s),
+            };
+            match res {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
-                // A commit that landed but reported an error (littlefs reads
-                // it back): the store must then hold the edit.
-                Err(MemError::Io(err)) => {
-                    return if landed(port, key, e, &mut s) {
-                        Ok(())
-                    } else {
-                        Err(MemError::Io(err))
-                    };
-                }
-                Err(other) => return Err(other),
+                Err(err) => return Err((err, Check::Landed)),
             }
         }
     }
-    fold(port, key, e, &mut s)
+    fold(port, key, e, s)
+}
+
+/// A pin written to the key's shard: its value read again where the scan
+/// found it (a pin is rare; a copy of the value would sit on the stack of
+/// every edit).
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn shard_pin<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    on: bool,
+    n: u8,
+    s: &Scan,
+) -> Result<bool, MemError> {
+    let mut pair = Pair::new();
+    if !read_at(port, s.at, &mut pair)? {
+        return Ok(false);
+    }
+    shard_edit(
+        port,
+        key,
+        Change::Pair(pair.value(), on, 0),
+        n,
+        s.generation,
+    )
+}
+
+/// Reads the pair at `at` into `pair`; false when it is not there.
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errno> {
+    let path = match at {
+        Loc::Base(_) => MEMORY_PATH,
+        Loc::Entry { shard, .. } => SHARD_PATHS
+            .get(usize::from(shard))
+            .copied()
+            .unwrap_or(MEMORY_PATH),
+    };
+    let Some(fd) = open_opt(port, path)? else {
+        return Ok(false);
+    };
+    let mut r = PairReader::new(fd);
+    let res = match at {
+        Loc::Base(off) => skip(port, fd, off, &mut pair.val)
+            .and_then(|()| r.next(port, pair).map(|got| got.is_some())),
+        Loc::Entry { first, j, .. } => {
+            seek_entry(port, &mut r, usize::from(first), usize::from(j), pair)
+        }
+    };
+    let _ = port.close(fd);
+    res
 }
 
 /// The record a shard gets for its key.
@@ -1079,13 +1175,15 @@ fn write_shard<P: Port>(
 
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
-fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> Result<(), MemError> {
+#[inline(never)]
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), (MemError, Check)> {
+    let no = |e: Errno| (MemError::Io(e), Check::No);
     let gone = if s.maybe_dup || s.skipped {
-        superseded(port)?
+        superseded(port).map_err(no)?
     } else {
         0
     };
-    let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
+    let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
     let copied = write_header(port, &mut w, s.newest.saturating_add(1))
         .map_err(MemError::Io)
@@ -1111,18 +1209,21 @@ fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> Result<
             // apart (gone only when the rename happened), and the store must
             // then hold the edit — `false` must mean "as before".
             Err(err) => match port.remove(MEMORY_TMP_PATH) {
-                Err(Errno::ENOENT) if landed(port, key, e, s) => return Ok(()),
+                Err(Errno::ENOENT) => {
+                    return Err((MemError::Io(err), Check::LandedElseRemove));
+                }
                 _ => Err(MemError::Io(err)),
             },
         },
         Err(e) => Err(e),
     };
     let _ = port.remove(MEMORY_TMP_PATH);
-    result
+    result.map_err(|e| (e, Check::No))
 }
 
 /// Whether the store holds `e` applied to `key` (the last line counts).
 /// Reuses the first pass (and its `Scan`, no longer needed by then).
+#[inline(always)]
 fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool {
     let value = match e {
         Edit::Set(v) => v,
@@ -1130,8 +1231,6 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
     };
     s.found = None;
     s.pairs = 0;
-    s.hashes.len = 0;
-    s.hashes.truncated = false;
     if scan(port, key, value, s).is_err() {
         return false;
     }
