@@ -903,7 +903,20 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
         _ => {}
     }
-    match commit(port, key, e, &s) {
+    let res = match commit(port, key, e, &s) {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            // Passes of their own, before the fold's: not under its store.
+            let gone = if s.maybe_dup || s.skipped {
+                superseded(port).map_err(|e| (MemError::Io(e), Check::No))
+            } else {
+                Ok(0)
+            };
+            gone.and_then(|gone| fold(port, key, e, &s, gone))
+        }
+        Err(err) => Err(err),
+    };
+    match res {
         Ok(()) => Ok(()),
         // A commit that landed but reported an error (littlefs reads it
         // back): the store must then hold the edit.
@@ -935,15 +948,15 @@ enum Check {
     LandedElseRemove,
 }
 
-/// The edit written: in the key's shard when it fits there, else by a
-/// fold.
+/// The edit written in the key's shard when it fits there; false when
+/// the store must fold instead.
 #[inline(never)]
 fn commit<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,
     s: &Scan,
-) -> Result<(), (MemError, Check)> {
+) -> Result<bool, (MemError, Check)> {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
     let clean = !s.maybe_dup && !s.skipped;
@@ -963,13 +976,13 @@ fn commit<P: Port>(
                 Edit::Pin(on) => shard_pin(port, key, on, n, s),
             };
             match res {
-                Ok(true) => return Ok(()),
+                Ok(true) => return Ok(true),
                 Ok(false) => {}
                 Err(err) => return Err((err, Check::Landed)),
             }
         }
     }
-    fold(port, key, e, s)
+    Ok(false)
 }
 
 /// A pin written to the key's shard: its value read again where the scan
@@ -1176,13 +1189,14 @@ fn write_shard<P: Port>(
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
 #[inline(never)]
-fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), (MemError, Check)> {
+fn fold<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    s: &Scan,
+    gone: u128,
+) -> Result<(), (MemError, Check)> {
     let no = |e: Errno| (MemError::Io(e), Check::No);
-    let gone = if s.maybe_dup || s.skipped {
-        superseded(port).map_err(no)?
-    } else {
-        0
-    };
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
     let copied = write_header(port, &mut w, s.newest.saturating_add(1))
@@ -1246,7 +1260,7 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
 /// Copies the merged store, keeping only the last line of a key the base
 /// holds twice and applying `e` to `key` in place. Returns how many other
 /// pairs were copied and whether `key` existed.
-#[inline(never)]
+#[inline(always)]
 fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
