@@ -207,8 +207,8 @@ fn choose_memory<P: Port>(
     // frame with the pair buffer instead of two (the 1 KiB stack budget);
     // loaded in place (`Store::open` would return a copy of it).
     let mut store = memory::Store::new();
-    if store.load(port).is_ok() {
-        let mut p = memory::Pair::new();
+    let mut p = memory::Pair::new();
+    if store.load_with(port, &mut p).is_ok() {
         while let Ok(Some(())) = store.next(port, &mut p) {
             let i = lines;
             let (Some(n), Some(s)) = (need.get_mut(i), score.get_mut(i)) else {

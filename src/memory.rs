@@ -200,6 +200,7 @@ fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
 /// The base's generation: `None` without a base, 0 for one in the seed's
 /// plain form. Read with the caller's reader slot and pair buffer (left
 /// `None` and clobbered): a load holds one of each, not one per level.
+#[inline(always)]
 fn base_gen<P: Port>(
     port: &mut P,
     reader: &mut Option<PairReader>,
@@ -260,6 +261,22 @@ pub struct Store {
     rec_off: u32,
     /// The entry the last pair of the new keys was read from.
     last_entry: u8,
+    /// The base, reopened where it was, while a shard record that
+    /// overrides its last pair is read.
+    parked: Option<Fd>,
+    /// The reader holds a shard, read up to entry `seek_j` (the next record
+    /// being entry `seek_k`).
+    seeking: bool,
+    seek_k: u8,
+    seek_j: u8,
+    /// A load: the file being read (0: the base, then the shards), whether
+    /// its first record is next, its first entry, its next entry and its
+    /// largest `"n"` so far.
+    ld_file: u8,
+    ld_first: bool,
+    ld_from: u8,
+    ld_j: u8,
+    ld_max_n: u8,
 }
 
 fn bit64(j: usize) -> u64 {
@@ -296,6 +313,15 @@ impl Store {
             base_skipped: false,
             rec_off: 0,
             last_entry: 0,
+            parked: None,
+            seeking: false,
+            seek_k: 0,
+            seek_j: 0,
+            ld_file: 0,
+            ld_first: false,
+            ld_from: 0,
+            ld_j: 0,
+            ld_max_n: 0,
         }
     }
 
@@ -307,76 +333,158 @@ impl Store {
     /// [`Store::load`] with the caller's pair buffer (clobbered). The files
     /// are read through the store's own reader slot, free until the first
     /// [`Store::next`]: the frames of a load hold no reader nor pair of
-    /// their own.
+    /// their own, and the record reader is called from this small frame.
     #[inline(never)]
-    fn load_with<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<(), Errno> {
-        *self = Store::new();
-        let generation = base_gen(port, &mut self.reader, pair)?.unwrap_or(0);
-        self.generation = generation;
-        self.newest = generation;
-        let mut n = 0usize;
-        for (i, path) in SHARD_PATHS.iter().enumerate() {
-            if let Some(fd) = open_opt(port, path)? {
-                let res = self.read_shard(port, fd, pair, n);
-                self.reader = None;
-                let _ = port.close(fd);
-                if let Some(end) = res? {
-                    n = end;
-                }
-            }
-            if let Some(st) = self.start.get_mut(i + 1) {
-                *st = n as u8;
-            }
-        }
-        Ok(())
-    }
-
-    /// The records of one shard (open as `fd`, read through the reader
-    /// slot) from entry `from`; `None` when it is stale or not one of ours.
-    fn read_shard<P: Port>(
+    pub(crate) fn load_with<P: Port>(
         &mut self,
         port: &mut P,
-        fd: Fd,
         pair: &mut Pair,
-        from: usize,
-    ) -> Result<Option<usize>, Errno> {
-        let r = self.reader.insert(PairReader::new(fd));
-        let first = r.record(port, pair)?;
-        if let Some(Rec::Header(g)) = first {
-            self.newest = self.newest.max(g);
-        }
-        if first != Some(Rec::Header(self.generation)) || self.generation == 0 {
-            return Ok(None);
-        }
-        let mut j = from;
-        let mut max_n = self.max_n;
-        let mut dels = self.dels;
-        while let Some(rec) = self
-            .reader
-            .as_mut()
-            .map_or(Ok(None), |r| r.record(port, pair))?
-        {
-            let n = match rec {
-                Rec::Header(_) => continue,
-                Rec::Pair(n) => n,
-                Rec::Del => {
-                    dels |= bit64(j);
-                    0
+    ) -> Result<(), Errno> {
+        self.reset(port);
+        loop {
+            let Some(r) = self.reader.as_mut() else {
+                if !self.load_open(port)? {
+                    return Ok(());
                 }
+                continue;
             };
-            match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
-                (Some(sg), Some(nn)) if j - from < SHARD_RECORDS => {
-                    *sg = sig(pair.key());
-                    *nn = n;
+            match r.record(port, pair) {
+                Ok(rec) => self.load_rec(port, rec, pair),
+                Err(e) => {
+                    self.close(port);
+                    return Err(e);
                 }
-                _ => return Ok(None),
             }
-            max_n = max_n.max(n);
-            j += 1;
         }
-        self.max_n = max_n;
-        self.dels = dels;
-        Ok(Some(j))
+    }
+
+    /// The next file of a load opened in the reader slot: the base, then
+    /// each shard there is; false when all are read.
+    #[inline(never)]
+    fn load_open<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+        loop {
+            let f = usize::from(self.ld_file);
+            let path = match f {
+                0 => MEMORY_PATH,
+                _ => match SHARD_PATHS.get(f - 1) {
+                    Some(p) => p,
+                    None => return Ok(false),
+                },
+            };
+            if let Some(fd) = open_opt(port, path)? {
+                self.reader = Some(PairReader::new(fd));
+                self.ld_first = true;
+                self.ld_j = self.ld_from;
+                self.ld_max_n = self.max_n;
+                return Ok(true);
+            }
+            // No base: generation 0. No shard: no entries.
+            self.ld_next_file();
+        }
+    }
+
+    /// Past the file being loaded: its shard's entries end at `ld_from`.
+    fn ld_next_file(&mut self) {
+        if let Some(st) = self.start.get_mut(usize::from(self.ld_file)) {
+            if self.ld_file > 0 {
+                *st = self.ld_from;
+            }
+        }
+        self.ld_file = self.ld_file.saturating_add(1);
+    }
+
+    /// One record of a load (`None`: the end of the file): the base's first
+    /// gives its generation; a shard's, its entries (a stale shard, or one
+    /// with more than [`SHARD_RECORDS`] records, gives none).
+    #[inline(never)]
+    fn load_rec<P: Port>(&mut self, port: &mut P, rec: Option<Rec>, pair: &Pair) {
+        if self.ld_file == 0 {
+            let generation = match rec {
+                Some(Rec::Header(g)) => g,
+                _ => 0,
+            };
+            self.generation = generation;
+            self.newest = generation;
+            self.close(port);
+            self.ld_next_file();
+            return;
+        }
+        if self.ld_first {
+            self.ld_first = false;
+            if let Some(Rec::Header(g)) = rec {
+                self.newest = self.newest.max(g);
+            }
+            if rec != Some(Rec::Header(self.generation)) || self.generation == 0 {
+                self.ld_reject(port);
+            }
+            return;
+        }
+        let j = usize::from(self.ld_j);
+        let n = match rec {
+            None => {
+                // The shard counts.
+                self.ld_from = self.ld_j;
+                self.max_n = self.ld_max_n;
+                self.close(port);
+                self.ld_next_file();
+                return;
+            }
+            Some(Rec::Header(_)) => return,
+            Some(Rec::Pair(n)) => n,
+            Some(Rec::Del) => {
+                self.dels |= bit64(j);
+                0
+            }
+        };
+        match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
+            (Some(sg), Some(nn)) if j - usize::from(self.ld_from) < SHARD_RECORDS => {
+                *sg = sig(pair.key());
+                *nn = n;
+            }
+            _ => return self.ld_reject(port),
+        }
+        self.ld_max_n = self.ld_max_n.max(n);
+        self.ld_j = self.ld_j.saturating_add(1);
+    }
+
+    /// The shard being loaded is not one of ours: none of its records
+    /// count.
+    fn ld_reject<P: Port>(&mut self, port: &mut P) {
+        for j in usize::from(self.ld_from)..=usize::from(self.ld_j) {
+            self.dels &= !bit64(j);
+        }
+        self.close(port);
+        self.ld_next_file();
+    }
+
+    /// [`Store::new`] in place (`*self = Store::new()` would build one on
+    /// the stack and copy it).
+    fn reset<P: Port>(&mut self, port: &mut P) {
+        self.close(port);
+        self.phase = 0;
+        self.generation = 0;
+        self.newest = 0;
+        self.sigs = [0; ENTRIES];
+        self.ns = [0; ENTRIES];
+        self.start = [0; SHARDS + 1];
+        self.dels = 0;
+        self.matched = 0;
+        self.emitted = 0;
+        self.max_n = 0;
+        self.base_pairs = 0;
+        self.skipped = false;
+        self.from_base = false;
+        self.base_off = 0;
+        self.base_skipped = false;
+        self.rec_off = 0;
+        self.last_entry = 0;
+        self.seek_k = 0;
+        self.seek_j = 0;
+        self.ld_file = 0;
+        self.ld_first = false;
+        self.ld_from = 0;
+        self.ld_j = 0;
+        self.ld_max_n = 0;
     }
 
     /// The entry of the shards that holds `key`.
@@ -397,62 +505,94 @@ impl Store {
     }
 
     /// Opens the shard of entry `j` in the reader slot (free: the base is
-    /// closed); its first entry, `None` when there is no such shard.
+    /// closed or parked) and seeks `j`; false when there is no such shard.
     #[inline(never)]
-    fn open_entry<P: Port>(&mut self, port: &mut P, j: usize) -> Result<Option<usize>, Errno> {
+    fn open_entry<P: Port>(&mut self, port: &mut P, j: usize) -> Result<bool, Errno> {
         let Some((s, first)) = self.entry_shard(j) else {
-            return Ok(None);
+            return Ok(false);
         };
         let path = SHARD_PATHS.get(s).copied().unwrap_or(MEMORY_PATH);
         let Some(fd) = open_opt(port, path)? else {
-            return Ok(None);
-        };
-        self.reader = Some(PairReader::new(fd));
-        Ok(Some(first))
-    }
-
-    /// Reads entry `j`'s record into `pair` through the store's reader slot
-    /// (free: the base is closed); false when it is not there. Inlined: the
-    /// records are read from the frame of [`Store::next`], not a frame
-    /// below it.
-    #[inline(always)]
-    fn read_entry<P: Port>(
-        &mut self,
-        port: &mut P,
-        j: usize,
-        pair: &mut Pair,
-    ) -> Result<bool, Errno> {
-        let Some(first) = self.open_entry(port, j)? else {
             return Ok(false);
         };
-        let res = match self.reader.as_mut() {
-            Some(r) => seek_entry(port, r, first, j, pair),
-            None => Ok(false),
-        };
-        self.close(port);
-        res
+        self.reader = Some(PairReader::new(fd));
+        self.seeking = true;
+        self.seek_k = first as u8;
+        self.seek_j = j as u8;
+        Ok(true)
     }
 
-    /// Before entry `j`, which overrides the base pair just read, is read
-    /// with the store's one reader: closes the base and reopens it where it
-    /// was (its bytes read again up to there into `pair`'s value buffer,
-    /// free until the record goes there). A second reader would cost its
-    /// 116 bytes on the deepest stack path of every pass.
+    /// Ends reading a shard record: closes the shard, and the base reader
+    /// parked meanwhile takes the slot back.
     #[inline(never)]
-    fn park_base<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Fd, Errno> {
+    fn end_seek<P: Port>(&mut self, port: &mut P) {
+        if let Some(r) = self.reader.take() {
+            let _ = port.close(r.fd());
+        }
+        self.seeking = false;
+        if let Some(fd) = self.parked.take() {
+            let mut r = PairReader::new(fd);
+            r.skipped = self.base_skipped;
+            self.reader = Some(r);
+        }
+    }
+
+    /// Nothing is open: opens what is read next (the base, or the shard of
+    /// the next new key); false at the store's end.
+    #[inline(never)]
+    fn prepare<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+        if self.phase == 0 {
+            match open_opt(port, MEMORY_PATH)? {
+                Some(fd) => self.reader = Some(PairReader::new(fd)),
+                None => self.phase = 1,
+            }
+            return Ok(true);
+        }
+        // The keys new since the base: by "n", then by place (at most
+        // ENTRIES rounds: each takes one entry).
+        let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
+        loop {
+            let used = self.dels | self.matched | self.emitted;
+            let next = (0..total)
+                .filter(|&j| used & bit64(j) == 0)
+                .min_by_key(|&j| (self.ns.get(j).copied().unwrap_or(0), j));
+            let Some(j) = next else {
+                self.phase = 2;
+                return Ok(false);
+            };
+            self.emitted |= bit64(j);
+            self.from_base = false;
+            self.last_entry = j as u8;
+            if self.open_entry(port, j)? {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Entry `j` overrides the base pair just read: parks the base (closed
+    /// and reopened where it was, its bytes read again up to there into
+    /// `pair`'s value buffer, free until the record goes there) and opens
+    /// the shard in the store's one reader slot. A second reader would cost
+    /// its 116 bytes on the deepest stack path of every pass.
+    #[inline(never)]
+    fn begin_override<P: Port>(
+        &mut self,
+        port: &mut P,
+        pair: &mut Pair,
+        j: usize,
+    ) -> Result<(), Errno> {
         if let Some(r) = self.reader.as_ref() {
             self.base_off = self.base_off.saturating_add(r.offset());
             self.base_skipped = r.skipped;
         }
         self.close(port);
         let fd = open_opt(port, MEMORY_PATH)?.ok_or(Errno::ENOENT)?;
-        match skip(port, fd, self.base_off, &mut pair.val) {
-            Ok(()) => Ok(fd),
-            Err(e) => {
-                let _ = port.close(fd);
-                Err(e)
-            }
+        self.parked = Some(fd);
+        skip(port, fd, self.base_off, &mut pair.val)?;
+        if !self.open_entry(port, j)? {
+            self.end_seek(port);
         }
+        Ok(())
     }
 
     /// Where the last pair returned (not pending) is.
@@ -483,7 +623,18 @@ impl Store {
         j: usize,
         pair: &mut Pair,
     ) -> Result<bool, Errno> {
-        self.read_entry(port, j, pair)
+        self.close(port);
+        if !self.open_entry(port, j)? {
+            return Ok(false);
+        }
+        self.seeking = false;
+        let first = usize::from(self.seek_k);
+        let res = match self.reader.as_mut() {
+            Some(r) => seek_entry(port, r, first, j, pair),
+            None => Ok(false),
+        };
+        self.close(port);
+        res
     }
 
     /// The next pair of the merged store, or `None` at its end.
@@ -507,24 +658,44 @@ impl Store {
         self.step::<P, false>(port, pair)
     }
 
+    /// One reader slot, one call site of the record reader (a small frame
+    /// above the deepest path): the base's records, a shard's up to the
+    /// record sought, by turns.
     #[inline(always)]
     fn step<P: Port, const RESOLVE: bool>(
         &mut self,
         port: &mut P,
         pair: &mut Pair,
     ) -> Result<Option<Option<usize>>, Errno> {
-        while self.phase == 0 {
+        loop {
             let Some(r) = self.reader.as_mut() else {
-                match open_opt(port, MEMORY_PATH)? {
-                    Some(fd) => self.reader = Some(PairReader::new(fd)),
-                    None => self.phase = 1,
+                if !self.prepare(port)? {
+                    return Ok(None);
                 }
                 continue;
             };
-            self.rec_off = self.base_off.saturating_add(r.offset());
-            match r.record(port, pair)? {
+            if !self.seeking {
+                self.rec_off = self.base_off.saturating_add(r.offset());
+            }
+            let rec = r.record(port, pair)?;
+            let skipped = r.skipped;
+            if self.seeking {
+                match rec {
+                    Some(Rec::Header(_)) => {}
+                    Some(rec) if self.seek_k == self.seek_j => {
+                        self.end_seek(port);
+                        if matches!(rec, Rec::Pair(_)) {
+                            return Ok(Some(None));
+                        }
+                    }
+                    Some(_) => self.seek_k = self.seek_k.saturating_add(1),
+                    None => self.end_seek(port),
+                }
+                continue;
+            }
+            match rec {
                 None => {
-                    self.skipped = r.skipped;
+                    self.skipped = skipped;
                     self.close(port);
                     self.phase = 1;
                 }
@@ -539,52 +710,23 @@ impl Store {
                         if !RESOLVE {
                             return Ok(Some(Some(j)));
                         }
-                        let fd = self.park_base(port, pair)?;
-                        let got = match self.read_entry(port, j, pair) {
-                            Ok(got) => got,
-                            Err(e) => {
-                                let _ = port.close(fd);
-                                return Err(e);
-                            }
-                        };
-                        let mut r = PairReader::new(fd);
-                        r.skipped = self.base_skipped;
-                        self.reader = Some(r);
-                        if got {
-                            return Ok(Some(None));
-                        }
+                        self.begin_override(port, pair, j)?;
                     }
                 }
                 Some(_) => {}
             }
         }
-        // The keys new since the base: by "n", then by place (at most
-        // ENTRIES rounds: each takes one entry), read through the store's
-        // reader slot (the base is closed).
-        let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
-        loop {
-            let used = self.dels | self.matched | self.emitted;
-            let next = (0..total)
-                .filter(|&j| used & bit64(j) == 0)
-                .min_by_key(|&j| (self.ns.get(j).copied().unwrap_or(0), j));
-            let Some(j) = next else {
-                self.phase = 2;
-                return Ok(None);
-            };
-            self.emitted |= bit64(j);
-            self.from_base = false;
-            self.last_entry = j as u8;
-            if self.read_entry(port, j, pair)? {
-                return Ok(Some(None));
-            }
-        }
     }
 
-    /// Closes the file being read (after an error, or to stop early).
+    /// Closes the files being read (after an error, or to stop early).
     pub fn close<P: Port>(&mut self, port: &mut P) {
         if let Some(r) = self.reader.take() {
             let _ = port.close(r.fd());
         }
+        if let Some(fd) = self.parked.take() {
+            let _ = port.close(fd);
+        }
+        self.seeking = false;
     }
 }
 
