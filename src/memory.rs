@@ -52,7 +52,7 @@ use core::ffi::CStr;
 
 use crate::format::lines::{Bytes, Count, LineWriter};
 pub use crate::format::memory::Pair;
-use crate::format::memory::{PairReader, Rec, write_del, write_header, write_pair};
+use crate::format::memory::{KeyRec, PairReader, Rec, write_del, write_header, write_pair};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
@@ -218,6 +218,44 @@ fn base_gen<P: Port>(
     }))
 }
 
+/// What the store's passes read each line into: a whole [`Pair`], or a
+/// [`KeyRec`] (no value buffer) for a pass that wants the value of one key
+/// and reads it again where it found it.
+pub(crate) trait Slot {
+    /// The next record of `r` into the slot.
+    fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno>;
+    /// The key read.
+    fn key(&self) -> &[u8];
+    /// A buffer free until the next read.
+    fn scratch(&mut self) -> &mut [u8];
+}
+
+impl Slot for Pair {
+    #[inline(always)]
+    fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
+        r.record(port, self)
+    }
+    fn key(&self) -> &[u8] {
+        Pair::key(self)
+    }
+    fn scratch(&mut self) -> &mut [u8] {
+        &mut self.val
+    }
+}
+
+impl Slot for KeyRec {
+    #[inline(always)]
+    fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
+        r.record_key(port, self)
+    }
+    fn key(&self) -> &[u8] {
+        KeyRec::key(self)
+    }
+    fn scratch(&mut self) -> &mut [u8] {
+        &mut self.key
+    }
+}
+
 /// Records the shards of one generation hold at most (8 shards).
 const ENTRIES: usize = SHARDS * SHARD_RECORDS;
 
@@ -335,10 +373,10 @@ impl Store {
     /// [`Store::next`]: the frames of a load hold no reader nor pair of
     /// their own, and the record reader is called from this small frame.
     #[inline(never)]
-    pub(crate) fn load_with<P: Port>(
+    pub(crate) fn load_with<P: Port, S: Slot>(
         &mut self,
         port: &mut P,
-        pair: &mut Pair,
+        pair: &mut S,
     ) -> Result<(), Errno> {
         self.reset(port);
         loop {
@@ -348,8 +386,8 @@ impl Store {
                 }
                 continue;
             };
-            match r.record(port, pair) {
-                Ok(rec) => self.load_rec(port, rec, pair),
+            match pair.read(r, port) {
+                Ok(rec) => self.load_rec(port, rec, pair.key()),
                 Err(e) => {
                     self.close(port);
                     return Err(e);
@@ -397,7 +435,7 @@ impl Store {
     /// gives its generation; a shard's, its entries (a stale shard, or one
     /// with more than [`SHARD_RECORDS`] records, gives none).
     #[inline(never)]
-    fn load_rec<P: Port>(&mut self, port: &mut P, rec: Option<Rec>, pair: &Pair) {
+    fn load_rec<P: Port>(&mut self, port: &mut P, rec: Option<Rec>, key: &[u8]) {
         if self.ld_file == 0 {
             let generation = match rec {
                 Some(Rec::Header(g)) => g,
@@ -438,7 +476,7 @@ impl Store {
         };
         match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
             (Some(sg), Some(nn)) if j - usize::from(self.ld_from) < SHARD_RECORDS => {
-                *sg = sig(pair.key());
+                *sg = sig(key);
                 *nn = n;
             }
             _ => return self.ld_reject(port),
@@ -578,7 +616,7 @@ impl Store {
     fn begin_override<P: Port>(
         &mut self,
         port: &mut P,
-        pair: &mut Pair,
+        scratch: &mut [u8],
         j: usize,
     ) -> Result<(), Errno> {
         if let Some(r) = self.reader.as_ref() {
@@ -588,7 +626,7 @@ impl Store {
         self.close(port);
         let fd = open_opt(port, MEMORY_PATH)?.ok_or(Errno::ENOENT)?;
         self.parked = Some(fd);
-        skip(port, fd, self.base_off, &mut pair.val)?;
+        skip(port, fd, self.base_off, scratch)?;
         if !self.open_entry(port, j)? {
             self.end_seek(port);
         }
@@ -614,58 +652,34 @@ impl Store {
         }
     }
 
-    /// The pair of a base line that entry `j` overrides, left pending by
-    /// [`Store::next_key`]: read into `pair` once the store is read to its
-    /// end (or closed). False when the record is not there.
-    pub(crate) fn resolve<P: Port>(
-        &mut self,
-        port: &mut P,
-        j: usize,
-        pair: &mut Pair,
-    ) -> Result<bool, Errno> {
-        self.close(port);
-        if !self.open_entry(port, j)? {
-            return Ok(false);
-        }
-        self.seeking = false;
-        let first = usize::from(self.seek_k);
-        let res = match self.reader.as_mut() {
-            Some(r) => seek_entry(port, r, first, j, pair),
-            None => Ok(false),
-        };
-        self.close(port);
-        res
-    }
-
     /// The next pair of the merged store, or `None` at its end.
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        Ok(self.step::<P, true>(port, pair)?.map(|_| ()))
+        Ok(self.step::<P, Pair, true>(port, pair)?.map(|_| ()))
     }
 
     /// [`Store::next`] where a base pair that a shard overrides is not read
-    /// from its shard: `Some(Some(j))` then, the pair holding the base's
+    /// from its shard: `Some(Some(j))` then, the slot holding the base's
     /// line (its key is the record's: a shard record overrides the base
     /// pair with its key's fingerprint, and a key sharing another's
-    /// fingerprint is folded, never written to a shard), and
-    /// [`Store::resolve`] reads the record after the store's end. No second
-    /// reader, no shard opened per override: for the passes that want the
-    /// value of one key.
-    pub(crate) fn next_key<P: Port>(
+    /// fingerprint is folded, never written to a shard), the record being
+    /// at [`Store::entry_at`]. No shard opened per override: for the passes
+    /// that want the value of one key (read at its place afterwards).
+    pub(crate) fn next_key<P: Port, S: Slot>(
         &mut self,
         port: &mut P,
-        pair: &mut Pair,
+        pair: &mut S,
     ) -> Result<Option<Option<usize>>, Errno> {
-        self.step::<P, false>(port, pair)
+        self.step::<P, S, false>(port, pair)
     }
 
     /// One reader slot, one call site of the record reader (a small frame
     /// above the deepest path): the base's records, a shard's up to the
     /// record sought, by turns.
     #[inline(always)]
-    fn step<P: Port, const RESOLVE: bool>(
+    fn step<P: Port, S: Slot, const RESOLVE: bool>(
         &mut self,
         port: &mut P,
-        pair: &mut Pair,
+        pair: &mut S,
     ) -> Result<Option<Option<usize>>, Errno> {
         loop {
             let Some(r) = self.reader.as_mut() else {
@@ -677,7 +691,7 @@ impl Store {
             if !self.seeking {
                 self.rec_off = self.base_off.saturating_add(r.offset());
             }
-            let rec = r.record(port, pair)?;
+            let rec = pair.read(r, port)?;
             let skipped = r.skipped;
             if self.seeking {
                 match rec {
@@ -710,7 +724,7 @@ impl Store {
                         if !RESOLVE {
                             return Ok(Some(Some(j)));
                         }
-                        self.begin_override(port, pair, j)?;
+                        self.begin_override(port, pair.scratch(), j)?;
                     }
                 }
                 Some(_) => {}
@@ -748,16 +762,16 @@ fn skip<P: Port>(port: &mut P, fd: Fd, mut n: u32, buf: &mut [u8]) -> Result<(),
 /// Reads the records of a shard (entries from `first` on) up to entry `j`,
 /// into `pair`; true when it is a pair.
 #[inline(always)]
-fn seek_entry<P: Port>(
+fn seek_entry<P: Port, S: Slot>(
     port: &mut P,
     r: &mut PairReader,
     first: usize,
     j: usize,
-    pair: &mut Pair,
+    pair: &mut S,
 ) -> Result<bool, Errno> {
     let mut k = first;
     loop {
-        match r.record(port, pair)? {
+        match pair.read(r, port)? {
             Some(Rec::Header(_)) => {}
             Some(rec) if k == j => return Ok(matches!(rec, Rec::Pair(_))),
             Some(_) => k += 1,
@@ -791,75 +805,103 @@ pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), E
     res
 }
 
-/// Copies the value of `key` into `out`; returns its length.
+/// Copies the value of `key` into `out`; returns its length. `out` is
+/// written only with the value returned.
 pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, MemError> {
     validate(key, b"")?;
-    let mut got = Got {
-        found: None,
-        too_small: false,
+    let Some(at) = find(port, key)? else {
+        return Err(MemError::NotFound);
     };
-    find(port, key, out, &mut got)?;
-    match (got.found, got.too_small) {
-        (Some(n), _) => Ok(n),
-        (None, true) => Err(MemError::TooSmall),
-        (None, false) => Err(MemError::NotFound),
-    }
+    copy_at(port, at, out)
 }
 
-/// What [`get`] found so far.
-struct Got {
-    found: Option<usize>,
-    too_small: bool,
-}
-
-impl Got {
-    /// The key's line in `p` (the last line wins: a later duplicate
-    /// overwrites).
-    fn take(&mut self, p: &Pair, out: &mut [u8]) {
-        match out.get_mut(..p.value().len()) {
-            Some(dst) => {
-                crate::text::copy_prefix(dst, p.value());
-                self.found = Some(p.value().len());
-                self.too_small = false;
-            }
-            None => {
-                self.found = None;
-                self.too_small = true;
-            }
-        }
-    }
-}
-
-/// [`get`]'s pass: one frame with the store and the pair, and no second
-/// reader (a line a shard overrides is read from it at the end).
+/// [`get`]'s pass: where the key's last line is (the last line wins). Its
+/// lines are read without their values (no value buffer on the stack of
+/// the pass): the value is read there afterwards.
 #[inline(never)]
-fn find<P: Port>(port: &mut P, key: &[u8], out: &mut [u8], got: &mut Got) -> Result<(), Errno> {
+fn find<P: Port>(port: &mut P, key: &[u8]) -> Result<Option<Loc>, Errno> {
     let mut store = Store::new();
-    let mut pair = Pair::new();
-    store.load_with(port, &mut pair)?;
-    let mut last: Option<usize> = None;
+    let mut k = KeyRec::new();
+    store.load_with(port, &mut k)?;
+    let mut at = None;
     let res = loop {
-        match store.next_key(port, &mut pair) {
+        match store.next_key(port, &mut k) {
             Ok(Some(pending)) => {
-                if pair.key() == key {
-                    last = pending;
-                    if pending.is_none() {
-                        got.take(&pair, out);
-                    }
+                if k.key() == key {
+                    at = Some(match pending {
+                        Some(j) => store.entry_at(j),
+                        None => store.last_at(),
+                    });
                 }
             }
-            Ok(None) => break Ok(()),
+            Ok(None) => break Ok(at),
             Err(e) => break Err(e),
         }
     };
     store.close(port);
-    res?;
-    if let Some(j) = last {
-        if store.resolve(port, j, &mut pair)? {
-            got.take(&pair, out);
-        }
+    res
+}
+
+/// The value of the pair at `at` into `out`.
+#[inline(never)]
+fn copy_at<P: Port>(port: &mut P, at: Loc, out: &mut [u8]) -> Result<usize, MemError> {
+    let mut pair = Pair::new();
+    if !read_at(port, at, &mut pair)? {
+        return Err(MemError::NotFound);
     }
-    Ok(())
+    let dst = out
+        .get_mut(..pair.value().len())
+        .ok_or(MemError::TooSmall)?;
+    crate::text::copy_prefix(dst, pair.value());
+    Ok(pair.value().len())
+}
+
+/// Calls `f` with the `index`-th pair of the merged store (store order, as
+/// [`for_each`] gives them); false past its end.
+pub fn at<P: Port>(port: &mut P, index: usize, f: impl FnOnce(&Pair)) -> Result<bool, Errno> {
+    let Some(at) = nth(port, index)? else {
+        return Ok(false);
+    };
+    with_at(port, at, f)
+}
+
+/// Calls `f` with the pair at `at` (its buffer out of the pass's frame).
+#[inline(never)]
+fn with_at<P: Port>(port: &mut P, at: Loc, f: impl FnOnce(&Pair)) -> Result<bool, Errno> {
+    let mut pair = Pair::new();
+    if !read_at(port, at, &mut pair)? {
+        return Ok(false);
+    }
+    f(&pair);
+    Ok(true)
+}
+
+/// Where the `index`-th pair is (the whole store read, as [`for_each`]
+/// reads it: a failure anywhere is one).
+#[inline(never)]
+fn nth<P: Port>(port: &mut P, index: usize) -> Result<Option<Loc>, Errno> {
+    let mut store = Store::new();
+    let mut k = KeyRec::new();
+    store.load_with(port, &mut k)?;
+    let mut i = 0usize;
+    let mut at = None;
+    let res = loop {
+        match store.next_key(port, &mut k) {
+            Ok(Some(pending)) => {
+                if i == index {
+                    at = Some(match pending {
+                        Some(j) => store.entry_at(j),
+                        None => store.last_at(),
+                    });
+                }
+                i += 1;
+            }
+            Ok(None) => break Ok(at),
+            Err(e) => break Err(e),
+        }
+    };
+    store.close(port);
+    res
 }
 
 fn hash(key: &[u8]) -> u16 {
@@ -926,11 +968,9 @@ struct Scan {
     maybe_dup: bool,
     skipped: bool,
     pairs: usize,
-    /// The key's last line: (value equals the new one, pinned).
-    found: Option<(bool, bool)>,
-    /// Where that line is (for a pin written to its shard, which reads its
-    /// value again there rather than keep a copy on the stack).
-    at: Loc,
+    /// Where the key's last line is (its value is read there: the scan
+    /// keeps no value buffer).
+    at: Option<Loc>,
     /// Another key has the key's shard and fingerprint.
     collides: bool,
     /// The base's generation.
@@ -945,7 +985,6 @@ struct Scan {
 
 /// Where a line of the store is.
 #[derive(Clone, Copy)]
-#[cfg_attr(not(feature = "recall"), allow(dead_code))]
 enum Loc {
     /// The first pair of the base from this offset on.
     Base(u32),
@@ -956,24 +995,21 @@ enum Loc {
 // The passes of an edit stay out of line: each has its own pair buffer, and
 // inlined into one frame they would add up on a 1 KiB stack budget.
 #[inline(never)]
-fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
+fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut store = Store::new();
-    let mut pair = Pair::new();
-    store.load_with(port, &mut pair)?;
+    let mut k = KeyRec::new();
+    store.load_with(port, &mut k)?;
     s.generation = store.generation;
     s.newest = store.newest;
     s.max_n = store.max_n;
     let mine = place(fnv(key));
     // Key hashes of the first pairs, for the duplicate pre-check.
     let mut hashes = [0u16; HASHED];
-    // The shard record of the key's last line, when a shard overrides it:
-    // read once the store is read.
-    let mut last: Option<usize> = None;
     let res = loop {
-        match store.next_key(port, &mut pair) {
+        match store.next_key(port, &mut k) {
             Ok(Some(pending)) => {
                 // Maybe a duplicate: the rewrite pass decides.
-                let f = fnv(pair.key());
+                let f = fnv(k.key());
                 let h = hash16(f);
                 let seen = hashes.get(..s.pairs.min(HASHED)).unwrap_or(&[]);
                 s.maybe_dup |= s.pairs >= HASHED || seen.contains(&h);
@@ -981,13 +1017,12 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
                     *slot = h;
                 }
                 s.pairs += 1;
-                if pair.key() == key {
+                if k.key() == key {
                     s.in_base = store.from_base;
-                    last = pending;
-                    if pending.is_none() {
-                        s.found = Some((pair.value() == value, pair.pinned));
-                        s.at = store.last_at();
-                    }
+                    s.at = Some(match pending {
+                        Some(j) => store.entry_at(j),
+                        None => store.last_at(),
+                    });
                 } else if place(f) == mine {
                     s.collides = true;
                 }
@@ -998,14 +1033,30 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
     };
     s.skipped = store.skipped;
     store.close(port);
-    res?;
-    if let Some(j) = last {
-        if store.resolve(port, j, &mut pair)? {
-            s.found = Some((pair.value() == value, pair.pinned));
-            s.at = store.entry_at(j);
-        }
+    res
+}
+
+/// The key's last line, where the scan found it: (its value equals
+/// `value`, pinned); `None` without one. A forget needs only to know
+/// there is one.
+fn found<P: Port>(
+    port: &mut P,
+    e: Edit<'_>,
+    s: &Scan,
+    value: &[u8],
+) -> Result<Option<(bool, bool)>, Errno> {
+    match (s.at, e) {
+        (None, _) => Ok(None),
+        (Some(_), Edit::Forget) => Ok(Some((false, false))),
+        (Some(at), _) => check_at(port, at, value),
     }
-    Ok(())
+}
+
+/// [`found`]'s read (its pair buffer out of the scan's frame).
+#[inline(never)]
+fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool, bool)>, Errno> {
+    let mut pair = Pair::new();
+    Ok(read_at(port, at, &mut pair)?.then(|| (pair.value() == value, pair.pinned)))
 }
 
 /// Applies `e` to `key`: in its shard when it fits there, else by a fold
@@ -1021,17 +1072,17 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         maybe_dup: false,
         skipped: false,
         pairs: 0,
-        found: None,
-        at: Loc::Base(0),
+        at: None,
         collides: false,
         generation: 0,
         newest: 0,
         in_base: false,
         max_n: 0,
     };
-    scan(port, key, new_value, &mut s)?;
+    scan(port, key, &mut s)?;
+    let found = found(port, e, &s, new_value)?;
     let clean = !s.maybe_dup && !s.skipped;
-    match (e, s.found) {
+    match (e, found) {
         (Edit::Set(_), Some((true, _))) if clean => return Ok(()),
         // Full, and known without writing a byte (with possible duplicates
         // only the rewrite can count distinct keys).
@@ -1045,7 +1096,8 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
         _ => {}
     }
-    let res = match commit(port, key, e, &s) {
+    let pinned = found.is_some_and(|(_, p)| p);
+    let res = match commit(port, key, e, &s, pinned) {
         Ok(true) => Ok(()),
         Ok(false) => {
             // Passes of their own, before the fold's: not under its store.
@@ -1098,12 +1150,12 @@ fn commit<P: Port>(
     key: &[u8],
     e: Edit<'_>,
     s: &Scan,
+    pinned: bool,
 ) -> Result<bool, (MemError, Check)> {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
     let clean = !s.maybe_dup && !s.skipped;
     if clean && !s.collides && s.generation > 0 {
-        let pinned = s.found.is_some_and(|(_, p)| p);
         // Its place among the new keys (kept when it is one already).
         let n = if s.in_base {
             Some(0)
@@ -1140,8 +1192,9 @@ fn shard_pin<P: Port>(
     s: &Scan,
 ) -> Result<bool, MemError> {
     let mut pair = Pair::new();
-    if !read_at(port, s.at, &mut pair)? {
-        return Ok(false);
+    match s.at {
+        Some(at) if read_at(port, at, &mut pair)? => {}
+        _ => return Ok(false),
     }
     shard_edit(
         port,
@@ -1153,7 +1206,6 @@ fn shard_pin<P: Port>(
 }
 
 /// Reads the pair at `at` into `pair`; false when it is not there.
-#[cfg(feature = "recall")]
 #[inline(never)]
 fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errno> {
     let path = match at {
@@ -1385,12 +1437,15 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
         Edit::Set(v) => v,
         _ => b"",
     };
-    s.found = None;
+    s.at = None;
     s.pairs = 0;
-    if scan(port, key, value, s).is_err() {
+    if scan(port, key, s).is_err() {
         return false;
     }
-    match (e, s.found) {
+    let Ok(found) = found(port, e, s, value) else {
+        return false;
+    };
+    match (e, found) {
         (Edit::Set(_), Some((same, _))) => same,
         (Edit::Forget, None) => true,
         #[cfg(feature = "recall")]

@@ -169,28 +169,14 @@ pub unsafe extern "C" fn claw_memory_at(index: usize, out: *mut claw_memory_hit_
     if out.is_null() {
         return false;
     }
-    let mut hit = claw_memory_hit_t {
-        key: [0; 32],
-        value: [0; 128],
-        score: 0,
-        pinned: false,
-    };
-    let mut i = 0usize;
-    let mut found = false;
-    let ok = with_state(false, |_, p| {
-        memory::for_each(p, &mut |pair| {
-            if i == index {
-                fill(&mut hit, pair.key(), pair.value(), 0, pair.pinned());
-                found = true;
-            }
-            i += 1;
+    with_state(false, |_, p| {
+        memory::at(p, index, |pair| {
+            // SAFETY: non-NULL and valid for writes of one element per the
+            // contract; written only with the pair found, the whole store
+            // read.
+            let hit = unsafe { &mut *out };
+            fill(hit, pair.key(), pair.value(), 0, pair.pinned());
         })
-        .is_ok()
-    });
-    if !(ok && found) {
-        return false;
-    }
-    // SAFETY: non-NULL and valid for one element per the contract.
-    unsafe { out.write(hit) };
-    true
+        .unwrap_or(false)
+    })
 }

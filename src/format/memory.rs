@@ -58,6 +58,39 @@ impl Default for Pair {
     }
 }
 
+/// One record's key, its value checked and counted but not kept: a pass
+/// that wants the value of one key reads it again where it found it,
+/// rather than hold a value buffer for every line.
+pub struct KeyRec {
+    pub(crate) key: [u8; KEY_MAX_BYTES],
+    pub(crate) key_len: u8,
+    pub(crate) val_len: u8,
+    pub(crate) pinned: bool,
+}
+
+impl KeyRec {
+    /// An empty record to read into.
+    pub const fn new() -> Self {
+        Self {
+            key: [0; KEY_MAX_BYTES],
+            key_len: 0,
+            val_len: 0,
+            pinned: false,
+        }
+    }
+
+    /// The key.
+    pub fn key(&self) -> &[u8] {
+        self.key.get(..usize::from(self.key_len)).unwrap_or(&[])
+    }
+}
+
+impl Default for KeyRec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// What a line of a store file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Rec {
@@ -122,6 +155,9 @@ impl PairReader {
 
     /// The next record into `key` and `val` (an empty `val`: the value is
     /// checked, not kept): (what, key length, value length, pinned).
+    // Inlined into each reader of a record (an out-of-line copy shared by
+    // the two would be a frame more on the deepest stack path).
+    #[inline(always)]
     pub(crate) fn rec<P: Port>(
         &mut self,
         port: &mut P,
@@ -182,6 +218,22 @@ impl PairReader {
             pair.key_len = kl;
             pair.val_len = vl;
             pair.pinned = pinned;
+            rec
+        }))
+    }
+
+    /// [`PairReader::record`] into a [`KeyRec`]: the same records (the
+    /// value checked to the same limit), the value not kept.
+    pub(crate) fn record_key<P: Port>(
+        &mut self,
+        port: &mut P,
+        k: &mut KeyRec,
+    ) -> Result<Option<Rec>, Errno> {
+        let got = self.rec(port, &mut k.key, &mut [])?;
+        Ok(got.map(|(rec, kl, vl, pinned)| {
+            k.key_len = kl;
+            k.val_len = vl;
+            k.pinned = pinned;
             rec
         }))
     }
