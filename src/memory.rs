@@ -256,6 +256,24 @@ impl Slot for KeyRec {
     }
 }
 
+/// The shard records a load reads, for a pass that wants them without
+/// reading the shards again.
+pub(crate) trait LoadSink {
+    /// Entry `j` of the shard being read: its key, and whether it is a
+    /// forgotten one.
+    fn entry(&mut self, j: usize, key: &[u8], del: bool);
+    /// The shard's entries count (or not: it is stale or not one of ours).
+    fn shard_done(&mut self, counts: bool);
+}
+
+/// No interest in the shard records.
+pub(crate) struct NoSink;
+
+impl LoadSink for NoSink {
+    fn entry(&mut self, _: usize, _: &[u8], _: bool) {}
+    fn shard_done(&mut self, _: bool) {}
+}
+
 /// Records the shards of one generation hold at most (8 shards).
 const ENTRIES: usize = SHARDS * SHARD_RECORDS;
 
@@ -291,6 +309,9 @@ pub struct Store {
     skipped: bool,
     /// Whether the last pair holds a place of the base.
     from_base: bool,
+    /// Whether the entry that overrides the last base pair overrode one
+    /// before (a key the base holds twice).
+    rematch: bool,
     /// Where the base's reader started (it is reopened past an override).
     base_off: u32,
     /// Whether the base had a line that is not a record before there.
@@ -347,6 +368,7 @@ impl Store {
             base_pairs: 0,
             skipped: false,
             from_base: false,
+            rematch: false,
             base_off: 0,
             base_skipped: false,
             rec_off: 0,
@@ -378,6 +400,17 @@ impl Store {
         port: &mut P,
         pair: &mut S,
     ) -> Result<(), Errno> {
+        self.load_into(port, pair, &mut NoSink)
+    }
+
+    /// [`Store::load_with`], telling `sink` the shard records.
+    #[inline(never)]
+    pub(crate) fn load_into<P: Port, S: Slot, K: LoadSink>(
+        &mut self,
+        port: &mut P,
+        pair: &mut S,
+        sink: &mut K,
+    ) -> Result<(), Errno> {
         self.reset(port);
         loop {
             let Some(r) = self.reader.as_mut() else {
@@ -387,7 +420,7 @@ impl Store {
                 continue;
             };
             match pair.read(r, port) {
-                Ok(rec) => self.load_rec(port, rec, pair.key()),
+                Ok(rec) => self.load_rec(port, rec, pair.key(), sink),
                 Err(e) => {
                     self.close(port);
                     return Err(e);
@@ -435,7 +468,13 @@ impl Store {
     /// gives its generation; a shard's, its entries (a stale shard, or one
     /// with more than [`SHARD_RECORDS`] records, gives none).
     #[inline(never)]
-    fn load_rec<P: Port>(&mut self, port: &mut P, rec: Option<Rec>, key: &[u8]) {
+    fn load_rec<P: Port, K: LoadSink>(
+        &mut self,
+        port: &mut P,
+        rec: Option<Rec>,
+        key: &[u8],
+        sink: &mut K,
+    ) {
         if self.ld_file == 0 {
             let generation = match rec {
                 Some(Rec::Header(g)) => g,
@@ -454,10 +493,12 @@ impl Store {
             }
             if rec != Some(Rec::Header(self.generation)) || self.generation == 0 {
                 self.ld_reject(port);
+                sink.shard_done(false);
             }
             return;
         }
         let j = usize::from(self.ld_j);
+        let mut del = false;
         let n = match rec {
             None => {
                 // The shard counts.
@@ -465,12 +506,14 @@ impl Store {
                 self.max_n = self.ld_max_n;
                 self.close(port);
                 self.ld_next_file();
+                sink.shard_done(true);
                 return;
             }
             Some(Rec::Header(_)) => return,
             Some(Rec::Pair(n)) => n,
             Some(Rec::Del) => {
                 self.dels |= bit64(j);
+                del = true;
                 0
             }
         };
@@ -479,8 +522,13 @@ impl Store {
                 *sg = sig(key);
                 *nn = n;
             }
-            _ => return self.ld_reject(port),
+            _ => {
+                self.ld_reject(port);
+                sink.shard_done(false);
+                return;
+            }
         }
+        sink.entry(j, key, del);
         self.ld_max_n = self.ld_max_n.max(n);
         self.ld_j = self.ld_j.saturating_add(1);
     }
@@ -512,6 +560,7 @@ impl Store {
         self.base_pairs = 0;
         self.skipped = false;
         self.from_base = false;
+        self.rematch = false;
         self.base_off = 0;
         self.base_skipped = false;
         self.rec_off = 0;
@@ -654,7 +703,7 @@ impl Store {
 
     /// The next pair of the merged store, or `None` at its end.
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        Ok(self.step::<P, Pair, true>(port, pair)?.map(|_| ()))
+        Ok(self.step::<P, Pair, true, false>(port, pair)?.map(|_| ()))
     }
 
     /// [`Store::next`] where a base pair that a shard overrides is not read
@@ -669,20 +718,33 @@ impl Store {
         port: &mut P,
         pair: &mut S,
     ) -> Result<Option<Option<usize>>, Errno> {
-        self.step::<P, S, false>(port, pair)
+        self.step::<P, S, false, false>(port, pair)
+    }
+
+    /// [`Store::next_key`] over the base's lines only (`None` at the base's
+    /// end): the keys new since the base are the entries the load read.
+    pub(crate) fn next_base<P: Port, S: Slot>(
+        &mut self,
+        port: &mut P,
+        pair: &mut S,
+    ) -> Result<Option<Option<usize>>, Errno> {
+        self.step::<P, S, false, true>(port, pair)
     }
 
     /// One reader slot, one call site of the record reader (a small frame
     /// above the deepest path): the base's records, a shard's up to the
     /// record sought, by turns.
     #[inline(always)]
-    fn step<P: Port, S: Slot, const RESOLVE: bool>(
+    fn step<P: Port, S: Slot, const RESOLVE: bool, const BASE_ONLY: bool>(
         &mut self,
         port: &mut P,
         pair: &mut S,
     ) -> Result<Option<Option<usize>>, Errno> {
         loop {
             let Some(r) = self.reader.as_mut() else {
+                if BASE_ONLY && self.phase > 0 {
+                    return Ok(None);
+                }
                 if !self.prepare(port)? {
                     return Ok(None);
                 }
@@ -719,6 +781,7 @@ impl Store {
                     let Some(j) = self.entry(pair.key()) else {
                         return Ok(Some(None));
                     };
+                    self.rematch = self.matched & bit64(j) != 0;
                     self.matched |= bit64(j);
                     if self.dels & bit64(j) == 0 {
                         if !RESOLVE {
@@ -807,6 +870,7 @@ pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), E
 
 /// Copies the value of `key` into `out`; returns its length. `out` is
 /// written only with the value returned.
+#[inline(always)]
 pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, MemError> {
     validate(key, b"")?;
     let Some(at) = find(port, key)? else {
@@ -998,33 +1062,35 @@ enum Loc {
 fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut store = Store::new();
     let mut k = KeyRec::new();
-    store.load_with(port, &mut k)?;
+    let mut t = Tally {
+        key,
+        mine: place(fnv(key)),
+        hashes: [0; HASHED],
+        pairs: 0,
+        collides: false,
+        target: None,
+        shard: (0, false, None),
+    };
+    store.load_into(port, &mut k, &mut t)?;
     s.generation = store.generation;
     s.newest = store.newest;
     s.max_n = store.max_n;
-    let mine = place(fnv(key));
-    // Key hashes of the first pairs, for the duplicate pre-check.
-    let mut hashes = [0u16; HASHED];
+    // The base's lines; the keys new since the base were tallied from the
+    // load (no shard read again).
     let res = loop {
-        match store.next_key(port, &mut k) {
+        match store.next_base(port, &mut k) {
             Ok(Some(pending)) => {
-                // Maybe a duplicate: the rewrite pass decides.
-                let f = fnv(k.key());
-                let h = hash16(f);
-                let seen = hashes.get(..s.pairs.min(HASHED)).unwrap_or(&[]);
-                s.maybe_dup |= s.pairs >= HASHED || seen.contains(&h);
-                if let Some(slot) = hashes.get_mut(s.pairs) {
-                    *slot = h;
+                let is_key = k.key() == key;
+                // An entry's key was tallied once, with the load.
+                if pending.is_none() || store.rematch {
+                    t.add(k.key(), is_key);
                 }
-                s.pairs += 1;
-                if k.key() == key {
-                    s.in_base = store.from_base;
+                if is_key {
+                    s.in_base = true;
                     s.at = Some(match pending {
                         Some(j) => store.entry_at(j),
                         None => store.last_at(),
                     });
-                } else if place(f) == mine {
-                    s.collides = true;
                 }
             }
             Ok(None) => break Ok(()),
@@ -1033,7 +1099,88 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     };
     s.skipped = store.skipped;
     store.close(port);
-    res
+    res?;
+    // The key's entry, when no line of the base holds it: it is among the
+    // new keys, after every line of the base.
+    if let Some(j) = t.target.map(usize::from) {
+        if store.matched & bit64(j) == 0 {
+            s.in_base = false;
+            s.at = Some(store.entry_at(j));
+        }
+    }
+    s.pairs = t.pairs;
+    s.collides = t.collides;
+    // Maybe a duplicate (the rewrite pass decides): two of the first
+    // HASHED lines with one key hash, or more lines than that.
+    let seen = t.hashes.get(..t.pairs.min(HASHED)).unwrap_or(&[]);
+    s.maybe_dup = t.pairs > HASHED
+        || seen
+            .iter()
+            .enumerate()
+            .any(|(i, h)| seen.get(..i).is_some_and(|before| before.contains(h)));
+    Ok(())
+}
+
+/// What the scan counts of the store's lines (in any order: each is
+/// counted once, the entries of a shard when the shard counts).
+struct Tally<'a> {
+    /// The key edited, and its shard and fingerprint.
+    key: &'a [u8],
+    mine: (usize, u16),
+    /// Key hashes of the first HASHED lines counted.
+    hashes: [u16; HASHED],
+    pairs: usize,
+    /// Another key has the key's shard and fingerprint.
+    collides: bool,
+    /// The entry holding the key (not a forgotten one).
+    target: Option<u8>,
+    /// The shard being loaded: its lines, whether one collides, its entry
+    /// holding the key.
+    shard: (usize, bool, Option<u8>),
+}
+
+impl Tally<'_> {
+    /// A line counted at `pairs` (its hash kept among the first HASHED).
+    fn hash_at(&mut self, at: usize, key: &[u8]) -> bool {
+        let f = fnv(key);
+        if let Some(slot) = self.hashes.get_mut(at) {
+            *slot = hash16(f);
+        }
+        place(f) == self.mine
+    }
+
+    /// A line of the base.
+    fn add(&mut self, key: &[u8], is_key: bool) {
+        let collides = self.hash_at(self.pairs, key);
+        self.pairs += 1;
+        self.collides |= collides && !is_key;
+    }
+}
+
+impl LoadSink for Tally<'_> {
+    fn entry(&mut self, j: usize, key: &[u8], del: bool) {
+        if del {
+            return;
+        }
+        let is_key = key == self.key;
+        let collides = self.hash_at(self.pairs + self.shard.0, key);
+        self.shard.0 += 1;
+        self.shard.1 |= collides && !is_key;
+        if is_key {
+            self.shard.2 = Some(j as u8);
+        }
+    }
+
+    fn shard_done(&mut self, counts: bool) {
+        if counts {
+            self.pairs += self.shard.0;
+            self.collides |= self.shard.1;
+            if self.shard.2.is_some() {
+                self.target = self.shard.2;
+            }
+        }
+        self.shard = (0, false, None);
+    }
 }
 
 /// The key's last line, where the scan found it: (its value equals
@@ -2072,6 +2219,129 @@ mod tests {
                     );
                 }
                 proptest::prop_assert!(port.max_open <= crate::port::MAX_OPEN_FILES);
+            }
+        }
+    }
+
+    /// Every file of the store.
+    fn files(port: &MemPort) -> Vec<Option<Vec<u8>>> {
+        let mut v = vec![port.get(MEMORY_PATH), port.get(MEMORY_TMP_PATH)];
+        v.extend(SHARD_PATHS.iter().map(|p| port.get(p)));
+        v
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// The same operations on the store as it was (`reference`: a
+        /// second reader per override, scans reading values and the shards
+        /// again) and as it is give the same results and byte-identical
+        /// files: hand edits (lines that are not records, a key twice),
+        /// keys that collide in their key hash or fingerprint, full stores,
+        /// write failures included.
+        #[test]
+        fn edits_write_what_they_did(
+            ops in proptest::collection::vec((0usize..64, 0usize..128, 0u8..12), 1..60),
+        ) {
+            // Two keys of one shard with one fingerprint, and two with one
+            // 16-bit key hash (found once).
+            static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+            let keys = KEYS.get_or_init(|| {
+                let mut keys: Vec<String> = (0..34).map(|i| format!("k{i}")).collect();
+                'sig: for i in 0..200_000u32 {
+                    let a = format!("a{i}");
+                    for j in 0..64u32 {
+                        let b = format!("b{j}");
+                        if shard_of(a.as_bytes()) == shard_of(b.as_bytes()) && sig(a.as_bytes()) == sig(b.as_bytes()) {
+                            keys.extend([a, b]);
+                            break 'sig;
+                        }
+                    }
+                }
+                'hash: for i in 0..200_000u32 {
+                    let a = format!("c{i}");
+                    for j in 0..64u32 {
+                        let b = format!("d{j}");
+                        if hash(a.as_bytes()) == hash(b.as_bytes()) {
+                            keys.extend([a, b]);
+                            break 'hash;
+                        }
+                    }
+                }
+                keys
+            });
+            let mut new = MemPort::new();
+            let mut old = MemPort::new();
+            for (k, len, op) in ops {
+                // Often the colliding keys (the last four), sometimes up to
+                // a full store.
+                let key = keys[if k < 24 { keys.len() - 8 + k % 8 } else { (k - 24) % keys.len() }].as_bytes();
+                let value: Vec<u8> = (0..len).map(|i| if (i + k) % 7 == 0 { b'"' } else { b'v' }).collect();
+                match op {
+                    0 => proptest::prop_assert_eq!(forget(&mut new, key), reference::forget(&mut old, key)),
+                    #[cfg(feature = "recall")]
+                    1 | 2 => proptest::prop_assert_eq!(
+                        pin(&mut new, key, op == 1),
+                        reference::pin(&mut old, key, op == 1)
+                    ),
+                    3 => {
+                        // A hand edit of the base.
+                        if let Some(base) = new.get(MEMORY_PATH) {
+                            let base = String::from_utf8(base).unwrap();
+                            let mut lines: Vec<&str> = base.lines().collect();
+                            let at = (len % 3).min(lines.len());
+                            lines.insert(at, "garbage");
+                            if len % 2 == 0 {
+                                if let Some(dup) = lines.get(at + 1).copied() {
+                                    lines.push(dup);
+                                }
+                            }
+                            let text = lines.join("\n") + "\n";
+                            new.put(MEMORY_PATH, text.as_bytes());
+                            old.put(MEMORY_PATH, text.as_bytes());
+                        }
+                    }
+                    4 => {
+                        // A write that fails part way.
+                        new.fail(Op::Write, (len % 3) as u32, Errno::ENOSPC);
+                        old.fail(Op::Write, (len % 3) as u32, Errno::ENOSPC);
+                        proptest::prop_assert_eq!(set(&mut new, key, &value), reference::set(&mut old, key, &value));
+                        new.heal();
+                        old.heal();
+                    }
+                    5 => {
+                        // Where "wb" is not atomic.
+                        new.atomic = len % 2 == 0;
+                        old.atomic = len % 2 == 0;
+                        proptest::prop_assert_eq!(set(&mut new, key, &value), reference::set(&mut old, key, &value));
+                    }
+                    _ => proptest::prop_assert_eq!(set(&mut new, key, &value), reference::set(&mut old, key, &value)),
+                }
+                proptest::prop_assert_eq!(files(&new), files(&old));
+                proptest::prop_assert_eq!(new.count(Op::Rename), old.count(Op::Rename));
+                proptest::prop_assert_eq!(new.writes, old.writes);
+                let mut a = [0u8; 128];
+                let mut b = [0u8; 128];
+                proptest::prop_assert_eq!(get(&mut new, key, &mut a), reference::get(&mut old, key, &mut b));
+                proptest::prop_assert_eq!(a, b);
+                let mut i = 0;
+                loop {
+                    let mut na = None;
+                    let got = at(&mut new, i, |p| na = Some((p.key().to_vec(), p.value().to_vec(), p.pinned()))).unwrap();
+                    let mut nb = None;
+                    let mut n = 0;
+                    reference::for_each(&mut old, &mut |p| {
+                        if n == i {
+                            nb = Some((p.key().to_vec(), p.value().to_vec(), p.pinned()));
+                        }
+                        n += 1;
+                    }).unwrap();
+                    proptest::prop_assert_eq!(got, nb.is_some());
+                    proptest::prop_assert_eq!(&na, &nb);
+                    if !got {
+                        break;
+                    }
+                    i += 1;
+                }
             }
         }
     }
