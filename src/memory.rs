@@ -309,6 +309,8 @@ pub struct Store {
     skipped: bool,
     /// Whether the last pair holds a place of the base.
     from_base: bool,
+    /// FNV-1a of the last base pair's key.
+    last_fnv: u32,
     /// Whether the entry that overrides the last base pair overrode one
     /// before (a key the base holds twice).
     rematch: bool,
@@ -369,6 +371,7 @@ impl Store {
             skipped: false,
             from_base: false,
             rematch: false,
+            last_fnv: 0,
             base_off: 0,
             base_skipped: false,
             rec_off: 0,
@@ -575,8 +578,9 @@ impl Store {
     }
 
     /// The entry of the shards that holds `key`.
-    fn entry(&self, key: &[u8]) -> Option<usize> {
-        let (s, k) = place(fnv(key));
+    fn entry(&mut self, key: &[u8]) -> Option<usize> {
+        self.last_fnv = fnv(key);
+        let (s, k) = place(self.last_fnv);
         let a = usize::from(self.start.get(s).copied().unwrap_or(0));
         let b = usize::from(self.start.get(s + 1).copied().unwrap_or(0));
         (a..b).find(|&j| self.sigs.get(j) == Some(&k))
@@ -1009,12 +1013,14 @@ pub enum Edit<'a> {
 }
 
 /// Stores `value` under `key`; see the module docs for the commit rule.
+#[inline(always)]
 pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemError> {
     validate(key, value)?;
     edit(port, key, Edit::Set(value))
 }
 
 /// Deletes `key`; `NotFound` when it is not stored.
+#[inline(always)]
 pub fn forget<P: Port>(port: &mut P, key: &[u8]) -> Result<(), MemError> {
     validate(key, b"")?;
     edit(port, key, Edit::Forget)
@@ -1022,6 +1028,7 @@ pub fn forget<P: Port>(port: &mut P, key: &[u8]) -> Result<(), MemError> {
 
 /// Pins or unpins `key`; `NotFound` when it is not stored.
 #[cfg(feature = "recall")]
+#[inline(always)]
 pub fn pin<P: Port>(port: &mut P, key: &[u8], on: bool) -> Result<(), MemError> {
     validate(key, b"")?;
     edit(port, key, Edit::Pin(on))
@@ -1083,7 +1090,8 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
                 let is_key = k.key() == key;
                 // An entry's key was tallied once, with the load.
                 if pending.is_none() || store.rematch {
-                    t.add(k.key(), is_key);
+                    // (The store hashed the key to find its entry.)
+                    t.add(store.last_fnv, is_key);
                 }
                 if is_key {
                     s.in_base = true;
@@ -1141,8 +1149,7 @@ struct Tally<'a> {
 
 impl Tally<'_> {
     /// A line counted at `pairs` (its hash kept among the first HASHED).
-    fn hash_at(&mut self, at: usize, key: &[u8]) -> bool {
-        let f = fnv(key);
+    fn hash_at(&mut self, at: usize, f: u32) -> bool {
         if let Some(slot) = self.hashes.get_mut(at) {
             *slot = hash16(f);
         }
@@ -1150,8 +1157,8 @@ impl Tally<'_> {
     }
 
     /// A line of the base.
-    fn add(&mut self, key: &[u8], is_key: bool) {
-        let collides = self.hash_at(self.pairs, key);
+    fn add(&mut self, f: u32, is_key: bool) {
+        let collides = self.hash_at(self.pairs, f);
         self.pairs += 1;
         self.collides |= collides && !is_key;
     }
@@ -1163,7 +1170,7 @@ impl LoadSink for Tally<'_> {
             return;
         }
         let is_key = key == self.key;
-        let collides = self.hash_at(self.pairs + self.shard.0, key);
+        let collides = self.hash_at(self.pairs + self.shard.0, fnv(key));
         self.shard.0 += 1;
         self.shard.1 |= collides && !is_key;
         if is_key {
@@ -1257,25 +1264,20 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         }
         Err(err) => Err(err),
     };
-    match res {
-        Ok(()) => Ok(()),
-        // A commit that landed but reported an error (littlefs reads it
-        // back): the store must then hold the edit.
-        Err((err, Check::Landed)) => {
-            if landed(port, key, e, &mut s) {
-                return Ok(());
-            }
-            Err(err)
-        }
-        Err((err, Check::LandedElseRemove)) => {
-            if landed(port, key, e, &mut s) {
-                return Ok(());
-            }
-            let _ = port.remove(MEMORY_TMP_PATH);
-            Err(err)
-        }
-        Err((err, Check::No)) => Err(err),
+    let (err, check) = match res {
+        Ok(()) => return Ok(()),
+        Err((err, Check::No)) => return Err(err),
+        Err(failed) => failed,
+    };
+    // A commit that landed but reported an error (littlefs reads it back):
+    // the store must then hold the edit.
+    if landed(port, key, e, &mut s) {
+        return Ok(());
     }
+    if let Check::LandedElseRemove = check {
+        let _ = port.remove(MEMORY_TMP_PATH);
+    }
+    Err(err)
 }
 
 /// Whether a failed commit may have landed (then [`edit`] reads the store
