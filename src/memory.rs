@@ -854,10 +854,12 @@ impl Default for Store {
 }
 
 /// Calls `f` for each pair of the merged store (base duplicates included).
-/// One frame holds the reader and the pair, whoever calls (`dyn`: the
-/// callers' closures do not each get a copy of it inlined).
+/// One frame holds the reader and the pair, out of the caller's (never
+/// inlined). Generic, not `dyn`: a closure called through a pointer is an
+/// indirect call, which a stack bound charges with the deepest function
+/// whose address is taken.
 #[inline(never)]
-pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), Errno> {
+pub fn for_each<P: Port, F: FnMut(&Pair) + ?Sized>(port: &mut P, f: &mut F) -> Result<(), Errno> {
     let mut store = Store::new();
     let mut pair = Pair::new();
     store.load_with(port, &mut pair)?;
