@@ -222,6 +222,8 @@ fn base_gen<P: Port>(
 /// [`KeyRec`] (no value buffer) for a pass that wants the value of one key
 /// and reads it again where it found it.
 pub(crate) trait Slot {
+    /// Its key buffer (the load reads keys only).
+    fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES];
     /// The next record of `r` into the slot.
     fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno>;
     /// The key read.
@@ -231,9 +233,18 @@ pub(crate) trait Slot {
 }
 
 impl Slot for Pair {
+    fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES] {
+        &mut self.key
+    }
     #[inline(always)]
     fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
-        r.record(port, self)
+        let got = r.rec(port, &mut self.key, &mut self.val)?;
+        Ok(got.map(|(rec, kl, vl, pinned)| {
+            self.key_len = kl;
+            self.val_len = vl;
+            self.pinned = pinned;
+            rec
+        }))
     }
     fn key(&self) -> &[u8] {
         Pair::key(self)
@@ -244,9 +255,18 @@ impl Slot for Pair {
 }
 
 impl Slot for KeyRec {
+    fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES] {
+        &mut self.key
+    }
     #[inline(always)]
     fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
-        r.record_key(port, self)
+        let got = r.rec(port, &mut self.key, &mut [])?;
+        Ok(got.map(|(rec, kl, vl, pinned)| {
+            self.key_len = kl;
+            self.val_len = vl;
+            self.pinned = pinned;
+            rec
+        }))
     }
     fn key(&self) -> &[u8] {
         KeyRec::key(self)
@@ -254,24 +274,6 @@ impl Slot for KeyRec {
     fn scratch(&mut self) -> &mut [u8] {
         &mut self.key
     }
-}
-
-/// The shard records a load reads, for a pass that wants them without
-/// reading the shards again.
-pub(crate) trait LoadSink {
-    /// Entry `j` of the shard being read: its key, and whether it is a
-    /// forgotten one.
-    fn entry(&mut self, j: usize, key: &[u8], del: bool);
-    /// The shard's entries count (or not: it is stale or not one of ours).
-    fn shard_done(&mut self, counts: bool);
-}
-
-/// No interest in the shard records.
-pub(crate) struct NoSink;
-
-impl LoadSink for NoSink {
-    fn entry(&mut self, _: usize, _: &[u8], _: bool) {}
-    fn shard_done(&mut self, _: bool) {}
 }
 
 /// Records the shards of one generation hold at most (8 shards).
@@ -403,16 +405,17 @@ impl Store {
         port: &mut P,
         pair: &mut S,
     ) -> Result<(), Errno> {
-        self.load_into(port, pair, &mut NoSink)
+        self.load_into(port, pair.key_buf(), None)
     }
 
-    /// [`Store::load_with`], telling `sink` the shard records.
+    /// [`Store::load_with`], telling `sink` the shard records (an edit's
+    /// scan: the keys new since the base without reading the shards again).
     #[inline(never)]
-    pub(crate) fn load_into<P: Port, S: Slot, K: LoadSink>(
+    fn load_into<P: Port>(
         &mut self,
         port: &mut P,
-        pair: &mut S,
-        sink: &mut K,
+        key: &mut [u8; KEY_MAX_BYTES],
+        mut sink: Option<&mut Tally<'_>>,
     ) -> Result<(), Errno> {
         self.reset(port);
         loop {
@@ -422,8 +425,17 @@ impl Store {
                 }
                 continue;
             };
-            match pair.read(r, port) {
-                Ok(rec) => self.load_rec(port, rec, pair.key(), sink),
+            // Keys only (the values checked, not kept): one copy of the
+            // load for every slot.
+            match r.rec(port, key, &mut []) {
+                Ok(got) => {
+                    let (rec, kl) = match got {
+                        Some((rec, kl, _, _)) => (Some(rec), usize::from(kl)),
+                        None => (None, 0),
+                    };
+                    let k = key.get(..kl).unwrap_or(&[]);
+                    self.load_rec(port, rec, k, sink.as_deref_mut());
+                }
                 Err(e) => {
                     self.close(port);
                     return Err(e);
@@ -471,12 +483,12 @@ impl Store {
     /// gives its generation; a shard's, its entries (a stale shard, or one
     /// with more than [`SHARD_RECORDS`] records, gives none).
     #[inline(never)]
-    fn load_rec<P: Port, K: LoadSink>(
+    fn load_rec<P: Port>(
         &mut self,
         port: &mut P,
         rec: Option<Rec>,
         key: &[u8],
-        sink: &mut K,
+        mut sink: Option<&mut Tally<'_>>,
     ) {
         if self.ld_file == 0 {
             let generation = match rec {
@@ -496,7 +508,9 @@ impl Store {
             }
             if rec != Some(Rec::Header(self.generation)) || self.generation == 0 {
                 self.ld_reject(port);
-                sink.shard_done(false);
+                if let Some(t) = sink.as_deref_mut() {
+                    t.shard_done(false);
+                }
             }
             return;
         }
@@ -509,7 +523,9 @@ impl Store {
                 self.max_n = self.ld_max_n;
                 self.close(port);
                 self.ld_next_file();
-                sink.shard_done(true);
+                if let Some(t) = sink.as_deref_mut() {
+                    t.shard_done(true);
+                }
                 return;
             }
             Some(Rec::Header(_)) => return,
@@ -527,11 +543,15 @@ impl Store {
             }
             _ => {
                 self.ld_reject(port);
-                sink.shard_done(false);
+                if let Some(t) = sink.as_deref_mut() {
+                    t.shard_done(false);
+                }
                 return;
             }
         }
-        sink.entry(j, key, del);
+        if let Some(t) = sink {
+            t.entry(j, key, del);
+        }
         self.ld_max_n = self.ld_max_n.max(n);
         self.ld_j = self.ld_j.saturating_add(1);
     }
@@ -553,8 +573,8 @@ impl Store {
         self.phase = 0;
         self.generation = 0;
         self.newest = 0;
-        self.sigs = [0; ENTRIES];
-        self.ns = [0; ENTRIES];
+        // (The fingerprints and "n"s are read only within `start`'s
+        // ranges, each written by the load.)
         self.start = [0; SHARDS + 1];
         self.dels = 0;
         self.matched = 0;
@@ -707,7 +727,7 @@ impl Store {
 
     /// The next pair of the merged store, or `None` at its end.
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        Ok(self.step::<P, Pair, true, false>(port, pair)?.map(|_| ()))
+        Ok(self.step(port, pair, Pass::Resolve)?.map(|_| ()))
     }
 
     /// [`Store::next`] where a base pair that a shard overrides is not read
@@ -722,7 +742,7 @@ impl Store {
         port: &mut P,
         pair: &mut S,
     ) -> Result<Option<Option<usize>>, Errno> {
-        self.step::<P, S, false, false>(port, pair)
+        self.step(port, pair, Pass::Keys)
     }
 
     /// [`Store::next_key`] over the base's lines only (`None` at the base's
@@ -732,21 +752,23 @@ impl Store {
         port: &mut P,
         pair: &mut S,
     ) -> Result<Option<Option<usize>>, Errno> {
-        self.step::<P, S, false, true>(port, pair)
+        self.step(port, pair, Pass::BaseKeys)
     }
 
     /// One reader slot, one call site of the record reader (a small frame
     /// above the deepest path): the base's records, a shard's up to the
     /// record sought, by turns.
-    #[inline(always)]
-    fn step<P: Port, S: Slot, const RESOLVE: bool, const BASE_ONLY: bool>(
+    /// (One copy per slot type: the modes are not type parameters.)
+    #[inline(never)]
+    fn step<P: Port, S: Slot>(
         &mut self,
         port: &mut P,
         pair: &mut S,
+        mode: Pass,
     ) -> Result<Option<Option<usize>>, Errno> {
         loop {
             let Some(r) = self.reader.as_mut() else {
-                if BASE_ONLY && self.phase > 0 {
+                if mode == Pass::BaseKeys && self.phase > 0 {
                     return Ok(None);
                 }
                 if !self.prepare(port)? {
@@ -788,7 +810,7 @@ impl Store {
                     self.rematch = self.matched & bit64(j) != 0;
                     self.matched |= bit64(j);
                     if self.dels & bit64(j) == 0 {
-                        if !RESOLVE {
+                        if mode != Pass::Resolve {
                             return Ok(Some(Some(j)));
                         }
                         self.begin_override(port, pair.scratch(), j)?;
@@ -809,6 +831,18 @@ impl Store {
         }
         self.seeking = false;
     }
+}
+
+/// How [`Store::step`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Every pair, overrides read from their shard ([`Store::next`]).
+    Resolve,
+    /// Every pair, overrides left pending ([`Store::next_key`]).
+    Keys,
+    /// The base's pairs only, overrides left pending
+    /// ([`Store::next_base`]).
+    BaseKeys,
 }
 
 /// Reads the first `n` bytes of `fd` (into `buf`, clobbered).
@@ -1080,7 +1114,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
         target: None,
         shard: (0, false, None),
     };
-    store.load_into(port, &mut k, &mut t)?;
+    store.load_into(port, &mut k.key, Some(&mut t))?;
     s.generation = store.generation;
     s.newest = store.newest;
     s.max_n = store.max_n;
@@ -1166,7 +1200,9 @@ impl Tally<'_> {
     }
 }
 
-impl LoadSink for Tally<'_> {
+impl Tally<'_> {
+    /// Entry `j` of the shard being loaded: its key, and whether it is a
+    /// forgotten one.
     fn entry(&mut self, j: usize, key: &[u8], del: bool) {
         if del {
             return;
@@ -1180,6 +1216,7 @@ impl LoadSink for Tally<'_> {
         }
     }
 
+    /// The shard's entries count (or not: it is stale or not one of ours).
     fn shard_done(&mut self, counts: bool) {
         if counts {
             self.pairs += self.shard.0;
@@ -1428,7 +1465,7 @@ fn shard_edit<P: Port>(
         let mut other = [0u8; KEY_MAX_BYTES];
         let mut header = false;
         let mut from = 0u32;
-        while let Some((rec, kl, _, _)) = r.rec(&mut src, &mut other, &mut [])? {
+        while let Some((rec, kl, _, _)) = r.rec_in(&mut src, &mut other, &mut [])? {
             let to = r.offset();
             match rec {
                 Rec::Header(g) if from == 0 => header = g == generation,

@@ -61,6 +61,7 @@ impl Default for Pair {
 /// One record's key, its value checked and counted but not kept: a pass
 /// that wants the value of one key reads it again where it found it,
 /// rather than hold a value buffer for every line.
+#[repr(align(4))]
 pub struct KeyRec {
     pub(crate) key: [u8; KEY_MAX_BYTES],
     pub(crate) key_len: u8,
@@ -155,10 +156,23 @@ impl PairReader {
 
     /// The next record into `key` and `val` (an empty `val`: the value is
     /// checked, not kept): (what, key length, value length, pinned).
-    // Inlined into each reader of a record (an out-of-line copy shared by
-    // the two would be a frame more on the deepest stack path).
-    #[inline(always)]
+    // One copy for every reader of a record (code size); the store's
+    // passes call it straight from their frame (`memory::Slot`), so it is
+    // not a frame more on their stack paths.
+    #[inline(never)]
     pub(crate) fn rec<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+        val: &mut [u8],
+    ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
+        self.rec_in(port, key, val)
+    }
+
+    /// [`PairReader::rec`] inlined (a reader of its own port type: the
+    /// shard bytes an edit parses from a buffer).
+    #[inline(always)]
+    pub(crate) fn rec_in<P: Port>(
         &mut self,
         port: &mut P,
         key: &mut [u8; KEY_MAX_BYTES],
@@ -218,22 +232,6 @@ impl PairReader {
             pair.key_len = kl;
             pair.val_len = vl;
             pair.pinned = pinned;
-            rec
-        }))
-    }
-
-    /// [`PairReader::record`] into a [`KeyRec`]: the same records (the
-    /// value checked to the same limit), the value not kept.
-    pub(crate) fn record_key<P: Port>(
-        &mut self,
-        port: &mut P,
-        k: &mut KeyRec,
-    ) -> Result<Option<Rec>, Errno> {
-        let got = self.rec(port, &mut k.key, &mut [])?;
-        Ok(got.map(|(rec, kl, vl, pinned)| {
-            k.key_len = kl;
-            k.val_len = vl;
-            k.pinned = pinned;
             rec
         }))
     }
