@@ -226,10 +226,6 @@ pub(crate) trait Slot {
     fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES];
     /// The next record of `r` into the slot.
     fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno>;
-    /// The key read.
-    fn key(&self) -> &[u8];
-    /// A buffer free until the next read.
-    fn scratch(&mut self) -> &mut [u8];
 }
 
 impl Slot for Pair {
@@ -246,12 +242,6 @@ impl Slot for Pair {
             rec
         }))
     }
-    fn key(&self) -> &[u8] {
-        Pair::key(self)
-    }
-    fn scratch(&mut self) -> &mut [u8] {
-        &mut self.val
-    }
 }
 
 impl Slot for KeyRec {
@@ -267,12 +257,6 @@ impl Slot for KeyRec {
             self.pinned = pinned;
             rec
         }))
-    }
-    fn key(&self) -> &[u8] {
-        KeyRec::key(self)
-    }
-    fn scratch(&mut self) -> &mut [u8] {
-        &mut self.key
     }
 }
 
@@ -313,6 +297,8 @@ pub struct Store {
     from_base: bool,
     /// FNV-1a of the last base pair's key.
     last_fnv: u32,
+    /// The last record's key and value lengths and pin.
+    got: (u8, u8, bool),
     /// Whether the entry that overrides the last base pair overrode one
     /// before (a key the base holds twice).
     rematch: bool,
@@ -374,6 +360,7 @@ impl Store {
             from_base: false,
             rematch: false,
             last_fnv: 0,
+            got: (0, 0, false),
             base_off: 0,
             base_skipped: false,
             rec_off: 0,
@@ -574,8 +561,7 @@ impl Store {
         self.generation = 0;
         self.newest = 0;
         // (The fingerprints and "n"s are read only within `start`'s
-        // ranges, each written by the load.)
-        self.start = [0; SHARDS + 1];
+        // ranges; the load writes every one of those but the first, 0.)
         self.dels = 0;
         self.matched = 0;
         self.emitted = 0;
@@ -664,10 +650,13 @@ impl Store {
         let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
         loop {
             let used = self.dels | self.matched | self.emitted;
-            let next = (0..total)
-                .filter(|&j| used & bit64(j) == 0)
-                .min_by_key(|&j| (self.ns.get(j).copied().unwrap_or(0), j));
-            let Some(j) = next else {
+            let mut next: Option<(u8, usize)> = None;
+            for (j, &n) in self.ns.iter().enumerate().take(total) {
+                if used & bit64(j) == 0 && next.is_none_or(|(best, _)| n < best) {
+                    next = Some((n, j));
+                }
+            }
+            let Some((_, j)) = next else {
                 self.phase = 2;
                 return Ok(false);
             };
@@ -726,8 +715,11 @@ impl Store {
     }
 
     /// The next pair of the merged store, or `None` at its end.
+    #[inline(always)]
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        Ok(self.step(port, pair, Pass::Resolve)?.map(|_| ()))
+        let got = self.step(port, &mut pair.key, &mut pair.val, Pass::Resolve)?;
+        (pair.key_len, pair.val_len, pair.pinned) = self.got;
+        Ok(got.map(|_| ()))
     }
 
     /// [`Store::next`] where a base pair that a shard overrides is not read
@@ -737,22 +729,28 @@ impl Store {
     /// fingerprint is folded, never written to a shard), the record being
     /// at [`Store::entry_at`]. No shard opened per override: for the passes
     /// that want the value of one key (read at its place afterwards).
-    pub(crate) fn next_key<P: Port, S: Slot>(
+    #[inline(always)]
+    pub(crate) fn next_key<P: Port>(
         &mut self,
         port: &mut P,
-        pair: &mut S,
+        pair: &mut KeyRec,
     ) -> Result<Option<Option<usize>>, Errno> {
-        self.step(port, pair, Pass::Keys)
+        let got = self.step(port, &mut pair.key, &mut [], Pass::Keys)?;
+        (pair.key_len, pair.val_len, pair.pinned) = self.got;
+        Ok(got)
     }
 
     /// [`Store::next_key`] over the base's lines only (`None` at the base's
     /// end): the keys new since the base are the entries the load read.
-    pub(crate) fn next_base<P: Port, S: Slot>(
+    #[inline(always)]
+    pub(crate) fn next_base<P: Port>(
         &mut self,
         port: &mut P,
-        pair: &mut S,
+        pair: &mut KeyRec,
     ) -> Result<Option<Option<usize>>, Errno> {
-        self.step(port, pair, Pass::BaseKeys)
+        let got = self.step(port, &mut pair.key, &mut [], Pass::BaseKeys)?;
+        (pair.key_len, pair.val_len, pair.pinned) = self.got;
+        Ok(got)
     }
 
     /// One reader slot, one call site of the record reader (a small frame
@@ -760,10 +758,11 @@ impl Store {
     /// record sought, by turns.
     /// (One copy per slot type: the modes are not type parameters.)
     #[inline(never)]
-    fn step<P: Port, S: Slot>(
+    fn step<P: Port>(
         &mut self,
         port: &mut P,
-        pair: &mut S,
+        key: &mut [u8; KEY_MAX_BYTES],
+        val: &mut [u8],
         mode: Pass,
     ) -> Result<Option<Option<usize>>, Errno> {
         loop {
@@ -779,7 +778,13 @@ impl Store {
             if !self.seeking {
                 self.rec_off = self.base_off.saturating_add(r.offset());
             }
-            let rec = pair.read(r, port)?;
+            let rec = match r.rec(port, key, val)? {
+                Some((rec, kl, vl, pinned)) => {
+                    self.got = (kl, vl, pinned);
+                    Some(rec)
+                }
+                None => None,
+            };
             let skipped = r.skipped;
             if self.seeking {
                 match rec {
@@ -804,7 +809,8 @@ impl Store {
                 Some(Rec::Pair(_)) => {
                     self.base_pairs += 1;
                     self.from_base = true;
-                    let Some(j) = self.entry(pair.key()) else {
+                    let kl = usize::from(self.got.0);
+                    let Some(j) = self.entry(key.get(..kl).unwrap_or(&[])) else {
                         return Ok(Some(None));
                     };
                     self.rematch = self.matched & bit64(j) != 0;
@@ -813,7 +819,7 @@ impl Store {
                         if mode != Pass::Resolve {
                             return Ok(Some(Some(j)));
                         }
-                        self.begin_override(port, pair.scratch(), j)?;
+                        self.begin_override(port, val, j)?;
                     }
                 }
                 Some(_) => {}
@@ -1407,13 +1413,12 @@ fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errn
         return Ok(false);
     };
     let mut r = PairReader::new(fd);
+    // The base's pair is the first record from its offset on.
     let res = match at {
-        Loc::Base(off) => skip(port, fd, off, &mut pair.val)
-            .and_then(|()| r.next(port, pair).map(|got| got.is_some())),
-        Loc::Entry { first, j, .. } => {
-            seek_entry(port, &mut r, usize::from(first), usize::from(j), pair)
-        }
-    };
+        Loc::Base(off) => skip(port, fd, off, &mut pair.val).map(|()| (0, 0)),
+        Loc::Entry { first, j, .. } => Ok((usize::from(first), usize::from(j))),
+    }
+    .and_then(|(first, j)| seek_entry(port, &mut r, first, j, pair));
     let _ = port.close(fd);
     res
 }
