@@ -1163,11 +1163,19 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     // Maybe a duplicate (the rewrite pass decides): two of the first
     // HASHED lines with one key hash, or more lines than that.
     let seen = t.hashes.get(..t.pairs.min(HASHED)).unwrap_or(&[]);
+    // (A hash's low byte first: the lines before it are looked through
+    // only when one of them has that byte.)
+    let mut low = [0u32; 8];
     s.maybe_dup = t.pairs > HASHED
-        || seen
-            .iter()
-            .enumerate()
-            .any(|(i, h)| seen.get(..i).is_some_and(|before| before.contains(h)));
+        || seen.iter().enumerate().any(|(i, &h)| {
+            let b = usize::from(h as u8);
+            let (w, m) = (b / 32, 1u32 << (b % 32));
+            let maybe = low.get(w).is_some_and(|&x| x & m != 0);
+            if let Some(x) = low.get_mut(w) {
+                *x |= m;
+            }
+            maybe && seen.get(..i).is_some_and(|before| before.contains(&h))
+        });
     Ok(())
 }
 
