@@ -163,6 +163,106 @@ fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
     }
 }
 
+/// The memory lines read so far, and those kept in the buffer.
+#[cfg(feature = "recall")]
+struct Choice {
+    /// Bytes: a memory line is at most 2 + 31 + 2 + 127 + 1 = 163 bytes,
+    /// and a score is kept at a quarter of its 0..=1000 scale.
+    need: [u8; MEMORY_LINES_MAX],
+    score: [u8; MEMORY_LINES_MAX],
+    pinned: u64,
+    /// The lines read, worst first (so that a new line, which outranks
+    /// every line of its weight, usually passes few).
+    order: [u8; MEMORY_LINES_MAX],
+    lines: usize,
+    /// The lines kept: printed at `out[header..end]`, in store order.
+    kept: u64,
+    end: usize,
+}
+
+#[cfg(feature = "recall")]
+impl Choice {
+    /// Takes the next line of the store; false past the lines considered.
+    #[inline(never)]
+    fn take(
+        &mut self,
+        query: &crate::recall::Query,
+        p: &memory::Pair,
+        room: usize,
+        out: &mut [u8],
+    ) -> bool {
+        let i = self.lines;
+        let (Some(n), Some(s)) = (self.need.get_mut(i), self.score.get_mut(i)) else {
+            return false;
+        };
+        let len = memory_line_len(p.key(), p.value());
+        *n = len.min(255) as u8;
+        *s = (query.score(p.key(), p.value()) / 4).min(255) as u8;
+        if p.pinned() {
+            self.pinned |= 1 << i;
+        }
+        // Into `order` before the lines that rank above it (those of a
+        // greater weight: it is the newest).
+        let w = weight(self.pinned, &self.score, i);
+        let mut at = i;
+        while let Some(prev) = at.checked_sub(1) {
+            let q = self.order.get(prev).copied().unwrap_or(0);
+            if weight(self.pinned, &self.score, usize::from(q)) <= w {
+                break;
+            }
+            if let Some(o) = self.order.get_mut(at) {
+                *o = q;
+            }
+            at = prev;
+        }
+        if let Some(o) = self.order.get_mut(at) {
+            *o = i as u8;
+        }
+        self.lines += 1;
+        if len > room {
+            return true;
+        }
+        if self.end + len > out.len() {
+            // Make room: drop the kept line worth least, while it is worth
+            // less than this one (worth: chosen now, then rank).
+            let (now, _) = greedy(
+                self.order.get(..self.lines).unwrap_or(&[]),
+                &self.need,
+                room,
+            );
+            let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
+            let mine = worth(at, i);
+            while self.end + len > out.len() {
+                let (mut least, mut victim) = (mine, None);
+                for pos in 0..self.lines {
+                    let j = usize::from(self.order.get(pos).copied().unwrap_or(0));
+                    if self.kept & (1 << j) != 0 && worth(pos, j) < least {
+                        (least, victim) = (worth(pos, j), Some(j));
+                    }
+                }
+                let Some(v) = victim else {
+                    break;
+                };
+                let from = kept_at(self.kept, &self.need, v);
+                let nv = usize::from(self.need.get(v).copied().unwrap_or(0));
+                move_down(out, from, from + nv, self.end);
+                self.end -= nv;
+                self.kept &= !(1 << v);
+            }
+        }
+        if self.end + len <= out.len() {
+            let mut o = Out {
+                buf: &mut *out,
+                len: self.end,
+            };
+            o.line(p.key(), p.value());
+            self.end = o.len;
+            self.kept |= 1 << i;
+        }
+        true
+    }
+}
+
 /// Pinned lines first, then by relevance to the newest turns (ties: the
 /// newer line), each that fits (so all of them when all fit). Returns the
 /// bitmap of chosen lines and the length printed into `out` (the header
@@ -189,106 +289,44 @@ fn choose_memory<P: Port>(
     for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
         query.add(&m.text);
     }
-    // Bytes: a memory line is at most 2 + 31 + 2 + 127 + 1 = 163 bytes,
-    // and a score is kept at a quarter of its 0..=1000 scale.
-    let mut need = [0u8; MEMORY_LINES_MAX];
-    let mut score = [0u8; MEMORY_LINES_MAX];
-    let mut pinned: u64 = 0;
-    // The lines read, worst first (so that a new line, which outranks every
-    // line of its weight, usually passes few).
-    let mut order = [0u8; MEMORY_LINES_MAX];
-    let mut lines = 0usize;
-    // The lines kept: printed at `out[header..end]`, in store order.
-    let mut kept: u64 = 0;
-    let mut end = MEMORY_HEADER.len();
     // The bytes for lines (a longer line is never chosen nor kept).
     let room = cap.saturating_sub(*used + MEMORY_HEADER.len());
+    let mut c = Choice {
+        need: [0; MEMORY_LINES_MAX],
+        score: [0; MEMORY_LINES_MAX],
+        pinned: 0,
+        order: [0; MEMORY_LINES_MAX],
+        lines: 0,
+        kept: 0,
+        end: MEMORY_HEADER.len(),
+    };
     // The store is read here rather than through `memory::for_each`: one
     // frame with the pair buffer instead of two (the 1 KiB stack budget);
-    // loaded in place (`Store::open` would return a copy of it).
+    // loaded in place (`Store::open` would return a copy of it). Each line
+    // is taken by a call of its own: its work is not on the frame that
+    // reads the store.
     let mut store = memory::Store::new();
-    if store.load(port).is_ok() {
-        let mut p = memory::Pair::new();
+    let mut p = memory::Pair::new();
+    if store.load_with(port, &mut p).is_ok() {
         while let Ok(Some(())) = store.next(port, &mut p) {
-            let i = lines;
-            let (Some(n), Some(s)) = (need.get_mut(i), score.get_mut(i)) else {
+            if !c.take(&query, &p, room, out) {
                 break;
-            };
-            let len = memory_line_len(p.key(), p.value());
-            *n = len.min(255) as u8;
-            *s = (query.score(p.key(), p.value()) / 4).min(255) as u8;
-            if p.pinned() {
-                pinned |= 1 << i;
-            }
-            // Into `order` before the lines that rank above it (those of a
-            // greater weight: it is the newest).
-            let w = weight(pinned, &score, i);
-            let mut at = i;
-            while let Some(prev) = at.checked_sub(1) {
-                let q = order.get(prev).copied().unwrap_or(0);
-                if weight(pinned, &score, usize::from(q)) <= w {
-                    break;
-                }
-                if let Some(o) = order.get_mut(at) {
-                    *o = q;
-                }
-                at = prev;
-            }
-            if let Some(o) = order.get_mut(at) {
-                *o = i as u8;
-            }
-            lines += 1;
-            if len > room {
-                continue;
-            }
-            if end + len > out.len() {
-                // Make room: drop the kept line worth least, while it is
-                // worth less than this one (worth: chosen now, then rank).
-                let (now, _) = greedy(order.get(..lines).unwrap_or(&[]), &need, room);
-                let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
-                let mine = worth(at, i);
-                while end + len > out.len() {
-                    let (mut least, mut victim) = (mine, None);
-                    for pos in 0..lines {
-                        let j = usize::from(order.get(pos).copied().unwrap_or(0));
-                        if kept & (1 << j) != 0 && worth(pos, j) < least {
-                            (least, victim) = (worth(pos, j), Some(j));
-                        }
-                    }
-                    let Some(v) = victim else {
-                        break;
-                    };
-                    let from = kept_at(kept, &need, v);
-                    let nv = usize::from(need.get(v).copied().unwrap_or(0));
-                    move_down(out, from, from + nv, end);
-                    end -= nv;
-                    kept &= !(1 << v);
-                }
-            }
-            if end + len <= out.len() {
-                let mut o = Out {
-                    buf: &mut *out,
-                    len: end,
-                };
-                o.line(p.key(), p.value());
-                end = o.len;
-                kept |= 1 << i;
             }
         }
         store.close(port);
     }
-    let (chosen, sum) = greedy(order.get(..lines).unwrap_or(&[]), &need, room);
+    let (chosen, sum) = greedy(c.order.get(..c.lines).unwrap_or(&[]), &c.need, room);
     if chosen == 0 {
         return (0, 0);
     }
     *used += MEMORY_HEADER.len() + sum;
-    if chosen & !kept != 0 {
+    if chosen & !c.kept != 0 {
         return (chosen, 0);
     }
     // Drop the kept lines not chosen.
     let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
-    for (j, &n) in need.iter().enumerate().take(lines) {
-        if kept & (1 << j) == 0 {
+    for (j, &n) in c.need.iter().enumerate().take(c.lines) {
+        if c.kept & (1 << j) == 0 {
             continue;
         }
         let n = usize::from(n);

@@ -52,7 +52,7 @@ use core::ffi::CStr;
 
 use crate::format::lines::{LineWriter, NO_FD};
 pub use crate::format::memory::Pair;
-use crate::format::memory::{PairReader, Rec, write_del, write_header, write_pair};
+use crate::format::memory::{KeyRec, PairReader, Rec, write_del, write_header, write_pair};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
@@ -200,6 +200,7 @@ fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
 /// The base's generation: `None` without a base, 0 for one in the seed's
 /// plain form. Read with the caller's reader slot and pair buffer (left
 /// `None` and clobbered): a load holds one of each, not one per level.
+#[inline(always)]
 fn base_gen<P: Port>(
     port: &mut P,
     reader: &mut Option<PairReader>,
@@ -215,6 +216,48 @@ fn base_gen<P: Port>(
         Some(Rec::Header(g)) => g,
         _ => 0,
     }))
+}
+
+/// What the store's passes read each line into: a whole [`Pair`], or a
+/// [`KeyRec`] (no value buffer) for a pass that wants the value of one key
+/// and reads it again where it found it.
+pub(crate) trait Slot {
+    /// Its key buffer (the load reads keys only).
+    fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES];
+    /// The next record of `r` into the slot.
+    fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno>;
+}
+
+impl Slot for Pair {
+    fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES] {
+        &mut self.key
+    }
+    #[inline(always)]
+    fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
+        let got = r.rec(port, &mut self.key, &mut self.val)?;
+        Ok(got.map(|(rec, kl, vl, pinned)| {
+            self.key_len = kl;
+            self.val_len = vl;
+            self.pinned = pinned;
+            rec
+        }))
+    }
+}
+
+impl Slot for KeyRec {
+    fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES] {
+        &mut self.key
+    }
+    #[inline(always)]
+    fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
+        let got = r.rec(port, &mut self.key, &mut [])?;
+        Ok(got.map(|(rec, kl, vl, pinned)| {
+            self.key_len = kl;
+            self.val_len = vl;
+            self.pinned = pinned;
+            rec
+        }))
+    }
 }
 
 /// Records the shards of one generation hold at most (8 shards).
@@ -252,6 +295,37 @@ pub struct Store {
     skipped: bool,
     /// Whether the last pair holds a place of the base.
     from_base: bool,
+    /// FNV-1a of the last base pair's key.
+    last_fnv: u32,
+    /// The last record's key and value lengths and pin.
+    got: (u8, u8, bool),
+    /// Whether the entry that overrides the last base pair overrode one
+    /// before (a key the base holds twice).
+    rematch: bool,
+    /// Where the base's reader started (it is reopened past an override).
+    base_off: u32,
+    /// Whether the base had a line that is not a record before there.
+    base_skipped: bool,
+    /// Where the base's last record was looked for.
+    rec_off: u32,
+    /// The entry the last pair of the new keys was read from.
+    last_entry: u8,
+    /// The base, reopened where it was, while a shard record that
+    /// overrides its last pair is read.
+    parked: Option<Fd>,
+    /// The reader holds a shard, read up to entry `seek_j` (the next record
+    /// being entry `seek_k`).
+    seeking: bool,
+    seek_k: u8,
+    seek_j: u8,
+    /// A load: the file being read (0: the base, then the shards), whether
+    /// its first record is next, its first entry, its next entry and its
+    /// largest `"n"` so far.
+    ld_file: u8,
+    ld_first: bool,
+    ld_from: u8,
+    ld_j: u8,
+    ld_max_n: u8,
 }
 
 fn bit64(j: usize) -> u64 {
@@ -284,6 +358,22 @@ impl Store {
             base_pairs: 0,
             skipped: false,
             from_base: false,
+            rematch: false,
+            last_fnv: 0,
+            got: (0, 0, false),
+            base_off: 0,
+            base_skipped: false,
+            rec_off: 0,
+            last_entry: 0,
+            parked: None,
+            seeking: false,
+            seek_k: 0,
+            seek_j: 0,
+            ld_file: 0,
+            ld_first: false,
+            ld_from: 0,
+            ld_j: 0,
+            ld_max_n: 0,
         }
     }
 
@@ -295,170 +385,504 @@ impl Store {
     /// [`Store::load`] with the caller's pair buffer (clobbered). The files
     /// are read through the store's own reader slot, free until the first
     /// [`Store::next`]: the frames of a load hold no reader nor pair of
-    /// their own.
+    /// their own, and the record reader is called from this small frame.
     #[inline(never)]
-    fn load_with<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<(), Errno> {
-        *self = Store::new();
-        let generation = base_gen(port, &mut self.reader, pair)?.unwrap_or(0);
-        self.generation = generation;
-        self.newest = generation;
-        let mut n = 0usize;
-        for (i, path) in SHARD_PATHS.iter().enumerate() {
-            if let Some(fd) = open_opt(port, path)? {
-                let res = self.read_shard(port, fd, pair, n);
-                self.reader = None;
-                let _ = port.close(fd);
-                if let Some(end) = res? {
-                    n = end;
-                }
-            }
-            if let Some(st) = self.start.get_mut(i + 1) {
-                *st = n as u8;
-            }
-        }
-        Ok(())
-    }
-
-    /// The records of one shard (open as `fd`, read through the reader
-    /// slot) from entry `from`; `None` when it is stale or not one of ours.
-    fn read_shard<P: Port>(
+    pub(crate) fn load_with<P: Port, S: Slot>(
         &mut self,
         port: &mut P,
-        fd: Fd,
-        pair: &mut Pair,
-        from: usize,
-    ) -> Result<Option<usize>, Errno> {
-        let r = self.reader.insert(PairReader::new(fd));
-        let first = r.record(port, pair)?;
-        if let Some(Rec::Header(g)) = first {
-            self.newest = self.newest.max(g);
-        }
-        if first != Some(Rec::Header(self.generation)) || self.generation == 0 {
-            return Ok(None);
-        }
-        let mut j = from;
-        let mut max_n = self.max_n;
-        let mut dels = self.dels;
-        while let Some(rec) = self
-            .reader
-            .as_mut()
-            .map_or(Ok(None), |r| r.record(port, pair))?
-        {
-            let n = match rec {
-                Rec::Header(_) => continue,
-                Rec::Pair(n) => n,
-                Rec::Del => {
-                    dels |= bit64(j);
-                    0
+        pair: &mut S,
+    ) -> Result<(), Errno> {
+        self.load_into(port, pair.key_buf(), None)
+    }
+
+    /// [`Store::load_with`], telling `sink` the shard records (an edit's
+    /// scan: the keys new since the base without reading the shards again).
+    #[inline(never)]
+    fn load_into<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+        mut sink: Option<&mut Tally<'_>>,
+    ) -> Result<(), Errno> {
+        self.reset(port);
+        loop {
+            let Some(r) = self.reader.as_mut() else {
+                if !self.load_open(port)? {
+                    return Ok(());
                 }
+                continue;
             };
-            match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
-                (Some(sg), Some(nn)) if j - from < SHARD_RECORDS => {
-                    *sg = sig(pair.key());
-                    *nn = n;
+            // Keys only (the values checked, not kept): one copy of the
+            // load for every slot.
+            match r.rec(port, key, &mut []) {
+                Ok(got) => {
+                    let (rec, kl) = match got {
+                        Some((rec, kl, _, _)) => (Some(rec), usize::from(kl)),
+                        None => (None, 0),
+                    };
+                    let k = key.get(..kl).unwrap_or(&[]);
+                    self.load_rec(port, rec, k, sink.as_deref_mut());
                 }
-                _ => return Ok(None),
+                Err(e) => {
+                    self.close(port);
+                    return Err(e);
+                }
             }
-            max_n = max_n.max(n);
-            j += 1;
         }
-        self.max_n = max_n;
-        self.dels = dels;
-        Ok(Some(j))
+    }
+
+    /// The next file of a load opened in the reader slot: the base, then
+    /// each shard there is; false when all are read.
+    #[inline(never)]
+    fn load_open<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+        loop {
+            let f = usize::from(self.ld_file);
+            let path = match f {
+                0 => MEMORY_PATH,
+                _ => match SHARD_PATHS.get(f - 1) {
+                    Some(p) => p,
+                    None => return Ok(false),
+                },
+            };
+            if let Some(fd) = open_opt(port, path)? {
+                self.reader = Some(PairReader::new(fd));
+                self.ld_first = true;
+                self.ld_j = self.ld_from;
+                self.ld_max_n = self.max_n;
+                return Ok(true);
+            }
+            // No base: generation 0. No shard: no entries.
+            self.ld_next_file();
+        }
+    }
+
+    /// Past the file being loaded: its shard's entries end at `ld_from`.
+    fn ld_next_file(&mut self) {
+        if let Some(st) = self.start.get_mut(usize::from(self.ld_file)) {
+            if self.ld_file > 0 {
+                *st = self.ld_from;
+            }
+        }
+        self.ld_file = self.ld_file.saturating_add(1);
+    }
+
+    /// One record of a load (`None`: the end of the file): the base's first
+    /// gives its generation; a shard's, its entries (a stale shard, or one
+    /// with more than [`SHARD_RECORDS`] records, gives none).
+    #[inline(never)]
+    fn load_rec<P: Port>(
+        &mut self,
+        port: &mut P,
+        rec: Option<Rec>,
+        key: &[u8],
+        mut sink: Option<&mut Tally<'_>>,
+    ) {
+        if self.ld_file == 0 {
+            let generation = match rec {
+                Some(Rec::Header(g)) => g,
+                _ => 0,
+            };
+            self.generation = generation;
+            self.newest = generation;
+            self.close(port);
+            self.ld_next_file();
+            return;
+        }
+        if self.ld_first {
+            self.ld_first = false;
+            if let Some(Rec::Header(g)) = rec {
+                self.newest = self.newest.max(g);
+            }
+            if rec != Some(Rec::Header(self.generation)) || self.generation == 0 {
+                self.ld_reject(port);
+                if let Some(t) = sink.as_deref_mut() {
+                    t.shard_done(false);
+                }
+            }
+            return;
+        }
+        let j = usize::from(self.ld_j);
+        let mut del = false;
+        let n = match rec {
+            None => {
+                // The shard counts.
+                self.ld_from = self.ld_j;
+                self.max_n = self.ld_max_n;
+                self.close(port);
+                self.ld_next_file();
+                if let Some(t) = sink.as_deref_mut() {
+                    t.shard_done(true);
+                }
+                return;
+            }
+            Some(Rec::Header(_)) => return,
+            Some(Rec::Pair(n)) => n,
+            Some(Rec::Del) => {
+                self.dels |= bit64(j);
+                del = true;
+                0
+            }
+        };
+        match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
+            (Some(sg), Some(nn)) if j - usize::from(self.ld_from) < SHARD_RECORDS => {
+                *sg = sig(key);
+                *nn = n;
+            }
+            _ => {
+                self.ld_reject(port);
+                if let Some(t) = sink.as_deref_mut() {
+                    t.shard_done(false);
+                }
+                return;
+            }
+        }
+        if let Some(t) = sink {
+            t.entry(j, key, del);
+        }
+        self.ld_max_n = self.ld_max_n.max(n);
+        self.ld_j = self.ld_j.saturating_add(1);
+    }
+
+    /// The shard being loaded is not one of ours: none of its records
+    /// count.
+    fn ld_reject<P: Port>(&mut self, port: &mut P) {
+        for j in usize::from(self.ld_from)..=usize::from(self.ld_j) {
+            self.dels &= !bit64(j);
+        }
+        self.close(port);
+        self.ld_next_file();
+    }
+
+    /// [`Store::new`] in place (`*self = Store::new()` would build one on
+    /// the stack and copy it).
+    fn reset<P: Port>(&mut self, port: &mut P) {
+        self.close(port);
+        self.phase = 0;
+        self.generation = 0;
+        self.newest = 0;
+        // (The fingerprints and "n"s are read only within `start`'s
+        // ranges; the load writes every one of those but the first, 0.)
+        self.dels = 0;
+        self.matched = 0;
+        self.emitted = 0;
+        self.max_n = 0;
+        self.base_pairs = 0;
+        self.skipped = false;
+        self.from_base = false;
+        self.rematch = false;
+        self.base_off = 0;
+        self.base_skipped = false;
+        self.rec_off = 0;
+        self.last_entry = 0;
+        self.seek_k = 0;
+        self.seek_j = 0;
+        self.ld_file = 0;
+        self.ld_first = false;
+        self.ld_from = 0;
+        self.ld_j = 0;
+        self.ld_max_n = 0;
     }
 
     /// The entry of the shards that holds `key`.
-    fn entry(&self, key: &[u8]) -> Option<usize> {
-        let (s, k) = place(fnv(key));
+    fn entry(&mut self, key: &[u8]) -> Option<usize> {
+        self.last_fnv = fnv(key);
+        let (s, k) = place(self.last_fnv);
         let a = usize::from(self.start.get(s).copied().unwrap_or(0));
         let b = usize::from(self.start.get(s + 1).copied().unwrap_or(0));
         (a..b).find(|&j| self.sigs.get(j) == Some(&k))
     }
 
-    /// Reads entry `j`'s record into `pair`; false when it is not there.
-    #[inline(never)]
-    fn read_entry<P: Port>(&self, port: &mut P, j: usize, pair: &mut Pair) -> Result<bool, Errno> {
-        let Some(s) = (0..SHARDS).find(|&s| {
+    /// The shard of entry `j` and its first entry.
+    fn entry_shard(&self, j: usize) -> Option<(usize, usize)> {
+        (0..SHARDS).find_map(|s| {
             let a = usize::from(self.start.get(s).copied().unwrap_or(0));
             let b = usize::from(self.start.get(s + 1).copied().unwrap_or(0));
-            (a..b).contains(&j)
-        }) else {
+            (a..b).contains(&j).then_some((s, a))
+        })
+    }
+
+    /// Opens the shard of entry `j` in the reader slot (free: the base is
+    /// closed or parked) and seeks `j`; false when there is no such shard.
+    #[inline(never)]
+    fn open_entry<P: Port>(&mut self, port: &mut P, j: usize) -> Result<bool, Errno> {
+        let Some((s, first)) = self.entry_shard(j) else {
             return Ok(false);
         };
-        let first = usize::from(self.start.get(s).copied().unwrap_or(0));
         let path = SHARD_PATHS.get(s).copied().unwrap_or(MEMORY_PATH);
         let Some(fd) = open_opt(port, path)? else {
             return Ok(false);
         };
-        let mut r = PairReader::new(fd);
-        let mut k = first;
-        let res = loop {
-            match r.record(port, pair) {
-                Ok(Some(Rec::Header(_))) => {}
-                Ok(Some(rec)) if k == j => break Ok(matches!(rec, Rec::Pair(_))),
-                Ok(Some(_)) => k += 1,
-                Ok(None) => break Ok(false),
-                Err(e) => break Err(e),
-            }
-        };
-        let _ = port.close(fd);
-        res
+        self.reader = Some(PairReader::new(fd));
+        self.seeking = true;
+        self.seek_k = first as u8;
+        self.seek_j = j as u8;
+        Ok(true)
     }
 
-    /// The next pair of the merged store, or `None` at its end.
-    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        while self.phase == 0 {
-            let Some(r) = self.reader.as_mut() else {
-                match open_opt(port, MEMORY_PATH)? {
-                    Some(fd) => self.reader = Some(PairReader::new(fd)),
-                    None => self.phase = 1,
-                }
-                continue;
-            };
-            match r.record(port, pair)? {
-                None => {
-                    self.skipped = r.skipped;
-                    self.close(port);
-                    self.phase = 1;
-                }
-                Some(Rec::Pair(_)) => {
-                    self.base_pairs += 1;
-                    self.from_base = true;
-                    let Some(j) = self.entry(pair.key()) else {
-                        return Ok(Some(()));
-                    };
-                    self.matched |= bit64(j);
-                    if self.dels & bit64(j) == 0 && self.read_entry(port, j, pair)? {
-                        return Ok(Some(()));
-                    }
-                }
-                Some(_) => {}
+    /// Ends reading a shard record: closes the shard, and the base reader
+    /// parked meanwhile takes the slot back.
+    #[inline(never)]
+    fn end_seek<P: Port>(&mut self, port: &mut P) {
+        if let Some(r) = self.reader.take() {
+            let _ = port.close(r.fd());
+        }
+        self.seeking = false;
+        if let Some(fd) = self.parked.take() {
+            let mut r = PairReader::new(fd);
+            r.skipped = self.base_skipped;
+            self.reader = Some(r);
+        }
+    }
+
+    /// Nothing is open: opens what is read next (the base, or the shard of
+    /// the next new key); false at the store's end.
+    #[inline(never)]
+    fn prepare<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+        if self.phase == 0 {
+            match open_opt(port, MEMORY_PATH)? {
+                Some(fd) => self.reader = Some(PairReader::new(fd)),
+                None => self.phase = 1,
             }
+            return Ok(true);
         }
         // The keys new since the base: by "n", then by place (at most
         // ENTRIES rounds: each takes one entry).
         let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
         loop {
             let used = self.dels | self.matched | self.emitted;
-            let next = (0..total)
-                .filter(|&j| used & bit64(j) == 0)
-                .min_by_key(|&j| (self.ns.get(j).copied().unwrap_or(0), j));
-            let Some(j) = next else {
+            let mut next: Option<(u8, usize)> = None;
+            for (j, &n) in self.ns.iter().enumerate().take(total) {
+                if used & bit64(j) == 0 && next.is_none_or(|(best, _)| n < best) {
+                    next = Some((n, j));
+                }
+            }
+            let Some((_, j)) = next else {
                 self.phase = 2;
-                return Ok(None);
+                return Ok(false);
             };
             self.emitted |= bit64(j);
             self.from_base = false;
-            if self.read_entry(port, j, pair)? {
-                return Ok(Some(()));
+            self.last_entry = j as u8;
+            if self.open_entry(port, j)? {
+                return Ok(true);
             }
         }
     }
 
-    /// Closes the file being read (after an error, or to stop early).
+    /// Entry `j` overrides the base pair just read: parks the base (closed
+    /// and reopened where it was, its bytes read again up to there into
+    /// `pair`'s value buffer, free until the record goes there) and opens
+    /// the shard in the store's one reader slot. A second reader would cost
+    /// its 116 bytes on the deepest stack path of every pass.
+    #[inline(never)]
+    fn begin_override<P: Port>(
+        &mut self,
+        port: &mut P,
+        scratch: &mut [u8],
+        j: usize,
+    ) -> Result<(), Errno> {
+        if let Some(r) = self.reader.as_ref() {
+            self.base_off = self.base_off.saturating_add(r.offset());
+            self.base_skipped = r.skipped;
+        }
+        self.close(port);
+        let fd = open_opt(port, MEMORY_PATH)?.ok_or(Errno::ENOENT)?;
+        self.parked = Some(fd);
+        skip(port, fd, self.base_off, scratch)?;
+        if !self.open_entry(port, j)? {
+            self.end_seek(port);
+        }
+        Ok(())
+    }
+
+    /// Where the last pair returned (not pending) is.
+    fn last_at(&self) -> Loc {
+        if self.from_base {
+            Loc::Base(self.rec_off)
+        } else {
+            self.entry_at(usize::from(self.last_entry))
+        }
+    }
+
+    /// Where entry `j` is.
+    fn entry_at(&self, j: usize) -> Loc {
+        let (shard, first) = self.entry_shard(j).unwrap_or((0, 0));
+        Loc::Entry {
+            shard: shard as u8,
+            first: first as u8,
+            j: j as u8,
+        }
+    }
+
+    /// The next pair of the merged store, or `None` at its end.
+    #[inline(always)]
+    pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
+        let got = self.step(port, &mut pair.key, &mut pair.val, Pass::Resolve)?;
+        (pair.key_len, pair.val_len, pair.pinned) = self.got;
+        Ok(got.map(|_| ()))
+    }
+
+    /// [`Store::next`] where a base pair that a shard overrides is not read
+    /// from its shard: `Some(Some(j))` then, the slot holding the base's
+    /// line (its key is the record's: a shard record overrides the base
+    /// pair with its key's fingerprint, and a key sharing another's
+    /// fingerprint is folded, never written to a shard), the record being
+    /// at [`Store::entry_at`]. No shard opened per override: for the passes
+    /// that want the value of one key (read at its place afterwards).
+    #[inline(always)]
+    pub(crate) fn next_key<P: Port>(
+        &mut self,
+        port: &mut P,
+        pair: &mut KeyRec,
+    ) -> Result<Option<Option<usize>>, Errno> {
+        let got = self.step(port, &mut pair.key, &mut [], Pass::Keys)?;
+        (pair.key_len, pair.val_len, pair.pinned) = self.got;
+        Ok(got)
+    }
+
+    /// [`Store::next_key`] over the base's lines only (`None` at the base's
+    /// end): the keys new since the base are the entries the load read.
+    #[inline(always)]
+    pub(crate) fn next_base<P: Port>(
+        &mut self,
+        port: &mut P,
+        pair: &mut KeyRec,
+    ) -> Result<Option<Option<usize>>, Errno> {
+        let got = self.step(port, &mut pair.key, &mut [], Pass::BaseKeys)?;
+        (pair.key_len, pair.val_len, pair.pinned) = self.got;
+        Ok(got)
+    }
+
+    /// One reader slot, one call site of the record reader (a small frame
+    /// above the deepest path): the base's records, a shard's up to the
+    /// record sought, by turns.
+    /// (One copy per slot type: the modes are not type parameters.)
+    #[inline(never)]
+    fn step<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+        val: &mut [u8],
+        mode: Pass,
+    ) -> Result<Option<Option<usize>>, Errno> {
+        loop {
+            let Some(r) = self.reader.as_mut() else {
+                if mode == Pass::BaseKeys && self.phase > 0 {
+                    return Ok(None);
+                }
+                if !self.prepare(port)? {
+                    return Ok(None);
+                }
+                continue;
+            };
+            if !self.seeking {
+                self.rec_off = self.base_off.saturating_add(r.offset());
+            }
+            let rec = match r.rec(port, key, val)? {
+                Some((rec, kl, vl, pinned)) => {
+                    self.got = (kl, vl, pinned);
+                    Some(rec)
+                }
+                None => None,
+            };
+            let skipped = r.skipped;
+            if self.seeking {
+                match rec {
+                    Some(Rec::Header(_)) => {}
+                    Some(rec) if self.seek_k == self.seek_j => {
+                        self.end_seek(port);
+                        if matches!(rec, Rec::Pair(_)) {
+                            return Ok(Some(None));
+                        }
+                    }
+                    Some(_) => self.seek_k = self.seek_k.saturating_add(1),
+                    None => self.end_seek(port),
+                }
+                continue;
+            }
+            match rec {
+                None => {
+                    self.skipped = skipped;
+                    self.close(port);
+                    self.phase = 1;
+                }
+                Some(Rec::Pair(_)) => {
+                    self.base_pairs += 1;
+                    self.from_base = true;
+                    let kl = usize::from(self.got.0);
+                    let Some(j) = self.entry(key.get(..kl).unwrap_or(&[])) else {
+                        return Ok(Some(None));
+                    };
+                    self.rematch = self.matched & bit64(j) != 0;
+                    self.matched |= bit64(j);
+                    if self.dels & bit64(j) == 0 {
+                        if mode != Pass::Resolve {
+                            return Ok(Some(Some(j)));
+                        }
+                        self.begin_override(port, val, j)?;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Closes the files being read (after an error, or to stop early).
     pub fn close<P: Port>(&mut self, port: &mut P) {
         if let Some(r) = self.reader.take() {
             let _ = port.close(r.fd());
+        }
+        if let Some(fd) = self.parked.take() {
+            let _ = port.close(fd);
+        }
+        self.seeking = false;
+    }
+}
+
+/// How [`Store::step`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Every pair, overrides read from their shard ([`Store::next`]).
+    Resolve,
+    /// Every pair, overrides left pending ([`Store::next_key`]).
+    Keys,
+    /// The base's pairs only, overrides left pending
+    /// ([`Store::next_base`]).
+    BaseKeys,
+}
+
+/// Reads the first `n` bytes of `fd` (into `buf`, clobbered).
+fn skip<P: Port>(port: &mut P, fd: Fd, mut n: u32, buf: &mut [u8]) -> Result<(), Errno> {
+    while n > 0 {
+        let want = buf.len().min(n as usize);
+        let Some(room) = buf.get_mut(..want).filter(|r| !r.is_empty()) else {
+            return Ok(());
+        };
+        match port.read(fd, room)? {
+            0 => return Ok(()),
+            got => n = n.saturating_sub(got.min(want) as u32),
+        }
+    }
+    Ok(())
+}
+
+/// Reads the records of a shard (entries from `first` on) up to entry `j`,
+/// into `pair`; true when it is a pair.
+#[inline(always)]
+fn seek_entry<P: Port, S: Slot>(
+    port: &mut P,
+    r: &mut PairReader,
+    first: usize,
+    j: usize,
+    pair: &mut S,
+) -> Result<bool, Errno> {
+    let mut k = first;
+    loop {
+        match pair.read(r, port)? {
+            Some(Rec::Header(_)) => {}
+            Some(rec) if k == j => return Ok(matches!(rec, Rec::Pair(_))),
+            Some(_) => k += 1,
+            None => return Ok(false),
         }
     }
 }
@@ -470,10 +894,12 @@ impl Default for Store {
 }
 
 /// Calls `f` for each pair of the merged store (base duplicates included).
-/// One frame holds the reader and the pair, whoever calls (`dyn`: the
-/// callers' closures do not each get a copy of it inlined).
+/// One frame holds the reader and the pair, out of the caller's (never
+/// inlined). Generic, not `dyn`: a closure called through a pointer is an
+/// indirect call, which a stack bound charges with the deepest function
+/// whose address is taken.
 #[inline(never)]
-pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), Errno> {
+pub fn for_each<P: Port, F: FnMut(&Pair) + ?Sized>(port: &mut P, f: &mut F) -> Result<(), Errno> {
     let mut store = Store::new();
     let mut pair = Pair::new();
     store.load_with(port, &mut pair)?;
@@ -488,32 +914,104 @@ pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), E
     res
 }
 
-/// Copies the value of `key` into `out`; returns its length.
+/// Copies the value of `key` into `out`; returns its length. `out` is
+/// written only with the value returned.
+#[inline(always)]
 pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, MemError> {
     validate(key, b"")?;
-    let mut found: Option<usize> = None;
-    let mut too_small = false;
-    for_each(port, &mut |p| {
-        if p.key() == key {
-            // The last line wins: a later duplicate overwrites.
-            match out.get_mut(..p.value().len()) {
-                Some(dst) => {
-                    crate::text::copy_prefix(dst, p.value());
-                    found = Some(p.value().len());
-                    too_small = false;
-                }
-                None => {
-                    found = None;
-                    too_small = true;
+    let Some(at) = find(port, key)? else {
+        return Err(MemError::NotFound);
+    };
+    copy_at(port, at, out)
+}
+
+/// [`get`]'s pass: where the key's last line is (the last line wins). Its
+/// lines are read without their values (no value buffer on the stack of
+/// the pass): the value is read there afterwards.
+#[inline(never)]
+fn find<P: Port>(port: &mut P, key: &[u8]) -> Result<Option<Loc>, Errno> {
+    let mut store = Store::new();
+    let mut k = KeyRec::new();
+    store.load_with(port, &mut k)?;
+    let mut at = None;
+    let res = loop {
+        match store.next_key(port, &mut k) {
+            Ok(Some(pending)) => {
+                if k.key() == key {
+                    at = Some(match pending {
+                        Some(j) => store.entry_at(j),
+                        None => store.last_at(),
+                    });
                 }
             }
+            Ok(None) => break Ok(at),
+            Err(e) => break Err(e),
         }
-    })?;
-    match (found, too_small) {
-        (Some(n), _) => Ok(n),
-        (None, true) => Err(MemError::TooSmall),
-        (None, false) => Err(MemError::NotFound),
+    };
+    store.close(port);
+    res
+}
+
+/// The value of the pair at `at` into `out`.
+#[inline(never)]
+fn copy_at<P: Port>(port: &mut P, at: Loc, out: &mut [u8]) -> Result<usize, MemError> {
+    let mut pair = Pair::new();
+    if !read_at(port, at, &mut pair)? {
+        return Err(MemError::NotFound);
     }
+    let dst = out
+        .get_mut(..pair.value().len())
+        .ok_or(MemError::TooSmall)?;
+    crate::text::copy_prefix(dst, pair.value());
+    Ok(pair.value().len())
+}
+
+/// Calls `f` with the `index`-th pair of the merged store (store order, as
+/// [`for_each`] gives them); false past its end.
+pub fn at<P: Port>(port: &mut P, index: usize, f: impl FnOnce(&Pair)) -> Result<bool, Errno> {
+    let Some(at) = nth(port, index)? else {
+        return Ok(false);
+    };
+    with_at(port, at, f)
+}
+
+/// Calls `f` with the pair at `at` (its buffer out of the pass's frame).
+#[inline(never)]
+fn with_at<P: Port>(port: &mut P, at: Loc, f: impl FnOnce(&Pair)) -> Result<bool, Errno> {
+    let mut pair = Pair::new();
+    if !read_at(port, at, &mut pair)? {
+        return Ok(false);
+    }
+    f(&pair);
+    Ok(true)
+}
+
+/// Where the `index`-th pair is (the whole store read, as [`for_each`]
+/// reads it: a failure anywhere is one).
+#[inline(never)]
+fn nth<P: Port>(port: &mut P, index: usize) -> Result<Option<Loc>, Errno> {
+    let mut store = Store::new();
+    let mut k = KeyRec::new();
+    store.load_with(port, &mut k)?;
+    let mut i = 0usize;
+    let mut at = None;
+    let res = loop {
+        match store.next_key(port, &mut k) {
+            Ok(Some(pending)) => {
+                if i == index {
+                    at = Some(match pending {
+                        Some(j) => store.entry_at(j),
+                        None => store.last_at(),
+                    });
+                }
+                i += 1;
+            }
+            Ok(None) => break Ok(at),
+            Err(e) => break Err(e),
+        }
+    };
+    store.close(port);
+    res
 }
 
 fn hash(key: &[u8]) -> u16 {
@@ -557,12 +1055,14 @@ pub enum Edit<'a> {
 }
 
 /// Stores `value` under `key`; see the module docs for the commit rule.
+#[inline(always)]
 pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemError> {
     validate(key, value)?;
     edit(port, key, Edit::Set(value))
 }
 
 /// Deletes `key`; `NotFound` when it is not stored.
+#[inline(always)]
 pub fn forget<P: Port>(port: &mut P, key: &[u8]) -> Result<(), MemError> {
     validate(key, b"")?;
     edit(port, key, Edit::Forget)
@@ -570,6 +1070,7 @@ pub fn forget<P: Port>(port: &mut P, key: &[u8]) -> Result<(), MemError> {
 
 /// Pins or unpins `key`; `NotFound` when it is not stored.
 #[cfg(feature = "recall")]
+#[inline(always)]
 pub fn pin<P: Port>(port: &mut P, key: &[u8], on: bool) -> Result<(), MemError> {
     validate(key, b"")?;
     edit(port, key, Edit::Pin(on))
@@ -577,12 +1078,12 @@ pub fn pin<P: Port>(port: &mut P, key: &[u8], on: bool) -> Result<(), MemError> 
 
 /// What the first pass over the store found.
 struct Scan {
-    hashes: KeyHashes,
     maybe_dup: bool,
     skipped: bool,
     pairs: usize,
-    /// The key's last line: (value equals the new one, pinned).
-    found: Option<(bool, bool)>,
+    /// Where the key's last line is (its value is read there: the scan
+    /// keeps no value buffer).
+    at: Option<Loc>,
     /// Another key has the key's shard and fingerprint.
     collides: bool,
     /// The base's generation.
@@ -593,48 +1094,53 @@ struct Scan {
     in_base: bool,
     /// The largest `"n"` of the shards.
     max_n: u8,
-    /// The key's value (for a pin written to its shard).
-    #[cfg(feature = "recall")]
-    value: [u8; VAL_MAX_BYTES],
-    #[cfg(feature = "recall")]
-    value_len: u8,
+}
+
+/// Where a line of the store is.
+#[derive(Clone, Copy)]
+enum Loc {
+    /// The first pair of the base from this offset on.
+    Base(u32),
+    /// Shard record `j`, the shard's first being `first`.
+    Entry { shard: u8, first: u8, j: u8 },
 }
 
 // The passes of an edit stay out of line: each has its own pair buffer, and
 // inlined into one frame they would add up on a 1 KiB stack budget.
 #[inline(never)]
-fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
+fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut store = Store::new();
-    let mut pair = Pair::new();
-    store.load_with(port, &mut pair)?;
+    let mut k = KeyRec::new();
+    let mut t = Tally {
+        key,
+        mine: place(fnv(key)),
+        hashes: [0; HASHED],
+        pairs: 0,
+        collides: false,
+        target: None,
+        shard: (0, false, None),
+    };
+    store.load_into(port, &mut k.key, Some(&mut t))?;
     s.generation = store.generation;
     s.newest = store.newest;
     s.max_n = store.max_n;
-    let mine = place(fnv(key));
+    // The base's lines; the keys new since the base were tallied from the
+    // load (no shard read again).
     let res = loop {
-        match store.next(port, &mut pair) {
-            Ok(Some(())) => {
-                // Maybe a duplicate: the rewrite pass decides.
-                let f = fnv(pair.key());
-                let h = hash16(f);
-                let seen = s.hashes.hashes.get(..s.hashes.len).unwrap_or(&[]);
-                s.maybe_dup |= s.pairs >= HASHED || seen.contains(&h);
-                if let Some(slot) = s.hashes.hashes.get_mut(s.pairs) {
-                    *slot = h;
-                    s.hashes.len = s.pairs + 1;
+        match store.next_base(port, &mut k) {
+            Ok(Some(pending)) => {
+                let is_key = k.key() == key;
+                // An entry's key was tallied once, with the load.
+                if pending.is_none() || store.rematch {
+                    // (The store hashed the key to find its entry.)
+                    t.add(store.last_fnv, is_key);
                 }
-                s.pairs += 1;
-                s.hashes.truncated |= s.pairs > HASHED;
-                if pair.key() == key {
-                    s.found = Some((pair.value() == value, pair.pinned));
-                    s.in_base = store.from_base;
-                    #[cfg(feature = "recall")]
-                    {
-                        crate::text::copy_prefix(&mut s.value, pair.value());
-                        s.value_len = pair.val_len;
-                    }
-                } else if place(f) == mine {
-                    s.collides = true;
+                if is_key {
+                    s.in_base = true;
+                    s.at = Some(match pending {
+                        Some(j) => store.entry_at(j),
+                        None => store.last_at(),
+                    });
                 }
             }
             Ok(None) => break Ok(()),
@@ -643,7 +1149,121 @@ fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result
     };
     s.skipped = store.skipped;
     store.close(port);
-    res
+    res?;
+    // The key's entry, when no line of the base holds it: it is among the
+    // new keys, after every line of the base.
+    if let Some(j) = t.target.map(usize::from) {
+        if store.matched & bit64(j) == 0 {
+            s.in_base = false;
+            s.at = Some(store.entry_at(j));
+        }
+    }
+    s.pairs = t.pairs;
+    s.collides = t.collides;
+    // Maybe a duplicate (the rewrite pass decides): two of the first
+    // HASHED lines with one key hash, or more lines than that.
+    let seen = t.hashes.get(..t.pairs.min(HASHED)).unwrap_or(&[]);
+    // (A hash's low byte first: the lines before it are looked through
+    // only when one of them has that byte.)
+    let mut low = [0u32; 8];
+    s.maybe_dup = t.pairs > HASHED
+        || seen.iter().enumerate().any(|(i, &h)| {
+            let b = usize::from(h as u8);
+            let (w, m) = (b / 32, 1u32 << (b % 32));
+            let maybe = low.get(w).is_some_and(|&x| x & m != 0);
+            if let Some(x) = low.get_mut(w) {
+                *x |= m;
+            }
+            maybe && seen.get(..i).is_some_and(|before| before.contains(&h))
+        });
+    Ok(())
+}
+
+/// What the scan counts of the store's lines (in any order: each is
+/// counted once, the entries of a shard when the shard counts).
+struct Tally<'a> {
+    /// The key edited, and its shard and fingerprint.
+    key: &'a [u8],
+    mine: (usize, u16),
+    /// Key hashes of the first HASHED lines counted.
+    hashes: [u16; HASHED],
+    pairs: usize,
+    /// Another key has the key's shard and fingerprint.
+    collides: bool,
+    /// The entry holding the key (not a forgotten one).
+    target: Option<u8>,
+    /// The shard being loaded: its lines, whether one collides, its entry
+    /// holding the key.
+    shard: (usize, bool, Option<u8>),
+}
+
+impl Tally<'_> {
+    /// A line counted at `pairs` (its hash kept among the first HASHED).
+    fn hash_at(&mut self, at: usize, f: u32) -> bool {
+        if let Some(slot) = self.hashes.get_mut(at) {
+            *slot = hash16(f);
+        }
+        place(f) == self.mine
+    }
+
+    /// A line of the base.
+    fn add(&mut self, f: u32, is_key: bool) {
+        let collides = self.hash_at(self.pairs, f);
+        self.pairs += 1;
+        self.collides |= collides && !is_key;
+    }
+}
+
+impl Tally<'_> {
+    /// Entry `j` of the shard being loaded: its key, and whether it is a
+    /// forgotten one.
+    fn entry(&mut self, j: usize, key: &[u8], del: bool) {
+        if del {
+            return;
+        }
+        let is_key = key == self.key;
+        let collides = self.hash_at(self.pairs + self.shard.0, fnv(key));
+        self.shard.0 += 1;
+        self.shard.1 |= collides && !is_key;
+        if is_key {
+            self.shard.2 = Some(j as u8);
+        }
+    }
+
+    /// The shard's entries count (or not: it is stale or not one of ours).
+    fn shard_done(&mut self, counts: bool) {
+        if counts {
+            self.pairs += self.shard.0;
+            self.collides |= self.shard.1;
+            if self.shard.2.is_some() {
+                self.target = self.shard.2;
+            }
+        }
+        self.shard = (0, false, None);
+    }
+}
+
+/// The key's last line, where the scan found it: (its value equals
+/// `value`, pinned); `None` without one. A forget needs only to know
+/// there is one.
+fn found<P: Port>(
+    port: &mut P,
+    e: Edit<'_>,
+    s: &Scan,
+    value: &[u8],
+) -> Result<Option<(bool, bool)>, Errno> {
+    match (s.at, e) {
+        (None, _) => Ok(None),
+        (Some(_), Edit::Forget) => Ok(Some((false, false))),
+        (Some(at), _) => check_at(port, at, value),
+    }
+}
+
+/// [`found`]'s read (its pair buffer out of the scan's frame).
+#[inline(never)]
+fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool, bool)>, Errno> {
+    let mut pair = Pair::new();
+    Ok(read_at(port, at, &mut pair)?.then(|| (pair.value() == value, pair.pinned)))
 }
 
 /// Applies `e` to `key`: in its shard when it fits there, else by a fold
@@ -656,28 +1276,20 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
     };
     // Filled in place: a returned `Scan` would sit in both frames.
     let mut s = Scan {
-        hashes: KeyHashes {
-            hashes: [0; HASHED],
-            len: 0,
-            truncated: false,
-        },
         maybe_dup: false,
         skipped: false,
         pairs: 0,
-        found: None,
+        at: None,
         collides: false,
         generation: 0,
         newest: 0,
         in_base: false,
         max_n: 0,
-        #[cfg(feature = "recall")]
-        value: [0; VAL_MAX_BYTES],
-        #[cfg(feature = "recall")]
-        value_len: 0,
     };
-    scan(port, key, new_value, &mut s)?;
+    scan(port, key, &mut s)?;
+    let found = found(port, e, &s, new_value)?;
     let clean = !s.maybe_dup && !s.skipped;
-    match (e, s.found) {
+    match (e, found) {
         (Edit::Set(_), Some((true, _))) if clean => return Ok(()),
         // Full, and known without writing a byte (with possible duplicates
         // only the rewrite can count distinct keys).
@@ -691,21 +1303,61 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
         _ => {}
     }
+    let pinned = found.is_some_and(|(_, p)| p);
+    let res = match commit(port, key, e, &s, pinned) {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            // Passes of their own, before the fold's: not under its store.
+            let gone = if s.maybe_dup || s.skipped {
+                superseded(port).map_err(|e| (MemError::Io(e), Check::No))
+            } else {
+                Ok(0)
+            };
+            gone.and_then(|gone| fold(port, key, e, &s, gone))
+        }
+        Err(err) => Err(err),
+    };
+    let (err, check) = match res {
+        Ok(()) => return Ok(()),
+        Err((err, Check::No)) => return Err(err),
+        Err(failed) => failed,
+    };
+    // A commit that landed but reported an error (littlefs reads it back):
+    // the store must then hold the edit.
+    if landed(port, key, e, &mut s) {
+        return Ok(());
+    }
+    if let Check::LandedElseRemove = check {
+        let _ = port.remove(MEMORY_TMP_PATH);
+    }
+    Err(err)
+}
+
+/// Whether a failed commit may have landed (then [`edit`] reads the store
+/// again, from its own frame: not under the commit's buffers).
+enum Check {
+    No,
+    /// A shard write failed.
+    Landed,
+    /// A fold's rename failed and its temporary file is gone (when it did
+    /// not land, the temporary file is removed once more, as it was).
+    LandedElseRemove,
+}
+
+/// The edit written in the key's shard when it fits there; false when
+/// the store must fold instead.
+#[inline(never)]
+fn commit<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    s: &Scan,
+    pinned: bool,
+) -> Result<bool, (MemError, Check)> {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
+    let clean = !s.maybe_dup && !s.skipped;
     if clean && !s.collides && s.generation > 0 {
-        let pinned = s.found.is_some_and(|(_, p)| p);
-        #[cfg(feature = "recall")]
-        let value = s.value.get(..usize::from(s.value_len)).unwrap_or(&[]);
-        #[cfg(not(feature = "recall"))]
-        let value: &[u8] = &[];
-        let change = match e {
-            Edit::Set(v) => Change::Pair(v, pinned, 0),
-            Edit::Forget => Change::Del,
-            #[cfg(feature = "recall")]
-            Edit::Pin(on) => Change::Pair(value, on, 0),
-        };
-        let _ = value;
         // Its place among the new keys (kept when it is one already).
         let n = if s.in_base {
             Some(0)
@@ -713,23 +1365,70 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
             s.max_n.checked_add(1)
         };
         if let Some(n) = n {
-            match shard_edit(port, key, change, n, s.generation) {
-                Ok(true) => return Ok(()),
+            let res = match e {
+                Edit::Set(v) => shard_edit(port, key, Change::Pair(v, pinned, 0), n, s.generation),
+                Edit::Forget => shard_edit(port, key, Change::Del, n, s.generation),
+                #[cfg(feature = "recall")]
+                Edit::Pin(on) => shard_pin(port, key, on, n, s),
+            };
+            match res {
+                Ok(true) => return Ok(true),
                 Ok(false) => {}
-                // A commit that landed but reported an error (littlefs reads
-                // it back): the store must then hold the edit.
-                Err(MemError::Io(err)) => {
-                    return if landed(port, key, e, &mut s) {
-                        Ok(())
-                    } else {
-                        Err(MemError::Io(err))
-                    };
-                }
-                Err(other) => return Err(other),
+                Err(err) => return Err((err, Check::Landed)),
             }
         }
     }
-    fold(port, key, e, &mut s)
+    Ok(false)
+}
+
+/// A pin written to the key's shard: its value read again where the scan
+/// found it (a pin is rare; a copy of the value would sit on the stack of
+/// every edit).
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn shard_pin<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    on: bool,
+    n: u8,
+    s: &Scan,
+) -> Result<bool, MemError> {
+    let mut pair = Pair::new();
+    match s.at {
+        Some(at) if read_at(port, at, &mut pair)? => {}
+        _ => return Ok(false),
+    }
+    shard_edit(
+        port,
+        key,
+        Change::Pair(pair.value(), on, 0),
+        n,
+        s.generation,
+    )
+}
+
+/// Reads the pair at `at` into `pair`; false when it is not there.
+#[inline(never)]
+fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errno> {
+    let path = match at {
+        Loc::Base(_) => MEMORY_PATH,
+        Loc::Entry { shard, .. } => SHARD_PATHS
+            .get(usize::from(shard))
+            .copied()
+            .unwrap_or(MEMORY_PATH),
+    };
+    let Some(fd) = open_opt(port, path)? else {
+        return Ok(false);
+    };
+    let mut r = PairReader::new(fd);
+    // The base's pair is the first record from its offset on.
+    let res = match at {
+        Loc::Base(off) => skip(port, fd, off, &mut pair.val).map(|()| (0, 0)),
+        Loc::Entry { first, j, .. } => Ok((usize::from(first), usize::from(j))),
+    }
+    .and_then(|(first, j)| seek_entry(port, &mut r, first, j, pair));
+    let _ = port.close(fd);
+    res
 }
 
 /// The record a shard gets for its key.
@@ -881,13 +1580,16 @@ fn write_shard<P: Port>(
 
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
-fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> Result<(), MemError> {
-    let gone = if s.maybe_dup || s.skipped {
-        superseded(port)?
-    } else {
-        0
-    };
-    let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
+#[inline(never)]
+fn fold<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    s: &Scan,
+    gone: u128,
+) -> Result<(), (MemError, Check)> {
+    let no = |e: Errno| (MemError::Io(e), Check::No);
+    let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
     let copied = write_header(port, &mut w, s.newest.saturating_add(1))
         .map_err(MemError::Io)
@@ -913,31 +1615,35 @@ fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> Result<
             // apart (gone only when the rename happened), and the store must
             // then hold the edit — `false` must mean "as before".
             Err(err) => match port.remove(MEMORY_TMP_PATH) {
-                Err(Errno::ENOENT) if landed(port, key, e, s) => return Ok(()),
+                Err(Errno::ENOENT) => {
+                    return Err((MemError::Io(err), Check::LandedElseRemove));
+                }
                 _ => Err(MemError::Io(err)),
             },
         },
         Err(e) => Err(e),
     };
     let _ = port.remove(MEMORY_TMP_PATH);
-    result
+    result.map_err(|e| (e, Check::No))
 }
 
 /// Whether the store holds `e` applied to `key` (the last line counts).
 /// Reuses the first pass (and its `Scan`, no longer needed by then).
+#[inline(always)]
 fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool {
     let value = match e {
         Edit::Set(v) => v,
         _ => b"",
     };
-    s.found = None;
+    s.at = None;
     s.pairs = 0;
-    s.hashes.len = 0;
-    s.hashes.truncated = false;
-    if scan(port, key, value, s).is_err() {
+    if scan(port, key, s).is_err() {
         return false;
     }
-    match (e, s.found) {
+    let Ok(found) = found(port, e, s, value) else {
+        return false;
+    };
+    match (e, found) {
         (Edit::Set(_), Some((same, _))) => same,
         (Edit::Forget, None) => true,
         #[cfg(feature = "recall")]
@@ -949,7 +1655,7 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
 /// Copies the merged store, keeping only the last line of a key the base
 /// holds twice and applying `e` to `key` in place. Returns how many other
 /// pairs were copied and whether `key` existed.
-#[inline(never)]
+#[inline(always)]
 fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
@@ -1075,6 +1781,9 @@ fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool
     let _ = port.close(fd);
     res
 }
+
+#[cfg(test)]
+mod reference;
 
 #[cfg(test)]
 mod tests {
@@ -1459,6 +2168,262 @@ mod tests {
         let w = port.writes;
         set(&mut port, b"a", b"1").unwrap();
         assert_eq!(port.writes, w);
+    }
+
+    fn ref_pairs(port: &mut MemPort) -> Vec<(String, String, bool)> {
+        let mut v = Vec::new();
+        reference::for_each(port, &mut |p| {
+            v.push((
+                String::from_utf8(p.key().to_vec()).unwrap(),
+                String::from_utf8(p.value().to_vec()).unwrap(),
+                p.pinned(),
+            ))
+        })
+        .unwrap();
+        v
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// The merged store (base, shards overriding base pairs, new keys)
+        /// reads as it did with a second reader per override, by every
+        /// reader: `for_each` (the base reopened past an override), `get`
+        /// (overrides read after the pass); and the edits on it (their
+        /// duplicate and fingerprint checks read it with `get`'s pass) give
+        /// the same results as a plain ordered map, keys keeping their
+        /// places (a key of the base forgotten and set again takes its
+        /// place back).
+        #[test]
+        fn reads_as_it_did_with_two_readers(
+            ops in proptest::collection::vec((0usize..14, 0usize..128, 0u8..9), 1..60),
+        ) {
+            let mut port = MemPort::new();
+            let mut model: Vec<(String, String, bool)> = Vec::new();
+            for (k, len, op) in ops {
+                let key = format!("k{k}");
+                let value: String = (0..len).map(|i| if (i + k) % 7 == 0 { '"' } else { 'v' }).collect();
+                let at = model.iter().position(|p| p.0 == key);
+                match op {
+                    0 => {
+                        let r = forget(&mut port, key.as_bytes());
+                        match at {
+                            Some(i) => {
+                                proptest::prop_assert_eq!(r, Ok(()));
+                                model.remove(i);
+                            }
+                            None => proptest::prop_assert_eq!(r, Err(MemError::NotFound)),
+                        }
+                    }
+                    #[cfg(feature = "recall")]
+                    1 => {
+                        let on = len % 2 == 0;
+                        let r = pin(&mut port, key.as_bytes(), on);
+                        match at {
+                            Some(i) => {
+                                proptest::prop_assert_eq!(r, Ok(()));
+                                model[i].2 = on;
+                            }
+                            None => proptest::prop_assert_eq!(r, Err(MemError::NotFound)),
+                        }
+                    }
+                    8 => {
+                        // A hand edit: a line that is not a record, and a
+                        // duplicate of the first pair, after the header.
+                        if let Some(base) = port.get(MEMORY_PATH) {
+                            let base = String::from_utf8(base).unwrap();
+                            let mut lines: Vec<&str> = base.lines().collect();
+                            let at = 1.min(lines.len());
+                            lines.insert(at, "garbage");
+                            if let Some(dup) = lines.get(at + 1).copied() {
+                                lines.push(dup);
+                            }
+                            port.put(MEMORY_PATH, (lines.join("\n") + "\n").as_bytes());
+                        }
+                    }
+                    _ => {
+                        proptest::prop_assert_eq!(set(&mut port, key.as_bytes(), value.as_bytes()), Ok(()));
+                        match at {
+                            Some(i) => model[i].1 = value,
+                            None => model.push((key, value, false)),
+                        }
+                    }
+                }
+                let got = pairs(&mut port);
+                proptest::prop_assert_eq!(&got, &ref_pairs(&mut port));
+                let mut sorted = got.clone();
+                sorted.sort();
+                sorted.dedup_by(|a, b| a.0 == b.0);
+                let mut want = model.clone();
+                want.sort();
+                proptest::prop_assert_eq!(sorted.len(), want.len());
+                for (k, v, _) in &want {
+                    let mut a = [0u8; 128];
+                    let mut b = [0u8; 128];
+                    let n = get(&mut port, k.as_bytes(), &mut a);
+                    let m = reference::get(&mut port, k.as_bytes(), &mut b);
+                    proptest::prop_assert_eq!(n, m);
+                    proptest::prop_assert_eq!(&a[..n.unwrap()], v.as_bytes());
+                    let mut small = [0u8; 3];
+                    proptest::prop_assert_eq!(
+                        get(&mut port, k.as_bytes(), &mut small),
+                        reference::get(&mut port, k.as_bytes(), &mut small)
+                    );
+                }
+                proptest::prop_assert!(port.max_open <= crate::port::MAX_OPEN_FILES);
+            }
+        }
+    }
+
+    /// Every file of the store.
+    fn files(port: &MemPort) -> Vec<Option<Vec<u8>>> {
+        let mut v = vec![port.get(MEMORY_PATH), port.get(MEMORY_TMP_PATH)];
+        v.extend(SHARD_PATHS.iter().map(|p| port.get(p)));
+        v
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// The same operations on the store as it was (`reference`: a
+        /// second reader per override, scans reading values and the shards
+        /// again) and as it is give the same results and byte-identical
+        /// files: hand edits (lines that are not records, a key twice),
+        /// keys that collide in their key hash or fingerprint, full stores,
+        /// write failures included.
+        #[test]
+        fn edits_write_what_they_did(
+            ops in proptest::collection::vec((0usize..64, 0usize..128, 0u8..12), 1..60),
+        ) {
+            // Two keys of one shard with one fingerprint, and two with one
+            // 16-bit key hash (found once).
+            static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+            let keys = KEYS.get_or_init(|| {
+                let mut keys: Vec<String> = (0..34).map(|i| format!("k{i}")).collect();
+                'sig: for i in 0..200_000u32 {
+                    let a = format!("a{i}");
+                    for j in 0..64u32 {
+                        let b = format!("b{j}");
+                        if shard_of(a.as_bytes()) == shard_of(b.as_bytes()) && sig(a.as_bytes()) == sig(b.as_bytes()) {
+                            keys.extend([a, b]);
+                            break 'sig;
+                        }
+                    }
+                }
+                'hash: for i in 0..200_000u32 {
+                    let a = format!("c{i}");
+                    for j in 0..64u32 {
+                        let b = format!("d{j}");
+                        if hash(a.as_bytes()) == hash(b.as_bytes()) {
+                            keys.extend([a, b]);
+                            break 'hash;
+                        }
+                    }
+                }
+                keys
+            });
+            let mut new = MemPort::new();
+            let mut old = MemPort::new();
+            for (k, len, op) in ops {
+                // Often the colliding keys (the last four), sometimes up to
+                // a full store.
+                let key = keys[if k < 24 { keys.len() - 8 + k % 8 } else { (k - 24) % keys.len() }].as_bytes();
+                let value: Vec<u8> = (0..len).map(|i| if (i + k) % 7 == 0 { b'"' } else { b'v' }).collect();
+                match op {
+                    0 => proptest::prop_assert_eq!(forget(&mut new, key), reference::forget(&mut old, key)),
+                    #[cfg(feature = "recall")]
+                    1 | 2 => proptest::prop_assert_eq!(
+                        pin(&mut new, key, op == 1),
+                        reference::pin(&mut old, key, op == 1)
+                    ),
+                    3 => {
+                        // A hand edit of the base.
+                        if let Some(base) = new.get(MEMORY_PATH) {
+                            let base = String::from_utf8(base).unwrap();
+                            let mut lines: Vec<&str> = base.lines().collect();
+                            let at = (len % 3).min(lines.len());
+                            lines.insert(at, "garbage");
+                            if len % 2 == 0 {
+                                if let Some(dup) = lines.get(at + 1).copied() {
+                                    lines.push(dup);
+                                }
+                            }
+                            let text = lines.join("\n") + "\n";
+                            new.put(MEMORY_PATH, text.as_bytes());
+                            old.put(MEMORY_PATH, text.as_bytes());
+                        }
+                    }
+                    4 => {
+                        // A write that fails part way.
+                        new.fail(Op::Write, (len % 3) as u32, Errno::ENOSPC);
+                        old.fail(Op::Write, (len % 3) as u32, Errno::ENOSPC);
+                        proptest::prop_assert_eq!(set(&mut new, key, &value), reference::set(&mut old, key, &value));
+                        new.heal();
+                        old.heal();
+                    }
+                    5 => {
+                        // Where "wb" is not atomic.
+                        new.atomic = len % 2 == 0;
+                        old.atomic = len % 2 == 0;
+                        proptest::prop_assert_eq!(set(&mut new, key, &value), reference::set(&mut old, key, &value));
+                    }
+                    _ => proptest::prop_assert_eq!(set(&mut new, key, &value), reference::set(&mut old, key, &value)),
+                }
+                proptest::prop_assert_eq!(files(&new), files(&old));
+                proptest::prop_assert_eq!(new.count(Op::Rename), old.count(Op::Rename));
+                proptest::prop_assert_eq!(new.writes, old.writes);
+                let mut a = [0u8; 128];
+                let mut b = [0u8; 128];
+                proptest::prop_assert_eq!(get(&mut new, key, &mut a), reference::get(&mut old, key, &mut b));
+                proptest::prop_assert_eq!(a, b);
+                let mut i = 0;
+                loop {
+                    let mut na = None;
+                    let got = at(&mut new, i, |p| na = Some((p.key().to_vec(), p.value().to_vec(), p.pinned()))).unwrap();
+                    let mut nb = None;
+                    let mut n = 0;
+                    reference::for_each(&mut old, &mut |p| {
+                        if n == i {
+                            nb = Some((p.key().to_vec(), p.value().to_vec(), p.pinned()));
+                        }
+                        n += 1;
+                    }).unwrap();
+                    proptest::prop_assert_eq!(got, nb.is_some());
+                    proptest::prop_assert_eq!(&na, &nb);
+                    if !got {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_skipped_before_an_override_still_folds_the_next_set() {
+        let mut port = MemPort::new();
+        for k in ["a", "b", "c"] {
+            set(&mut port, k.as_bytes(), "\"".repeat(100).as_bytes()).unwrap();
+        }
+        set(&mut port, b"d", b"x").unwrap();
+        assert!(file(&port, MEMORY_PATH).contains("\"c\""), "folded");
+        // Shards override a, b and c of the base.
+        for k in ["a", "b", "c"] {
+            set(&mut port, k.as_bytes(), b"short").unwrap();
+        }
+        let base = file(&port, MEMORY_PATH);
+        assert!(!base.contains("short"));
+        let before = pairs(&mut port);
+        let (head, rest) = base.split_once('\n').unwrap();
+        port.put(MEMORY_PATH, format!("{head}\ngarbage\n{rest}").as_bytes());
+        assert_eq!(pairs(&mut port), before);
+        let renames = port.count(Op::Rename);
+        set(&mut port, b"d", b"y").unwrap();
+        assert_eq!(
+            port.count(Op::Rename),
+            renames + 1,
+            "the skipped line folds"
+        );
+        assert!(!file(&port, MEMORY_PATH).contains("garbage"));
+        assert_eq!(recall(&mut port, "a").as_deref(), Some("short"));
     }
 
     #[test]

@@ -104,15 +104,27 @@ pub unsafe extern "C" fn claw_memory_search(
     q.add(query);
     let mut n = 0usize;
     let ok = with_state(false, |_, p| {
-        memory::for_each(p, &mut |pair| {
-            let score = q.score(pair.key(), pair.value());
-            if score > 0 {
-                n = insert_hit(hits, n, pair, score);
-            }
-        })
-        .is_ok()
+        memory::for_each(p, &mut |pair| n = take_hit(&q, hits, n, pair)).is_ok()
     });
     if ok { n } else { 0 }
+}
+
+/// Scores a pair and keeps it among the `n` best hits so far when it
+/// scores; returns the new count. Out of line: the scoring is not on the
+/// frame that reads the store.
+#[inline(never)]
+fn take_hit(
+    q: &crate::recall::Query,
+    hits: &mut [claw_memory_hit_t],
+    n: usize,
+    pair: &memory::Pair,
+) -> usize {
+    let score = q.score(pair.key(), pair.value());
+    if score > 0 {
+        insert_hit(hits, n, pair, score)
+    } else {
+        n
+    }
 }
 
 /// Inserts a pair into the `n` best hits so far (sorted by score, newer
@@ -169,28 +181,14 @@ pub unsafe extern "C" fn claw_memory_at(index: usize, out: *mut claw_memory_hit_
     if out.is_null() {
         return false;
     }
-    let mut hit = claw_memory_hit_t {
-        key: [0; 32],
-        value: [0; 128],
-        score: 0,
-        pinned: false,
-    };
-    let mut i = 0usize;
-    let mut found = false;
-    let ok = with_state(false, |_, p| {
-        memory::for_each(p, &mut |pair| {
-            if i == index {
-                fill(&mut hit, pair.key(), pair.value(), 0, pair.pinned());
-                found = true;
-            }
-            i += 1;
+    with_state(false, |_, p| {
+        memory::at(p, index, |pair| {
+            // SAFETY: non-NULL and valid for writes of one element per the
+            // contract; written only with the pair found, the whole store
+            // read.
+            let hit = unsafe { &mut *out };
+            fill(hit, pair.key(), pair.value(), 0, pair.pinned());
         })
-        .is_ok()
-    });
-    if !(ok && found) {
-        return false;
-    }
-    // SAFETY: non-NULL and valid for one element per the contract.
-    unsafe { out.write(hit) };
-    true
+        .unwrap_or(false)
+    })
 }

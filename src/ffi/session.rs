@@ -123,21 +123,22 @@ pub unsafe extern "C" fn claw_memory_get(
     else {
         return false;
     };
-    let mut value = [0u8; VAL_MAX_BYTES];
+    // Into `out` itself, written only with the value found and when it
+    // fits with its NUL (else `out` is untouched).
+    let Some(room) = out.len().checked_sub(1) else {
+        return false;
+    };
     let Ok(n) = with_state(Err(memory::MemError::Invalid), |_, p| {
-        memory::get(p, key, &mut value)
+        memory::get(p, key, out.get_mut(..room).unwrap_or(&mut []))
     }) else {
         return false;
     };
-    match (value.get(..n), out.get_mut(..=n)) {
-        (Some(v), Some(dst)) => {
-            crate::text::copy_prefix(dst, v);
-            if let Some(nul) = dst.get_mut(n) {
-                *nul = 0;
-            }
+    match out.get_mut(n) {
+        Some(nul) => {
+            *nul = 0;
             true
         }
-        _ => false,
+        None => false,
     }
 }
 

@@ -58,6 +58,40 @@ impl Default for Pair {
     }
 }
 
+/// One record's key, its value checked and counted but not kept: a pass
+/// that wants the value of one key reads it again where it found it,
+/// rather than hold a value buffer for every line.
+#[repr(align(4))]
+pub struct KeyRec {
+    pub(crate) key: [u8; KEY_MAX_BYTES],
+    pub(crate) key_len: u8,
+    pub(crate) val_len: u8,
+    pub(crate) pinned: bool,
+}
+
+impl KeyRec {
+    /// An empty record to read into.
+    pub const fn new() -> Self {
+        Self {
+            key: [0; KEY_MAX_BYTES],
+            key_len: 0,
+            val_len: 0,
+            pinned: false,
+        }
+    }
+
+    /// The key.
+    pub fn key(&self) -> &[u8] {
+        self.key.get(..usize::from(self.key_len)).unwrap_or(&[])
+    }
+}
+
+impl Default for KeyRec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// What a line of a store file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Rec {
@@ -128,7 +162,23 @@ impl<'a> PairReader<'a> {
 
     /// The next record into `key` and `val` (an empty `val`: the value is
     /// checked, not kept): (what, key length, value length, pinned).
+    // One copy for every reader of a record (code size); the store's
+    // passes call it straight from their frame (`memory::Slot`), so it is
+    // not a frame more on their stack paths.
+    #[inline(never)]
     pub(crate) fn rec<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+        val: &mut [u8],
+    ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
+        self.rec_in(port, key, val)
+    }
+
+    /// [`PairReader::rec`] inlined (a reader of its own port type: the
+    /// shard bytes an edit parses from a buffer).
+    #[inline(always)]
+    pub(crate) fn rec_in<P: Port>(
         &mut self,
         port: &mut P,
         key: &mut [u8; KEY_MAX_BYTES],
