@@ -365,7 +365,9 @@ impl ScalarField {
     /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
         // The match of [`scalar_name`], written out: built at run time (for
-        // each record read) it must not cost a call.
+        // each record read) it must not cost a call. (Calling it, even
+        // `#[inline(always)]`, measured +5k instructions on a full
+        // `build_context` and on a memory get.)
         let name = match *name {
             [] => [0; SCALAR_NAME_MAX],
             [a] => [a, 0, 0, 0],

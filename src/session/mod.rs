@@ -297,9 +297,10 @@ impl Session {
 
     /// Appends a message; no flash write.
     pub fn add<P: Port>(&mut self, port: &mut P, role: Role, text: &[u8]) -> Result<(), AddError> {
-        utf8_prefix(text, MSG_MAX_BYTES).ok_or(AddError::NotUtf8)?;
+        let keep = utf8_prefix(text, MSG_MAX_BYTES).ok_or(AddError::NotUtf8)?;
         self.ensure_loaded(port).map_err(AddError::Io)?;
-        self.add_loaded(role, text)
+        self.push_turn(role, text.get(..keep).unwrap_or(&[]));
+        Ok(())
     }
 
     /// [`Session::add`] to a ring already loaded (no I/O, so no loading
@@ -309,10 +310,15 @@ impl Session {
         if !self.loaded {
             return Err(AddError::Io(Errno::EIO));
         }
-        self.ring.push(role, text.get(..keep).unwrap_or(&[]));
+        self.push_turn(role, text.get(..keep).unwrap_or(&[]));
+        Ok(())
+    }
+
+    /// Appends checked text (both `add`s: the text is checked once).
+    fn push_turn(&mut self, role: Role, text: &[u8]) {
+        self.ring.push(role, text);
         self.dirty = true;
         self.unflushed = self.unflushed.saturating_add(1).min(MAX_MSGS as u8);
-        Ok(())
     }
 
     /// Messages in the ring.
