@@ -33,6 +33,44 @@ const CONVERSATION_HEADER: &[u8] = b"Conversation:\n";
 /// lines are a `u64` bitmap.
 const MEMORY_LINES_MAX: usize = 40;
 
+/// What choosing the memory lines works in: the store's reader state, a
+/// pair, the candidates and the query (with `recall`; empty without).
+/// [`build`] keeps one on its own frame; an `ask()` has one in its work
+/// area, off the stack (the FFI layer carves it out: `docs/DESIGN.md`,
+/// "Stack").
+pub struct Scratch {
+    #[cfg(feature = "recall")]
+    store: memory::Store,
+    #[cfg(feature = "recall")]
+    pair: memory::Pair,
+    #[cfg(feature = "recall")]
+    choice: Choice,
+    #[cfg(feature = "recall")]
+    query: crate::recall::Query,
+}
+
+impl Scratch {
+    /// A scratch area (each build resets what it uses).
+    pub fn new() -> Self {
+        Self {
+            #[cfg(feature = "recall")]
+            store: memory::Store::new(),
+            #[cfg(feature = "recall")]
+            pair: memory::Pair::new(),
+            #[cfg(feature = "recall")]
+            choice: Choice::new(),
+            #[cfg(feature = "recall")]
+            query: crate::recall::Query::new(),
+        }
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A bounded output buffer; `push` refuses what does not fit.
 struct Out<'a> {
     buf: &'a mut [u8],
@@ -77,6 +115,7 @@ fn choose_memory<P: Port>(
     cap: usize,
     used: &mut usize,
     out: &mut [u8],
+    _scratch: &mut Scratch,
 ) -> (u64, usize) {
     let mut chosen: u64 = 0;
     let mut index = 0usize;
@@ -182,6 +221,18 @@ struct Choice {
 
 #[cfg(feature = "recall")]
 impl Choice {
+    const fn new() -> Self {
+        Choice {
+            need: [0; MEMORY_LINES_MAX],
+            score: [0; MEMORY_LINES_MAX],
+            pinned: 0,
+            order: [0; MEMORY_LINES_MAX],
+            lines: 0,
+            kept: 0,
+            end: MEMORY_HEADER.len(),
+        }
+    }
+
     /// Takes the next line of the store; false past the lines considered.
     #[inline(never)]
     fn take(
@@ -277,39 +328,35 @@ impl Choice {
 /// unless one came back when a better line pushed out one ranked above it
 /// (then the store is read a second time).
 #[cfg(feature = "recall")]
-#[inline(never)]
+#[inline(always)]
 fn choose_memory<P: Port>(
     port: &mut P,
     ring: &SessionRing,
     cap: usize,
     used: &mut usize,
     out: &mut [u8],
+    scratch: &mut Scratch,
 ) -> (u64, usize) {
-    let mut query = crate::recall::Query::new();
+    let Scratch {
+        store,
+        pair: p,
+        choice: c,
+        query,
+    } = scratch;
+    *query = crate::recall::Query::new();
     for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
         query.add(&m.text);
     }
     // The bytes for lines (a longer line is never chosen nor kept).
     let room = cap.saturating_sub(*used + MEMORY_HEADER.len());
-    let mut c = Choice {
-        need: [0; MEMORY_LINES_MAX],
-        score: [0; MEMORY_LINES_MAX],
-        pinned: 0,
-        order: [0; MEMORY_LINES_MAX],
-        lines: 0,
-        kept: 0,
-        end: MEMORY_HEADER.len(),
-    };
-    // The store is read here rather than through `memory::for_each`: one
-    // frame with the pair buffer instead of two (the 1 KiB stack budget);
-    // loaded in place (`Store::open` would return a copy of it). Each line
-    // is taken by a call of its own: its work is not on the frame that
-    // reads the store.
-    let mut store = memory::Store::new();
-    let mut p = memory::Pair::new();
-    if store.load_with(port, &mut p).is_ok() {
-        while let Ok(Some(())) = store.next(port, &mut p) {
-            if !c.take(&query, &p, room, out) {
+    *c = Choice::new();
+    // The store is read here rather than through `memory::for_each`: with
+    // the scratch's store and pair (the 1 KiB stack budget); loaded in
+    // place. Each line is taken by a call of its own: its work is not on
+    // the frame that reads the store.
+    if store.load_with(port, p).is_ok() {
+        while let Ok(Some(())) = store.next(port, p) {
+            if !c.take(query, p, room, out) {
                 break;
             }
         }
@@ -343,28 +390,46 @@ fn choose_memory<P: Port>(
 /// Prints the chosen memory lines by reading the store again (out of line:
 /// see `choose_memory`).
 #[cfg(feature = "recall")]
-#[inline(never)]
-fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64) {
+#[inline(always)]
+fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64, scratch: &mut Scratch) {
     o.push(MEMORY_HEADER);
-    let mut index = 0usize;
-    let _ = memory::for_each(port, &mut |p| {
-        if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
-            o.line(p.key(), p.value());
+    let Scratch { store, pair, .. } = scratch;
+    if store.load_with(port, pair).is_ok() {
+        let mut index = 0usize;
+        while let Ok(Some(())) = store.next(port, pair) {
+            if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
+                o.line(pair.key(), pair.value());
+            }
+            index += 1;
         }
-        index += 1;
-    });
+        store.close(port);
+    }
 }
 
 /// Renders into `out` and NUL-terminates; returns the bytes written without
 /// the NUL. `out` may be empty (then nothing is written and 0 returned).
 pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> usize {
     let _ = session.ring(port);
-    build_loaded(port, session, out)
+    build_new(port, session, out)
+}
+
+/// [`build_loaded`] in a scratch of its own (not on the stack while the
+/// ring loads).
+#[inline(never)]
+fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
+    build_loaded(port, session, out, &mut Scratch::new())
 }
 
 /// [`build`] from the ring as it is in RAM (the caller loaded it: an
-/// `ask()` does from its top frame, see `agent::ready`); the store is read.
-pub fn build_loaded<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
+/// `ask()` does from its top frame, see `agent::ready`) in the caller's
+/// `scratch`; the store is read.
+#[inline(always)]
+pub fn build_loaded<P: Port>(
+    port: &mut P,
+    session: &Session,
+    out: &mut [u8],
+    scratch: &mut Scratch,
+) -> usize {
     let Some(cap) = out.len().checked_sub(1) else {
         return 0;
     };
@@ -403,6 +468,7 @@ pub fn build_loaded<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) ->
         cap,
         &mut used,
         out.get_mut(..cap).unwrap_or(&mut []),
+        scratch,
     );
 
     // 3. Older turns, newest first, while they fit whole (the summary, when
@@ -427,7 +493,7 @@ pub fn build_loaded<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) ->
     };
     #[cfg(feature = "recall")]
     if chosen != 0 && printed == 0 {
-        render_memory(port, &mut o, chosen);
+        render_memory(port, &mut o, chosen, scratch);
     }
     #[cfg(not(feature = "recall"))]
     let _ = chosen;

@@ -96,12 +96,7 @@ pub fn run<H: Host>(h: &mut H, kind: u8, arg: Arg<'_>, out: &mut [u8]) -> (ToolO
             };
             (ToolOutcome::Returned(n), v)
         }
-        UPTIME => {
-            let now = h.with_core(|_, p| p.ticks_ms()).unwrap_or(0);
-            let mut buf = [0u8; 10];
-            let n = text_out(out, decimal(now, &mut buf));
-            (ToolOutcome::Returned(n), Value::Int(now))
-        }
+        UPTIME => uptime(h, out),
         LED => {
             let on = h
                 .with_core(|c, _| {
@@ -125,17 +120,7 @@ pub fn run<H: Host>(h: &mut H, kind: u8, arg: Arg<'_>, out: &mut [u8]) -> (ToolO
                 ToolOutcome::Returned(text_out(out, b"True")),
                 Value::Bool(true),
             ),
-            Some(Err(Errno(e))) => {
-                let mut buf = [0u8; 10];
-                let mut b = super::wire::Buf::new(out);
-                for p in [
-                    &b"memory wipe failed: errno "[..],
-                    decimal(e as u32, &mut buf),
-                ] {
-                    let _ = super::wire::Sink::put(&mut b, p);
-                }
-                (ToolOutcome::Raised(b.len), Value::Bool(false))
-            }
+            Some(Err(Errno(e))) => wipe_failed(e, out),
             None => (
                 ToolOutcome::Raised(text_out(out, Status::Busy.text().as_bytes())),
                 Value::Bool(false),
@@ -146,6 +131,31 @@ pub fn run<H: Host>(h: &mut H, kind: u8, arg: Arg<'_>, out: &mut [u8]) -> (ToolO
             Value::Bool(false),
         ),
     }
+}
+
+/// `uptime`: the milliseconds since boot (its digits out of `run`'s frame,
+/// which is under a wipe).
+#[inline(never)]
+fn uptime<H: Host>(h: &mut H, out: &mut [u8]) -> (ToolOutcome, Value) {
+    let now = h.with_core(|_, p| p.ticks_ms()).unwrap_or(0);
+    let mut buf = [0u8; 10];
+    let n = text_out(out, decimal(now, &mut buf));
+    (ToolOutcome::Returned(n), Value::Int(now))
+}
+
+/// A failed wipe, raised with its errno (put together after the wipe,
+/// out of the frame that calls it).
+#[inline(never)]
+fn wipe_failed(e: i32, out: &mut [u8]) -> (ToolOutcome, Value) {
+    let mut buf = [0u8; 10];
+    let mut b = super::wire::Buf::new(out);
+    for p in [
+        &b"memory wipe failed: errno "[..],
+        decimal(e as u32, &mut buf),
+    ] {
+        let _ = super::wire::Sink::put(&mut b, p);
+    }
+    (ToolOutcome::Raised(b.len), Value::Bool(false))
 }
 
 #[cfg(test)]

@@ -424,6 +424,8 @@ struct Work<'a> {
     name: &'a mut [u8],
     /// The request body (and, during a tool round, the tool's argument).
     body: &'a mut [u8],
+    /// Where the context's memory lines are chosen.
+    scratch: &'a mut crate::context::Scratch,
 }
 
 const BODY_FIXED: usize = 512;
@@ -450,7 +452,10 @@ pub fn ask_work_size(prompt: &[u8]) -> usize {
 /// (31 bytes, escaped at most twice over) and a risk.
 const TOOLS_MAX: usize = 16 * (2 * 31 + 20);
 
-fn split_work(work: &mut [u8]) -> Option<Work<'_>> {
+fn split_work<'a>(
+    work: &'a mut [u8],
+    scratch: &'a mut crate::context::Scratch,
+) -> Option<Work<'a>> {
     let (reply, rest) = work.split_at_mut_checked(REPLY_MAX + 1)?;
     let (result, rest) = rest.split_at_mut_checked(TOOL_RESULT_MAX)?;
     let (name, body) = rest.split_at_mut_checked(NAME_ECHO_MAX)?;
@@ -459,6 +464,7 @@ fn split_work(work: &mut [u8]) -> Option<Work<'_>> {
         result,
         name,
         body,
+        scratch,
     })
 }
 
@@ -493,23 +499,35 @@ pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
     Ok(ask_work_size(prompt))
 }
 
-/// `ask(prompt)`: see the module docs; the answer is left in `work`.
-pub fn ask<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
+/// `ask(prompt)`: see the module docs; the answer is left in `work`. The
+/// context is built in `scratch` (the caller's: on the device a part of
+/// the same heap block, so that its 700-odd bytes are not on the stack).
+pub fn ask<H: Host>(
+    h: &mut H,
+    prompt: &[u8],
+    work: &mut [u8],
+    scratch: &mut crate::context::Scratch,
+) -> Result<Reply, Status> {
     check_prompt(prompt)?;
     if work.len() < ask_work_size(prompt) {
         return Err(Status::WorkTooSmall);
     }
     ready(h);
     match policy::command(prompt) {
-        Some(cmd) => ask_command(h, cmd, work),
-        None => ask_ready(h, prompt, work),
+        Some(cmd) => ask_command(h, cmd, work, scratch),
+        None => ask_ready(h, prompt, work, scratch),
     }
 }
 
 /// [`ask`] of a command: its own frame, not the exchange's.
 #[inline(never)]
-fn ask_command<H: Host>(h: &mut H, cmd: policy::Command, work: &mut [u8]) -> Result<Reply, Status> {
-    let Some(w) = split_work(work) else {
+fn ask_command<H: Host>(
+    h: &mut H,
+    cmd: policy::Command,
+    work: &mut [u8],
+    scratch: &mut crate::context::Scratch,
+) -> Result<Reply, Status> {
+    let Some(w) = split_work(work, scratch) else {
         return Err(Status::WorkTooSmall);
     };
     nested(
@@ -523,8 +541,13 @@ fn ask_command<H: Host>(h: &mut H, cmd: policy::Command, work: &mut [u8]) -> Res
 /// [`ask`] after [`ready`], for an exchange: its frames are not on the
 /// stack while the files load.
 #[inline(never)]
-fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
-    let Some(mut w) = split_work(work) else {
+fn ask_ready<H: Host>(
+    h: &mut H,
+    prompt: &[u8],
+    work: &mut [u8],
+    scratch: &mut crate::context::Scratch,
+) -> Result<Reply, Status> {
+    let Some(mut w) = split_work(work, scratch) else {
         return Err(Status::WorkTooSmall);
     };
     nested(h, |c| c.trust.get(), |h| ask_chained(h, prompt, &mut w))
@@ -870,6 +893,7 @@ fn post_request<H: Host>(
             p,
             &c.session,
             w.reply.get_mut(..ctx_cap).unwrap_or(&mut []),
+            w.scratch,
         ))
     })??;
     // ... then the body, from a frame of its own.

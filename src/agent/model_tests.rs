@@ -456,7 +456,8 @@ impl ModelHost {
                 Err(s) => Err(s),
                 Ok(n) => {
                     let mut work = vec![0u8; n];
-                    match ask(self, p, &mut work) {
+                    let mut scratch = Box::new(crate::context::Scratch::new());
+                    match ask(self, p, &mut work, &mut scratch) {
                         Ok(r) => {
                             ask_reply = Some(work[r.offset..r.offset + r.len].to_vec());
                             Ok(())

@@ -8,12 +8,15 @@
 //! the caller's own Python argument and keeps a tool's result and exception
 //! (Rust never looks behind it, and never keeps it past the call).
 
+use core::mem::MaybeUninit;
+
 use cty::{c_char, c_void};
 
 use super::{c_bytes, out_slice, sys, with_state};
 use crate::agent::{
     self, Arg, Host, Origin, Status, ToolOutcome, Ui, Value, config, tacp as tacp_mod,
 };
+use crate::context;
 use crate::core::Core;
 
 /// `claw_status_t`: how an agent call ended (0 = done). A fixed-size
@@ -210,6 +213,9 @@ impl Host for CHost {
         usize::try_from(n).ok().filter(|&n| n <= reply.len())
     }
 
+    // Out of line: its out-pointer is not on the frame of `call_tool`,
+    // which is under a built-in's store pass.
+    #[inline(never)]
     fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {
         let (kind, text): (u8, &[u8]) = match arg {
             Arg::None => (sys::CLAW_PORT_ARG_NONE as u8, &[]),
@@ -495,7 +501,44 @@ pub unsafe extern "C" fn claw_tool(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn claw_ask_work_size(prompt: *const u8, len: usize) -> usize {
     // SAFETY: per this function's contract.
-    unsafe { bytes(prompt, len) }.map_or(0, agent::ask_work_size)
+    unsafe { bytes(prompt, len) }.map_or(0, ask_work_len)
+}
+
+/// The context's scratch area at the end of `claw_ask`'s work buffer: its
+/// size and room to align it.
+const SCRATCH_LEN: usize =
+    core::mem::size_of::<context::Scratch>() + core::mem::align_of::<context::Scratch>() - 1;
+
+/// Bytes of work buffer `claw_ask` needs: the agent's buffers, then the
+/// context's scratch (the choice of memory lines, off the stack).
+fn ask_work_len(prompt: &[u8]) -> usize {
+    agent::ask_work_size(prompt) + SCRATCH_LEN
+}
+
+/// Splits `claw_ask`'s work buffer (at least [`ask_work_len`] bytes) into
+/// the agent's bytes and the context's scratch, aligned, at its end.
+fn split_scratch(work: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> {
+    let size = core::mem::size_of::<context::Scratch>();
+    let align = core::mem::align_of::<context::Scratch>();
+    let last = work.len().checked_sub(size)?;
+    let at = last.checked_sub((work.as_ptr() as usize).wrapping_add(last) % align)?;
+    let (bytes, tail) = work.split_at_mut_checked(at)?;
+    if tail.len() < size {
+        return None;
+    }
+    let slot = tail.as_mut_ptr().cast::<MaybeUninit<context::Scratch>>();
+    // SAFETY: `slot` is aligned for a `Scratch` (`at` was rounded down to
+    // it) and `tail`, borrowed exclusively for the returned lifetime, holds
+    // at least its size; `MaybeUninit` asks nothing of the bytes.
+    let slot = unsafe { &mut *slot };
+    Some((bytes, new_scratch(slot)))
+}
+
+/// Writes a new scratch into `slot` (a frame of its own: should the value
+/// be put together on the stack first, that is not under `ask()`).
+#[inline(never)]
+fn new_scratch(slot: &mut MaybeUninit<context::Scratch>) -> &mut context::Scratch {
+    slot.write(context::Scratch::new())
 }
 
 /// Before `claw_ask`: what can be told without a work buffer (the prompt,
@@ -522,7 +565,7 @@ pub unsafe extern "C" fn claw_ask_check(
     match agent::ask_check(&mut host, prompt) {
         Ok(n) => {
             // SAFETY: non-NULL and valid per the contract.
-            unsafe { work_len.write(n) };
+            unsafe { work_len.write(n + SCRATCH_LEN) };
             CLAW_OK
         }
         Err(s) => s as claw_status_t,
@@ -555,7 +598,12 @@ pub unsafe extern "C" fn claw_ask(
     // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
     let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
     let mut host = CHost { ctx };
-    let r = agent::ask(&mut host, prompt, work);
+    // A buffer short of `claw_ask_work_size` is refused as the agent would
+    // (after the prompt's checks).
+    let r = match split_scratch(work).filter(|_| work_len >= ask_work_len(prompt)) {
+        Some((work, scratch)) => agent::ask(&mut host, prompt, work, scratch),
+        None => agent::check_prompt(prompt).and(Err(Status::WorkTooSmall)),
+    };
     if let (Ok(reply), false) = (&r, reply_len.is_null()) {
         // SAFETY: non-NULL and valid per the contract.
         unsafe { reply_len.write(reply.len) };
