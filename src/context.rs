@@ -414,16 +414,17 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 }
 
 /// [`build_loaded`] in a scratch of its own (not on the stack while the
-/// ring loads).
-#[inline(never)]
+/// ring loads; without `recall` it is empty).
+#[cfg_attr(feature = "recall", inline(never))]
 fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
     build_loaded(port, session, out, &mut Scratch::new())
 }
 
 /// [`build`] from the ring as it is in RAM (the caller loaded it: an
 /// `ask()` does from its top frame, see `agent::ready`) in the caller's
-/// `scratch`; the store is read.
-#[inline(always)]
+/// `scratch`; the store is read. One copy, called from `build` and from
+/// an `ask()`'s request (inlined into both it was 1.4 KB more code).
+#[cfg_attr(feature = "recall", inline(never))]
 pub fn build_loaded<P: Port>(
     port: &mut P,
     session: &Session,
