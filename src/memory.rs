@@ -109,18 +109,34 @@ impl From<Errno> for MemError {
 /// Forgets the whole store (the `wipe_memory` tool): an empty base of a new
 /// generation retires every shard, then the files are removed. A store that
 /// is not there is already wiped.
-// Out of line: its store and pair buffer stay out of the tool dispatcher's
-// frame.
+// Out of line: its store and writer stay out of the tool dispatcher's
+// frame (and out of each other's: the load, then the writes).
 #[inline(never)]
 pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     let _ = port.remove(MEMORY_TMP_PATH);
-    let mut store = Store::new();
-    let mut pair = Pair::new();
-    if base_gen(port, &mut store.reader, &mut pair)?.is_none() && !any_shard(port)? {
-        return Ok(());
+    match newest(port)? {
+        Some(generation) => retire(port, generation),
+        None => Ok(()),
     }
-    store.load_with(port, &mut pair)?;
-    let generation = store.newest;
+}
+
+/// [`wipe`]'s load: the newest generation the files name, `None` when
+/// there is neither a base nor a shard. Keys only: no pair buffer.
+#[inline(never)]
+fn newest<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
+    let mut store = Store::new();
+    let mut key = [0u8; KEY_MAX_BYTES];
+    if base_gen(port, &mut store.reader, &mut key)?.is_none() && !any_shard(port)? {
+        return Ok(None);
+    }
+    store.load_into(port, &mut key, None)?;
+    Ok(Some(store.newest))
+}
+
+/// [`wipe`]'s writes: an empty base past `generation`, then the files
+/// removed.
+#[inline(never)]
+fn retire<P: Port>(port: &mut P, generation: u32) -> Result<(), Errno> {
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
     let written =
@@ -141,7 +157,8 @@ pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
 }
 
 fn any_shard<P: Port>(port: &mut P) -> Result<bool, Errno> {
-    for path in SHARD_PATHS {
+    // By reference: an iterator by value holds a copy of the paths.
+    for path in SHARD_PATHS.iter() {
         match port.open(path, Mode::Read) {
             Ok(fd) => {
                 let _ = port.close(fd);
@@ -189,6 +206,16 @@ fn place(h: u32) -> (usize, u16) {
     ((h % SHARDS as u32) as usize, (h >> 16) as u16)
 }
 
+/// A reader of `fd` set up in `slot` (one copy of its set-up for every
+/// reader of the store: code size).
+#[inline(never)]
+fn put_reader<'a>(
+    slot: &'a mut Option<PairReader<'static>>,
+    fd: Fd,
+) -> &'a mut PairReader<'static> {
+    slot.insert(PairReader::new(fd))
+}
+
 fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
     match port.open(path, Mode::Read) {
         Ok(fd) => Ok(Some(fd)),
@@ -198,18 +225,20 @@ fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
 }
 
 /// The base's generation: `None` without a base, 0 for one in the seed's
-/// plain form. Read with the caller's reader slot and pair buffer (left
+/// plain form. Read with the caller's reader slot and key buffer (left
 /// `None` and clobbered): a load holds one of each, not one per level.
 #[inline(always)]
 fn base_gen<P: Port>(
     port: &mut P,
-    reader: &mut Option<PairReader>,
-    pair: &mut Pair,
+    reader: &mut Option<PairReader<'static>>,
+    key: &mut [u8; KEY_MAX_BYTES],
 ) -> Result<Option<u32>, Errno> {
     let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(None);
     };
-    let first = reader.insert(PairReader::new(fd)).record(port, pair);
+    let first = put_reader(reader, fd)
+        .rec(port, key, &mut [])
+        .map(|got| got.map(|(rec, ..)| rec));
     *reader = None;
     let _ = port.close(fd);
     Ok(Some(match first? {
@@ -445,7 +474,7 @@ impl Store {
                 },
             };
             if let Some(fd) = open_opt(port, path)? {
-                self.reader = Some(PairReader::new(fd));
+                put_reader(&mut self.reader, fd);
                 self.ld_first = true;
                 self.ld_j = self.ld_from;
                 self.ld_max_n = self.max_n;
@@ -612,7 +641,7 @@ impl Store {
         let Some(fd) = open_opt(port, path)? else {
             return Ok(false);
         };
-        self.reader = Some(PairReader::new(fd));
+        put_reader(&mut self.reader, fd);
         self.seeking = true;
         self.seek_k = first as u8;
         self.seek_j = j as u8;
@@ -628,9 +657,7 @@ impl Store {
         }
         self.seeking = false;
         if let Some(fd) = self.parked.take() {
-            let mut r = PairReader::new(fd);
-            r.skipped = self.base_skipped;
-            self.reader = Some(r);
+            put_reader(&mut self.reader, fd).skipped = self.base_skipped;
         }
     }
 
@@ -640,7 +667,9 @@ impl Store {
     fn prepare<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         if self.phase == 0 {
             match open_opt(port, MEMORY_PATH)? {
-                Some(fd) => self.reader = Some(PairReader::new(fd)),
+                Some(fd) => {
+                    put_reader(&mut self.reader, fd);
+                }
                 None => self.phase = 1,
             }
             return Ok(true);
@@ -1365,13 +1394,7 @@ fn commit<P: Port>(
             s.max_n.checked_add(1)
         };
         if let Some(n) = n {
-            let res = match e {
-                Edit::Set(v) => shard_edit(port, key, Change::Pair(v, pinned, 0), n, s.generation),
-                Edit::Forget => shard_edit(port, key, Change::Del, n, s.generation),
-                #[cfg(feature = "recall")]
-                Edit::Pin(on) => shard_pin(port, key, on, n, s),
-            };
-            match res {
+            match shard_edit(port, key, e, n, s, pinned) {
                 Ok(true) => return Ok(true),
                 Ok(false) => {}
                 Err(err) => return Err((err, Check::Landed)),
@@ -1383,28 +1406,16 @@ fn commit<P: Port>(
 
 /// A pin written to the key's shard: its value read again where the scan
 /// found it (a pin is rare; a copy of the value would sit on the stack of
-/// every edit).
+/// every edit), after the shard's records were read (not under it).
 #[cfg(feature = "recall")]
 #[inline(never)]
-fn shard_pin<P: Port>(
-    port: &mut P,
-    key: &[u8],
-    on: bool,
-    n: u8,
-    s: &Scan,
-) -> Result<bool, MemError> {
+fn shard_pin<P: Port>(port: &mut P, at: &Shard<'_>, on: bool, s: &Scan) -> Result<bool, MemError> {
     let mut pair = Pair::new();
     match s.at {
-        Some(at) if read_at(port, at, &mut pair)? => {}
+        Some(loc) if read_at(port, loc, &mut pair)? => {}
         _ => return Ok(false),
     }
-    shard_edit(
-        port,
-        key,
-        Change::Pair(pair.value(), on, 0),
-        n,
-        s.generation,
-    )
+    shard_write(port, at, Change::Pair(pair.value(), on, at.place))
 }
 
 /// Reads the pair at `at` into `pair`; false when it is not there.
@@ -1420,13 +1431,14 @@ fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errn
     let Some(fd) = open_opt(port, path)? else {
         return Ok(false);
     };
-    let mut r = PairReader::new(fd);
+    let mut slot = None;
+    let r = put_reader(&mut slot, fd);
     // The base's pair is the first record from its offset on.
     let res = match at {
         Loc::Base(off) => skip(port, fd, off, &mut pair.val).map(|()| (0, 0)),
         Loc::Entry { first, j, .. } => Ok((usize::from(first), usize::from(j))),
     }
-    .and_then(|(first, j)| seek_entry(port, &mut r, first, j, pair));
+    .and_then(|(first, j)| seek_entry(port, r, first, j, pair));
     let _ = port.close(fd);
     res
 }
@@ -1440,22 +1452,134 @@ enum Change<'a> {
     Del,
 }
 
-/// Rewrites the key's shard with `change`; false (nothing written) when
-/// the shard would pass [`SHARD_MAX`] or holds another key with the same
-/// fingerprint: then the caller folds.
-#[inline(never)]
+/// Rewrites the key's shard with the edit `e` (`n`: the key's place
+/// among the new keys when it is not one yet); false (nothing written)
+/// when the shard would pass [`SHARD_MAX`] or holds another key with the
+/// same fingerprint: then the caller folds.
+#[inline(always)]
 fn shard_edit<P: Port>(
     port: &mut P,
     key: &[u8],
-    change: Change<'_>,
+    e: Edit<'_>,
     n: u8,
-    generation: u32,
+    s: &Scan,
+    pinned: bool,
 ) -> Result<bool, MemError> {
-    let mut place = n;
     let path = SHARD_PATHS
         .get(shard_of(key))
         .copied()
         .unwrap_or(MEMORY_TMP_PATH);
+    let mut at = Shard {
+        path,
+        key,
+        generation: s.generation,
+        keep: [(0, 0); SHARD_RECORDS],
+        kept: 0,
+        place: n,
+    };
+    if !shard_keep(port, &mut at)? {
+        return Ok(false);
+    }
+    let change = match e {
+        Edit::Set(v) => Change::Pair(v, pinned, at.place),
+        Edit::Forget => Change::Del,
+        #[cfg(feature = "recall")]
+        Edit::Pin(on) => return shard_pin(port, &at, on, s),
+    };
+    shard_write(port, &at, change)
+}
+
+/// The key's shard, as an edit rewrites it.
+struct Shard<'a> {
+    path: &'a CStr,
+    key: &'a [u8],
+    /// The base's generation (a shard of another is stale).
+    generation: u32,
+    /// Its records of other keys, as byte ranges (none when it is stale).
+    keep: [(u8, u8); SHARD_RECORDS],
+    kept: usize,
+    /// The key's place among the new keys: its old one, else the one a
+    /// new key gets.
+    place: u8,
+}
+
+impl Shard<'_> {
+    fn kept(&self) -> &[(u8, u8)] {
+        self.keep.get(..self.kept).unwrap_or(&[])
+    }
+}
+
+/// Reads the records of the shard that an edit keeps into `at`; false when
+/// the store must fold instead (another key with the key's fingerprint, or
+/// no room for the key's record). Read from the file, not from the bytes
+/// [`shard_write`] copies: those are not held on the stack of the record
+/// reader.
+#[inline(never)]
+fn shard_keep<P: Port>(port: &mut P, at: &mut Shard<'_>) -> Result<bool, Errno> {
+    let Some(fd) = open_opt(port, at.path)? else {
+        return Ok(true);
+    };
+    let mut slot = None;
+    let res = shard_records(port, put_reader(&mut slot, fd), at);
+    let _ = port.close(fd);
+    res
+}
+
+/// [`shard_keep`]'s parse, up to the end of the shard or past
+/// [`SHARD_MAX`] (then the shard is not rewritten: no need to read on).
+#[inline(always)]
+fn shard_records<P: Port>(
+    port: &mut P,
+    r: &mut PairReader,
+    at: &mut Shard<'_>,
+) -> Result<bool, Errno> {
+    let mine = sig(at.key);
+    let mut other = [0u8; KEY_MAX_BYTES];
+    let mut header = false;
+    let mut from = 0u32;
+    while let Some((rec, kl, _, _)) = r.rec(port, &mut other, &mut [])? {
+        let to = r.offset();
+        if to as usize > SHARD_MAX {
+            return Ok(false);
+        }
+        match rec {
+            Rec::Header(g) if from == 0 => header = g == at.generation,
+            _ if !header => break,
+            Rec::Header(_) => {}
+            Rec::Pair(_) | Rec::Del => {
+                let k = other.get(..usize::from(kl)).unwrap_or(&[]);
+                if k == at.key {
+                    if let Rec::Pair(old @ 1..) = rec {
+                        at.place = old;
+                    }
+                } else {
+                    if sig(k) == mine {
+                        return Ok(false);
+                    }
+                    match at.keep.get_mut(at.kept) {
+                        Some(slot) => *slot = (from as u8, to as u8),
+                        None => return Ok(false),
+                    }
+                    at.kept += 1;
+                }
+            }
+        }
+        from = to;
+    }
+    // No room for the key's record: fold.
+    Ok(at.kept < SHARD_RECORDS)
+}
+
+/// Writes the shard `at`: its header, the ranges of its bytes it keeps as
+/// they are, and `change` for its key; false (nothing written) when the
+/// shard is or would be over [`SHARD_MAX`].
+#[inline(never)]
+fn shard_write<P: Port>(
+    port: &mut P,
+    at: &Shard<'_>,
+    change: Change<'_>,
+) -> Result<bool, MemError> {
+    let (path, kept, generation, key) = (at.path, at.kept(), at.generation, at.key);
     // The shard's bytes: one of ours is at most SHARD_MAX.
     let mut old = [0u8; SHARD_MAX + 1];
     let len = match open_opt(port, path)? {
@@ -1469,51 +1593,6 @@ fn shard_edit<P: Port>(
     if len > SHARD_MAX {
         return Ok(false);
     }
-    // Its records of other keys, as byte ranges (none when it is stale).
-    let mut keep = [(0u8, 0u8); SHARD_RECORDS];
-    let mut n = 0usize;
-    {
-        let mut r = PairReader::over(old.get(..len).unwrap_or(&[]));
-        let mut other = [0u8; KEY_MAX_BYTES];
-        let mut header = false;
-        let mut from = 0u32;
-        while let Some((rec, kl, _, _)) = r.rec(port, &mut other, &mut [])? {
-            let to = r.offset();
-            match rec {
-                Rec::Header(g) if from == 0 => header = g == generation,
-                _ if !header => break,
-                Rec::Header(_) => {}
-                Rec::Pair(_) | Rec::Del => {
-                    let k = other.get(..usize::from(kl)).unwrap_or(&[]);
-                    if let (true, Rec::Pair(old)) = (k == key, rec) {
-                        if old != 0 {
-                            place = old;
-                        }
-                    }
-                    if k != key {
-                        if sig(k) == sig(key) {
-                            return Ok(false);
-                        }
-                        match keep.get_mut(n) {
-                            Some(slot) => *slot = (from as u8, to as u8),
-                            None => return Ok(false),
-                        }
-                        n += 1;
-                    }
-                }
-            }
-            from = to;
-        }
-    }
-    if n >= SHARD_RECORDS {
-        // No room for the key's record: fold.
-        return Ok(false);
-    }
-    let kept = keep.get(..n).unwrap_or(&[]);
-    let change = match change {
-        Change::Pair(v, pinned, _) => Change::Pair(v, pinned, place),
-        Change::Del => Change::Del,
-    };
     let old = old.get(..len).unwrap_or(&[]);
     let size = write_shard(port, NO_FD, old, kept, generation, key, change).map(|n| n as usize);
     if size.map_or(true, |n| n > SHARD_MAX) {
@@ -1720,7 +1799,8 @@ fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
         let Some(fd) = open_opt(port, MEMORY_PATH)? else {
             return Ok(0);
         };
-        let mut reader = PairReader::new(fd);
+        let mut slot = None;
+        let reader = put_reader(&mut slot, fd);
         let mut index = 0usize;
         let mut gone = 0u128;
         let res = loop {
@@ -1763,7 +1843,8 @@ fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool
     let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(false);
     };
-    let mut reader = PairReader::new(fd);
+    let mut slot = None;
+    let reader = put_reader(&mut slot, fd);
     let mut other = [0u8; KEY_MAX_BYTES];
     let mut i = 0usize;
     let res = loop {
