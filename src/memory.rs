@@ -318,8 +318,9 @@ pub struct Store {
     emitted: u64,
     /// The largest `"n"`.
     max_n: u8,
-    /// Pairs of the base read so far (overridden ones included).
-    base_pairs: usize,
+    /// Pairs of the base read so far (overridden ones included; it stops
+    /// at 65,535, far past the pairs a fold sorts out: 2 bytes, not 4).
+    base_pairs: u16,
     /// Whether the base had a line that is not a record.
     skipped: bool,
     /// Whether the last pair holds a place of the base.
@@ -337,13 +338,12 @@ pub struct Store {
     base_skipped: bool,
     /// Where the base's last record was looked for.
     rec_off: u32,
-    /// The entry the last pair of the new keys was read from.
-    last_entry: u8,
     /// The base, reopened where it was, while a shard record that
-    /// overrides its last pair is read.
-    parked: Option<Fd>,
+    /// overrides its last pair is read ([`NO_FD`]: none; 4 bytes, not 8).
+    parked: Fd,
     /// The reader holds a shard, read up to entry `seek_j` (the next record
-    /// being entry `seek_k`).
+    /// being entry `seek_k`). After a pair of the new keys, `seek_j` is the
+    /// entry it was read from.
     seeking: bool,
     seek_k: u8,
     seek_j: u8,
@@ -370,7 +370,9 @@ impl Store {
         Ok(s)
     }
 
-    /// A store not read yet.
+    /// A store not read yet. (One copy of its set-up, written in place:
+    /// code size.)
+    #[inline(never)]
     pub const fn new() -> Store {
         Store {
             reader: None,
@@ -393,8 +395,7 @@ impl Store {
             base_off: 0,
             base_skipped: false,
             rec_off: 0,
-            last_entry: 0,
-            parked: None,
+            parked: NO_FD,
             seeking: false,
             seek_k: 0,
             seek_j: 0,
@@ -602,7 +603,6 @@ impl Store {
         self.base_off = 0;
         self.base_skipped = false;
         self.rec_off = 0;
-        self.last_entry = 0;
         self.seek_k = 0;
         self.seek_j = 0;
         self.ld_file = 0;
@@ -656,7 +656,8 @@ impl Store {
             let _ = port.close(r.fd());
         }
         self.seeking = false;
-        if let Some(fd) = self.parked.take() {
+        let fd = core::mem::replace(&mut self.parked, NO_FD);
+        if fd != NO_FD {
             put_reader(&mut self.reader, fd).skipped = self.base_skipped;
         }
     }
@@ -691,7 +692,6 @@ impl Store {
             };
             self.emitted |= bit64(j);
             self.from_base = false;
-            self.last_entry = j as u8;
             if self.open_entry(port, j)? {
                 return Ok(true);
             }
@@ -716,7 +716,7 @@ impl Store {
         }
         self.close(port);
         let fd = open_opt(port, MEMORY_PATH)?.ok_or(Errno::ENOENT)?;
-        self.parked = Some(fd);
+        self.parked = fd;
         skip(port, fd, self.base_off, scratch)?;
         if !self.open_entry(port, j)? {
             self.end_seek(port);
@@ -729,7 +729,7 @@ impl Store {
         if self.from_base {
             Loc::Base(self.rec_off)
         } else {
-            self.entry_at(usize::from(self.last_entry))
+            self.entry_at(usize::from(self.seek_j))
         }
     }
 
@@ -836,7 +836,7 @@ impl Store {
                     self.phase = 1;
                 }
                 Some(Rec::Pair(_)) => {
-                    self.base_pairs += 1;
+                    self.base_pairs = self.base_pairs.saturating_add(1);
                     self.from_base = true;
                     let kl = usize::from(self.got.0);
                     let Some(j) = self.entry(key.get(..kl).unwrap_or(&[])) else {
@@ -861,7 +861,8 @@ impl Store {
         if let Some(r) = self.reader.take() {
             let _ = port.close(r.fd());
         }
-        if let Some(fd) = self.parked.take() {
+        let fd = core::mem::replace(&mut self.parked, NO_FD);
+        if fd != NO_FD {
             let _ = port.close(fd);
         }
         self.seeking = false;
@@ -1750,7 +1751,9 @@ fn copy_pairs<P: Port>(
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => {
-                if store.from_base && gone & bit(store.base_pairs.saturating_sub(1)) != 0 {
+                if store.from_base
+                    && gone & bit(usize::from(store.base_pairs).saturating_sub(1)) != 0
+                {
                     continue;
                 }
                 let written = if pair.key() == key {
