@@ -357,6 +357,17 @@ pub struct Store {
     ld_max_n: u8,
 }
 
+/// Whether bit `j` of `bits` is set, tested in its 32-bit half (no 64-bit
+/// shift: the record loop's frame keeps no 64-bit values across a call).
+fn has(bits: u64, j: usize) -> bool {
+    let half = if j < 32 {
+        bits as u32
+    } else {
+        (bits >> 32) as u32
+    };
+    j < 64 && (half >> (j % 32)) & 1 != 0
+}
+
 fn bit64(j: usize) -> u64 {
     if j < 64 { 1 << j } else { 0 }
 }
@@ -445,14 +456,8 @@ impl Store {
             // Keys only (the values checked, not kept): one copy of the
             // load for every slot.
             match r.rec(port, key, &mut []) {
-                Ok(got) => {
-                    let (rec, kl) = match got {
-                        Some((rec, kl, _, _)) => (Some(rec), usize::from(kl)),
-                        None => (None, 0),
-                    };
-                    let k = key.get(..kl).unwrap_or(&[]);
-                    self.load_rec(port, rec, k, sink.as_deref_mut());
-                }
+                // (The record by reference: no copy of it on this frame.)
+                Ok(got) => self.load_rec(port, &got, key, sink.as_deref_mut()),
                 Err(e) => {
                     self.close(port);
                     return Err(e);
@@ -503,10 +508,14 @@ impl Store {
     fn load_rec<P: Port>(
         &mut self,
         port: &mut P,
-        rec: Option<Rec>,
-        key: &[u8],
+        got: &Option<(Rec, u8, u8, bool)>,
+        key: &[u8; KEY_MAX_BYTES],
         mut sink: Option<&mut Tally<'_>>,
     ) {
+        let (rec, key) = match *got {
+            Some((rec, kl, _, _)) => (Some(rec), key.get(..usize::from(kl)).unwrap_or(&[])),
+            None => (None, &[][..]),
+        };
         if self.ld_file == 0 {
             let generation = match rec {
                 Some(Rec::Header(g)) => g,
@@ -842,9 +851,9 @@ impl Store {
                     let Some(j) = self.entry(key.get(..kl).unwrap_or(&[])) else {
                         return Ok(Some(None));
                     };
-                    self.rematch = self.matched & bit64(j) != 0;
+                    self.rematch = has(self.matched, j);
                     self.matched |= bit64(j);
-                    if self.dels & bit64(j) == 0 {
+                    if !has(self.dels, j) {
                         if mode != Pass::Resolve {
                             return Ok(Some(Some(j)));
                         }
