@@ -1133,6 +1133,8 @@ struct Scan {
     in_base: bool,
     /// The largest `"n"` of the shards.
     max_n: u8,
+    /// The base's pairs a fold leaves out (a later line has their key).
+    gone: u128,
 }
 
 /// Where a line of the store is.
@@ -1309,10 +1311,6 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 /// (see the module docs). A change that changes nothing writes nothing;
 /// a failure leaves the store as it was.
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
-    let new_value = match e {
-        Edit::Set(v) => v,
-        _ => b"",
-    };
     // Filled in place: a returned `Scan` would sit in both frames.
     let mut s = Scan {
         maybe_dup: false,
@@ -1324,36 +1322,16 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         newest: 0,
         in_base: false,
         max_n: 0,
+        gone: 0,
     };
-    scan(port, key, &mut s)?;
-    let found = found(port, e, &s, new_value)?;
-    let clean = !s.maybe_dup && !s.skipped;
-    match (e, found) {
-        (Edit::Set(_), Some((true, _))) if clean => return Ok(()),
-        // Full, and known without writing a byte (with possible duplicates
-        // only the rewrite can count distinct keys).
-        (Edit::Set(_), None) if !s.maybe_dup && s.pairs >= MAX_ENTRIES => {
-            return Err(MemError::Full);
-        }
-        (Edit::Forget, None) => return Err(MemError::NotFound),
-        #[cfg(feature = "recall")]
-        (Edit::Pin(_), None) => return Err(MemError::NotFound),
-        #[cfg(feature = "recall")]
-        (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
-        _ => {}
-    }
-    let pinned = found.is_some_and(|(_, p)| p);
+    // The passes before the write, out of line: this frame, which the
+    // fold's is under, holds little more than the scan's findings.
+    let Some(pinned) = begin(port, key, e, &mut s)? else {
+        return Ok(());
+    };
     let res = match commit(port, key, e, &s, pinned) {
         Ok(true) => Ok(()),
-        Ok(false) => {
-            // Passes of their own, before the fold's: not under its store.
-            let gone = if s.maybe_dup || s.skipped {
-                superseded(port).map_err(|e| (MemError::Io(e), Check::No))
-            } else {
-                Ok(0)
-            };
-            gone.and_then(|gone| fold(port, key, e, &s, gone))
-        }
+        Ok(false) => fold(port, key, e, &s),
         Err(err) => Err(err),
     };
     let (err, check) = match res {
@@ -1370,6 +1348,47 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         let _ = port.remove(MEMORY_TMP_PATH);
     }
     Err(err)
+}
+
+/// [`edit`]'s passes before it writes: the scan, the key's line read where
+/// the scan found it, and (for a store that may hold a key twice) the pairs
+/// a fold leaves out, into `s.gone`. `None` when the edit is done without
+/// a write (or is refused: `Err`); else whether the key is pinned.
+#[inline(never)]
+fn begin<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    s: &mut Scan,
+) -> Result<Option<bool>, MemError> {
+    let new_value = match e {
+        Edit::Set(v) => v,
+        _ => b"",
+    };
+    scan(port, key, s)?;
+    let found = found(port, e, s, new_value)?;
+    let clean = !s.maybe_dup && !s.skipped;
+    match (e, found) {
+        (Edit::Set(_), Some((true, _))) if clean => return Ok(None),
+        // Full, and known without writing a byte (with possible duplicates
+        // only the rewrite can count distinct keys).
+        (Edit::Set(_), None) if !s.maybe_dup && s.pairs >= MAX_ENTRIES => {
+            return Err(MemError::Full);
+        }
+        (Edit::Forget, None) => return Err(MemError::NotFound),
+        #[cfg(feature = "recall")]
+        (Edit::Pin(_), None) => return Err(MemError::NotFound),
+        #[cfg(feature = "recall")]
+        (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(None),
+        _ => {}
+    }
+    // A store that is not clean folds (`commit` writes no shard for it):
+    // the passes that find its superseded lines run here, before the
+    // commit, as they did right before the fold, and not under its store.
+    if !clean {
+        s.gone = superseded(port)?;
+    }
+    Ok(Some(found.is_some_and(|(_, p)| p)))
 }
 
 /// Whether a failed commit may have landed (then [`edit`] reads the store
@@ -1670,19 +1689,13 @@ fn write_shard<P: Port>(
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
 #[inline(never)]
-fn fold<P: Port>(
-    port: &mut P,
-    key: &[u8],
-    e: Edit<'_>,
-    s: &Scan,
-    gone: u128,
-) -> Result<(), (MemError, Check)> {
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), (MemError, Check)> {
     let no = |e: Errno| (MemError::Io(e), Check::No);
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
     let copied = write_header(port, &mut w, s.newest.saturating_add(1))
         .map_err(MemError::Io)
-        .and_then(|()| copy_pairs(port, &mut w, key, e, gone));
+        .and_then(|()| copy_pairs(port, &mut w, key, e, s.gone));
     let result = match copied {
         Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
         Ok((_, true)) => w.flush(port).map_err(MemError::Io),
@@ -1717,8 +1730,10 @@ fn fold<P: Port>(
 }
 
 /// Whether the store holds `e` applied to `key` (the last line counts).
-/// Reuses the first pass (and its `Scan`, no longer needed by then).
-#[inline(always)]
+/// Reuses the first pass (and its `Scan`, no longer needed by then). Out
+/// of line: its locals are not on [`edit`]'s frame, which the fold's is
+/// under.
+#[inline(never)]
 fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool {
     let value = match e {
         Edit::Set(v) => v,
