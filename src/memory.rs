@@ -755,7 +755,9 @@ impl Store {
     /// The next pair of the merged store, or `None` at its end.
     #[inline(always)]
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        let got = self.step(port, &mut pair.key, &mut pair.val, Pass::Resolve)?;
+        let got = self
+            .step(port, &mut pair.key, &mut pair.val, Pass::Resolve)
+            .get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
         Ok(got.map(|_| ()))
     }
@@ -773,7 +775,7 @@ impl Store {
         port: &mut P,
         pair: &mut KeyRec,
     ) -> Result<Option<Option<usize>>, Errno> {
-        let got = self.step(port, &mut pair.key, &mut [], Pass::Keys)?;
+        let got = self.step(port, &mut pair.key, &mut [], Pass::Keys).get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
         Ok(got)
     }
@@ -786,14 +788,17 @@ impl Store {
         port: &mut P,
         pair: &mut KeyRec,
     ) -> Result<Option<Option<usize>>, Errno> {
-        let got = self.step(port, &mut pair.key, &mut [], Pass::BaseKeys)?;
+        let got = self
+            .step(port, &mut pair.key, &mut [], Pass::BaseKeys)
+            .get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
         Ok(got)
     }
 
     /// One reader slot, one call site of the record reader (a small frame
     /// above the deepest path): the base's records, a shard's up to the
-    /// record sought, by turns.
+    /// record sought, by turns. Its result packed in a `u64`
+    /// ([`Stepped`]).
     /// (One copy per slot type: the modes are not type parameters.)
     #[inline(never)]
     fn step<P: Port>(
@@ -802,21 +807,29 @@ impl Store {
         key: &mut [u8; KEY_MAX_BYTES],
         val: &mut [u8],
         mode: Pass,
-    ) -> Result<Option<Option<usize>>, Errno> {
+    ) -> Stepped {
         loop {
             let Some(r) = self.reader.as_mut() else {
                 if mode == Pass::BaseKeys && self.phase > 0 {
-                    return Ok(None);
+                    return Stepped::END;
                 }
-                if !self.prepare(port)? {
-                    return Ok(None);
+                let ready = match self.prepare(port) {
+                    Ok(ready) => ready,
+                    Err(e) => return Stepped::err(e),
+                };
+                if !ready {
+                    return Stepped::END;
                 }
                 continue;
             };
             if !self.seeking {
                 self.rec_off = self.base_off.saturating_add(r.offset());
             }
-            let rec = match r.rec(port, key, val)? {
+            let got = match r.rec(port, key, val) {
+                Ok(got) => got,
+                Err(e) => return Stepped::err(e),
+            };
+            let rec = match got {
                 Some((rec, kl, vl, pinned)) => {
                     self.got = (kl, vl, pinned);
                     Some(rec)
@@ -830,7 +843,7 @@ impl Store {
                     Some(rec) if self.seek_k == self.seek_j => {
                         self.end_seek(port);
                         if matches!(rec, Rec::Pair(_)) {
-                            return Ok(Some(None));
+                            return Stepped::PAIR;
                         }
                     }
                     Some(_) => self.seek_k = self.seek_k.saturating_add(1),
@@ -849,15 +862,17 @@ impl Store {
                     self.from_base = true;
                     let kl = usize::from(self.got.0);
                     let Some(j) = self.entry(key.get(..kl).unwrap_or(&[])) else {
-                        return Ok(Some(None));
+                        return Stepped::PAIR;
                     };
                     self.rematch = has(self.matched, j);
                     self.matched |= bit64(j);
                     if !has(self.dels, j) {
                         if mode != Pass::Resolve {
-                            return Ok(Some(Some(j)));
+                            return Stepped::pending(j);
                         }
-                        self.begin_override(port, val, j)?;
+                        if let Err(e) = self.begin_override(port, val, j) {
+                            return Stepped::err(e);
+                        }
                     }
                 }
                 Some(_) => {}
@@ -875,6 +890,37 @@ impl Store {
             let _ = port.close(fd);
         }
         self.seeking = false;
+    }
+}
+
+/// [`Store::step`]'s result in a `u64`, which comes back in two registers:
+/// a `Result` of its size comes back through memory, a slot on the frame
+/// of every pass (which the record reader is under). The high word: 0 an
+/// error (the low word its number), 1 the end, 2 a pair, 3 a pair whose
+/// override is pending (the low word its entry).
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Stepped(u64);
+
+impl Stepped {
+    const END: Stepped = Stepped(1 << 32);
+    const PAIR: Stepped = Stepped(2 << 32);
+
+    fn err(e: Errno) -> Self {
+        Stepped(u64::from(e.0 as u32))
+    }
+
+    fn pending(j: usize) -> Self {
+        Stepped(3 << 32 | u64::from(j as u32))
+    }
+
+    #[inline(always)]
+    fn get(self) -> Result<Option<Option<usize>>, Errno> {
+        let (tag, low) = ((self.0 >> 32) as u32, self.0 as u32);
+        if tag == 0 {
+            return Err(Errno(low as i32));
+        }
+        Ok((tag > 1).then(|| (tag > 2).then_some(low as usize)))
     }
 }
 
