@@ -109,18 +109,34 @@ impl From<Errno> for MemError {
 /// Forgets the whole store (the `wipe_memory` tool): an empty base of a new
 /// generation retires every shard, then the files are removed. A store that
 /// is not there is already wiped.
-// Out of line: its store and pair buffer stay out of the tool dispatcher's
-// frame.
+// Out of line: its store and writer stay out of the tool dispatcher's
+// frame (and out of each other's: the load, then the writes).
 #[inline(never)]
 pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     let _ = port.remove(MEMORY_TMP_PATH);
-    let mut store = Store::new();
-    let mut pair = Pair::new();
-    if base_gen(port, &mut store.reader, &mut pair)?.is_none() && !any_shard(port)? {
-        return Ok(());
+    match newest(port)? {
+        Some(generation) => retire(port, generation),
+        None => Ok(()),
     }
-    store.load_with(port, &mut pair)?;
-    let generation = store.newest;
+}
+
+/// [`wipe`]'s load: the newest generation the files name, `None` when
+/// there is neither a base nor a shard. Keys only: no pair buffer.
+#[inline(never)]
+fn newest<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
+    let mut store = Store::new();
+    let mut key = [0u8; KEY_MAX_BYTES];
+    if base_gen(port, &mut store.reader, &mut key)?.is_none() && !any_shard(port)? {
+        return Ok(None);
+    }
+    store.load_into(port, &mut key, None)?;
+    Ok(Some(store.newest))
+}
+
+/// [`wipe`]'s writes: an empty base past `generation`, then the files
+/// removed.
+#[inline(never)]
+fn retire<P: Port>(port: &mut P, generation: u32) -> Result<(), Errno> {
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
     let written =
@@ -141,7 +157,8 @@ pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
 }
 
 fn any_shard<P: Port>(port: &mut P) -> Result<bool, Errno> {
-    for path in SHARD_PATHS {
+    // By reference: an iterator by value holds a copy of the paths.
+    for path in SHARD_PATHS.iter() {
         match port.open(path, Mode::Read) {
             Ok(fd) => {
                 let _ = port.close(fd);
@@ -189,6 +206,16 @@ fn place(h: u32) -> (usize, u16) {
     ((h % SHARDS as u32) as usize, (h >> 16) as u16)
 }
 
+/// A reader of `fd` set up in `slot` (one copy of its set-up for every
+/// reader of the store: code size).
+#[inline(never)]
+fn put_reader<'a>(
+    slot: &'a mut Option<PairReader<'static>>,
+    fd: Fd,
+) -> &'a mut PairReader<'static> {
+    slot.insert(PairReader::new(fd))
+}
+
 fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
     match port.open(path, Mode::Read) {
         Ok(fd) => Ok(Some(fd)),
@@ -198,18 +225,20 @@ fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
 }
 
 /// The base's generation: `None` without a base, 0 for one in the seed's
-/// plain form. Read with the caller's reader slot and pair buffer (left
+/// plain form. Read with the caller's reader slot and key buffer (left
 /// `None` and clobbered): a load holds one of each, not one per level.
 #[inline(always)]
 fn base_gen<P: Port>(
     port: &mut P,
-    reader: &mut Option<PairReader>,
-    pair: &mut Pair,
+    reader: &mut Option<PairReader<'static>>,
+    key: &mut [u8; KEY_MAX_BYTES],
 ) -> Result<Option<u32>, Errno> {
     let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(None);
     };
-    let first = reader.insert(PairReader::new(fd)).record(port, pair);
+    let first = put_reader(reader, fd)
+        .rec(port, key, &mut [])
+        .map(|got| got.map(|(rec, ..)| rec));
     *reader = None;
     let _ = port.close(fd);
     Ok(Some(match first? {
@@ -289,8 +318,9 @@ pub struct Store {
     emitted: u64,
     /// The largest `"n"`.
     max_n: u8,
-    /// Pairs of the base read so far (overridden ones included).
-    base_pairs: usize,
+    /// Pairs of the base read so far (overridden ones included; it stops
+    /// at 65,535, far past the pairs a fold sorts out: 2 bytes, not 4).
+    base_pairs: u16,
     /// Whether the base had a line that is not a record.
     skipped: bool,
     /// Whether the last pair holds a place of the base.
@@ -308,13 +338,12 @@ pub struct Store {
     base_skipped: bool,
     /// Where the base's last record was looked for.
     rec_off: u32,
-    /// The entry the last pair of the new keys was read from.
-    last_entry: u8,
     /// The base, reopened where it was, while a shard record that
-    /// overrides its last pair is read.
-    parked: Option<Fd>,
+    /// overrides its last pair is read ([`NO_FD`]: none; 4 bytes, not 8).
+    parked: Fd,
     /// The reader holds a shard, read up to entry `seek_j` (the next record
-    /// being entry `seek_k`).
+    /// being entry `seek_k`). After a pair of the new keys, `seek_j` is the
+    /// entry it was read from.
     seeking: bool,
     seek_k: u8,
     seek_j: u8,
@@ -326,6 +355,17 @@ pub struct Store {
     ld_from: u8,
     ld_j: u8,
     ld_max_n: u8,
+}
+
+/// Whether bit `j` of `bits` is set, tested in its 32-bit half (no 64-bit
+/// shift: the record loop's frame keeps no 64-bit values across a call).
+fn has(bits: u64, j: usize) -> bool {
+    let half = if j < 32 {
+        bits as u32
+    } else {
+        (bits >> 32) as u32
+    };
+    j < 64 && (half >> (j % 32)) & 1 != 0
 }
 
 fn bit64(j: usize) -> u64 {
@@ -341,7 +381,9 @@ impl Store {
         Ok(s)
     }
 
-    /// A store not read yet.
+    /// A store not read yet. (One copy of its set-up, written in place:
+    /// code size.)
+    #[inline(never)]
     pub const fn new() -> Store {
         Store {
             reader: None,
@@ -364,8 +406,7 @@ impl Store {
             base_off: 0,
             base_skipped: false,
             rec_off: 0,
-            last_entry: 0,
-            parked: None,
+            parked: NO_FD,
             seeking: false,
             seek_k: 0,
             seek_j: 0,
@@ -415,14 +456,8 @@ impl Store {
             // Keys only (the values checked, not kept): one copy of the
             // load for every slot.
             match r.rec(port, key, &mut []) {
-                Ok(got) => {
-                    let (rec, kl) = match got {
-                        Some((rec, kl, _, _)) => (Some(rec), usize::from(kl)),
-                        None => (None, 0),
-                    };
-                    let k = key.get(..kl).unwrap_or(&[]);
-                    self.load_rec(port, rec, k, sink.as_deref_mut());
-                }
+                // (The record by reference: no copy of it on this frame.)
+                Ok(got) => self.load_rec(port, &got, key, sink.as_deref_mut()),
                 Err(e) => {
                     self.close(port);
                     return Err(e);
@@ -445,7 +480,7 @@ impl Store {
                 },
             };
             if let Some(fd) = open_opt(port, path)? {
-                self.reader = Some(PairReader::new(fd));
+                put_reader(&mut self.reader, fd);
                 self.ld_first = true;
                 self.ld_j = self.ld_from;
                 self.ld_max_n = self.max_n;
@@ -473,10 +508,14 @@ impl Store {
     fn load_rec<P: Port>(
         &mut self,
         port: &mut P,
-        rec: Option<Rec>,
-        key: &[u8],
+        got: &Option<(Rec, u8, u8, bool)>,
+        key: &[u8; KEY_MAX_BYTES],
         mut sink: Option<&mut Tally<'_>>,
     ) {
+        let (rec, key) = match *got {
+            Some((rec, kl, _, _)) => (Some(rec), key.get(..usize::from(kl)).unwrap_or(&[])),
+            None => (None, &[][..]),
+        };
         if self.ld_file == 0 {
             let generation = match rec {
                 Some(Rec::Header(g)) => g,
@@ -573,7 +612,6 @@ impl Store {
         self.base_off = 0;
         self.base_skipped = false;
         self.rec_off = 0;
-        self.last_entry = 0;
         self.seek_k = 0;
         self.seek_j = 0;
         self.ld_file = 0;
@@ -612,7 +650,7 @@ impl Store {
         let Some(fd) = open_opt(port, path)? else {
             return Ok(false);
         };
-        self.reader = Some(PairReader::new(fd));
+        put_reader(&mut self.reader, fd);
         self.seeking = true;
         self.seek_k = first as u8;
         self.seek_j = j as u8;
@@ -627,10 +665,9 @@ impl Store {
             let _ = port.close(r.fd());
         }
         self.seeking = false;
-        if let Some(fd) = self.parked.take() {
-            let mut r = PairReader::new(fd);
-            r.skipped = self.base_skipped;
-            self.reader = Some(r);
+        let fd = core::mem::replace(&mut self.parked, NO_FD);
+        if fd != NO_FD {
+            put_reader(&mut self.reader, fd).skipped = self.base_skipped;
         }
     }
 
@@ -640,7 +677,9 @@ impl Store {
     fn prepare<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         if self.phase == 0 {
             match open_opt(port, MEMORY_PATH)? {
-                Some(fd) => self.reader = Some(PairReader::new(fd)),
+                Some(fd) => {
+                    put_reader(&mut self.reader, fd);
+                }
                 None => self.phase = 1,
             }
             return Ok(true);
@@ -662,7 +701,6 @@ impl Store {
             };
             self.emitted |= bit64(j);
             self.from_base = false;
-            self.last_entry = j as u8;
             if self.open_entry(port, j)? {
                 return Ok(true);
             }
@@ -687,7 +725,7 @@ impl Store {
         }
         self.close(port);
         let fd = open_opt(port, MEMORY_PATH)?.ok_or(Errno::ENOENT)?;
-        self.parked = Some(fd);
+        self.parked = fd;
         skip(port, fd, self.base_off, scratch)?;
         if !self.open_entry(port, j)? {
             self.end_seek(port);
@@ -700,7 +738,7 @@ impl Store {
         if self.from_base {
             Loc::Base(self.rec_off)
         } else {
-            self.entry_at(usize::from(self.last_entry))
+            self.entry_at(usize::from(self.seek_j))
         }
     }
 
@@ -717,7 +755,9 @@ impl Store {
     /// The next pair of the merged store, or `None` at its end.
     #[inline(always)]
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
-        let got = self.step(port, &mut pair.key, &mut pair.val, Pass::Resolve)?;
+        let got = self
+            .step(port, &mut pair.key, &mut pair.val, Pass::Resolve)
+            .get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
         Ok(got.map(|_| ()))
     }
@@ -735,7 +775,7 @@ impl Store {
         port: &mut P,
         pair: &mut KeyRec,
     ) -> Result<Option<Option<usize>>, Errno> {
-        let got = self.step(port, &mut pair.key, &mut [], Pass::Keys)?;
+        let got = self.step(port, &mut pair.key, &mut [], Pass::Keys).get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
         Ok(got)
     }
@@ -748,14 +788,17 @@ impl Store {
         port: &mut P,
         pair: &mut KeyRec,
     ) -> Result<Option<Option<usize>>, Errno> {
-        let got = self.step(port, &mut pair.key, &mut [], Pass::BaseKeys)?;
+        let got = self
+            .step(port, &mut pair.key, &mut [], Pass::BaseKeys)
+            .get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
         Ok(got)
     }
 
     /// One reader slot, one call site of the record reader (a small frame
     /// above the deepest path): the base's records, a shard's up to the
-    /// record sought, by turns.
+    /// record sought, by turns. Its result packed in a `u64`
+    /// ([`Stepped`]).
     /// (One copy per slot type: the modes are not type parameters.)
     #[inline(never)]
     fn step<P: Port>(
@@ -764,21 +807,29 @@ impl Store {
         key: &mut [u8; KEY_MAX_BYTES],
         val: &mut [u8],
         mode: Pass,
-    ) -> Result<Option<Option<usize>>, Errno> {
+    ) -> Stepped {
         loop {
             let Some(r) = self.reader.as_mut() else {
                 if mode == Pass::BaseKeys && self.phase > 0 {
-                    return Ok(None);
+                    return Stepped::END;
                 }
-                if !self.prepare(port)? {
-                    return Ok(None);
+                let ready = match self.prepare(port) {
+                    Ok(ready) => ready,
+                    Err(e) => return Stepped::err(e),
+                };
+                if !ready {
+                    return Stepped::END;
                 }
                 continue;
             };
             if !self.seeking {
                 self.rec_off = self.base_off.saturating_add(r.offset());
             }
-            let rec = match r.rec(port, key, val)? {
+            let got = match r.rec(port, key, val) {
+                Ok(got) => got,
+                Err(e) => return Stepped::err(e),
+            };
+            let rec = match got {
                 Some((rec, kl, vl, pinned)) => {
                     self.got = (kl, vl, pinned);
                     Some(rec)
@@ -792,7 +843,7 @@ impl Store {
                     Some(rec) if self.seek_k == self.seek_j => {
                         self.end_seek(port);
                         if matches!(rec, Rec::Pair(_)) {
-                            return Ok(Some(None));
+                            return Stepped::PAIR;
                         }
                     }
                     Some(_) => self.seek_k = self.seek_k.saturating_add(1),
@@ -807,19 +858,21 @@ impl Store {
                     self.phase = 1;
                 }
                 Some(Rec::Pair(_)) => {
-                    self.base_pairs += 1;
+                    self.base_pairs = self.base_pairs.saturating_add(1);
                     self.from_base = true;
                     let kl = usize::from(self.got.0);
                     let Some(j) = self.entry(key.get(..kl).unwrap_or(&[])) else {
-                        return Ok(Some(None));
+                        return Stepped::PAIR;
                     };
-                    self.rematch = self.matched & bit64(j) != 0;
+                    self.rematch = has(self.matched, j);
                     self.matched |= bit64(j);
-                    if self.dels & bit64(j) == 0 {
+                    if !has(self.dels, j) {
                         if mode != Pass::Resolve {
-                            return Ok(Some(Some(j)));
+                            return Stepped::pending(j);
                         }
-                        self.begin_override(port, val, j)?;
+                        if let Err(e) = self.begin_override(port, val, j) {
+                            return Stepped::err(e);
+                        }
                     }
                 }
                 Some(_) => {}
@@ -832,10 +885,42 @@ impl Store {
         if let Some(r) = self.reader.take() {
             let _ = port.close(r.fd());
         }
-        if let Some(fd) = self.parked.take() {
+        let fd = core::mem::replace(&mut self.parked, NO_FD);
+        if fd != NO_FD {
             let _ = port.close(fd);
         }
         self.seeking = false;
+    }
+}
+
+/// [`Store::step`]'s result in a `u64`, which comes back in two registers:
+/// a `Result` of its size comes back through memory, a slot on the frame
+/// of every pass (which the record reader is under). The high word: 0 an
+/// error (the low word its number), 1 the end, 2 a pair, 3 a pair whose
+/// override is pending (the low word its entry).
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Stepped(u64);
+
+impl Stepped {
+    const END: Stepped = Stepped(1 << 32);
+    const PAIR: Stepped = Stepped(2 << 32);
+
+    fn err(e: Errno) -> Self {
+        Stepped(u64::from(e.0 as u32))
+    }
+
+    fn pending(j: usize) -> Self {
+        Stepped(3 << 32 | u64::from(j as u32))
+    }
+
+    #[inline(always)]
+    fn get(self) -> Result<Option<Option<usize>>, Errno> {
+        let (tag, low) = ((self.0 >> 32) as u32, self.0 as u32);
+        if tag == 0 {
+            return Err(Errno(low as i32));
+        }
+        Ok((tag > 1).then(|| (tag > 2).then_some(low as usize)))
     }
 }
 
@@ -1094,6 +1179,8 @@ struct Scan {
     in_base: bool,
     /// The largest `"n"` of the shards.
     max_n: u8,
+    /// The base's pairs a fold leaves out (a later line has their key).
+    gone: u128,
 }
 
 /// Where a line of the store is.
@@ -1270,10 +1357,6 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 /// (see the module docs). A change that changes nothing writes nothing;
 /// a failure leaves the store as it was.
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
-    let new_value = match e {
-        Edit::Set(v) => v,
-        _ => b"",
-    };
     // Filled in place: a returned `Scan` would sit in both frames.
     let mut s = Scan {
         maybe_dup: false,
@@ -1285,36 +1368,16 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         newest: 0,
         in_base: false,
         max_n: 0,
+        gone: 0,
     };
-    scan(port, key, &mut s)?;
-    let found = found(port, e, &s, new_value)?;
-    let clean = !s.maybe_dup && !s.skipped;
-    match (e, found) {
-        (Edit::Set(_), Some((true, _))) if clean => return Ok(()),
-        // Full, and known without writing a byte (with possible duplicates
-        // only the rewrite can count distinct keys).
-        (Edit::Set(_), None) if !s.maybe_dup && s.pairs >= MAX_ENTRIES => {
-            return Err(MemError::Full);
-        }
-        (Edit::Forget, None) => return Err(MemError::NotFound),
-        #[cfg(feature = "recall")]
-        (Edit::Pin(_), None) => return Err(MemError::NotFound),
-        #[cfg(feature = "recall")]
-        (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(()),
-        _ => {}
-    }
-    let pinned = found.is_some_and(|(_, p)| p);
+    // The passes before the write, out of line: this frame, which the
+    // fold's is under, holds little more than the scan's findings.
+    let Some(pinned) = begin(port, key, e, &mut s)? else {
+        return Ok(());
+    };
     let res = match commit(port, key, e, &s, pinned) {
         Ok(true) => Ok(()),
-        Ok(false) => {
-            // Passes of their own, before the fold's: not under its store.
-            let gone = if s.maybe_dup || s.skipped {
-                superseded(port).map_err(|e| (MemError::Io(e), Check::No))
-            } else {
-                Ok(0)
-            };
-            gone.and_then(|gone| fold(port, key, e, &s, gone))
-        }
+        Ok(false) => fold(port, key, e, &s),
         Err(err) => Err(err),
     };
     let (err, check) = match res {
@@ -1331,6 +1394,47 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
         let _ = port.remove(MEMORY_TMP_PATH);
     }
     Err(err)
+}
+
+/// [`edit`]'s passes before it writes: the scan, the key's line read where
+/// the scan found it, and (for a store that may hold a key twice) the pairs
+/// a fold leaves out, into `s.gone`. `None` when the edit is done without
+/// a write (or is refused: `Err`); else whether the key is pinned.
+#[inline(never)]
+fn begin<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    s: &mut Scan,
+) -> Result<Option<bool>, MemError> {
+    let new_value = match e {
+        Edit::Set(v) => v,
+        _ => b"",
+    };
+    scan(port, key, s)?;
+    let found = found(port, e, s, new_value)?;
+    let clean = !s.maybe_dup && !s.skipped;
+    match (e, found) {
+        (Edit::Set(_), Some((true, _))) if clean => return Ok(None),
+        // Full, and known without writing a byte (with possible duplicates
+        // only the rewrite can count distinct keys).
+        (Edit::Set(_), None) if !s.maybe_dup && s.pairs >= MAX_ENTRIES => {
+            return Err(MemError::Full);
+        }
+        (Edit::Forget, None) => return Err(MemError::NotFound),
+        #[cfg(feature = "recall")]
+        (Edit::Pin(_), None) => return Err(MemError::NotFound),
+        #[cfg(feature = "recall")]
+        (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(None),
+        _ => {}
+    }
+    // A store that is not clean folds (`commit` writes no shard for it):
+    // the passes that find its superseded lines run here, before the
+    // commit, as they did right before the fold, and not under its store.
+    if !clean {
+        s.gone = superseded(port)?;
+    }
+    Ok(Some(found.is_some_and(|(_, p)| p)))
 }
 
 /// Whether a failed commit may have landed (then [`edit`] reads the store
@@ -1365,13 +1469,7 @@ fn commit<P: Port>(
             s.max_n.checked_add(1)
         };
         if let Some(n) = n {
-            let res = match e {
-                Edit::Set(v) => shard_edit(port, key, Change::Pair(v, pinned, 0), n, s.generation),
-                Edit::Forget => shard_edit(port, key, Change::Del, n, s.generation),
-                #[cfg(feature = "recall")]
-                Edit::Pin(on) => shard_pin(port, key, on, n, s),
-            };
-            match res {
+            match shard_edit(port, key, e, n, s, pinned) {
                 Ok(true) => return Ok(true),
                 Ok(false) => {}
                 Err(err) => return Err((err, Check::Landed)),
@@ -1383,28 +1481,16 @@ fn commit<P: Port>(
 
 /// A pin written to the key's shard: its value read again where the scan
 /// found it (a pin is rare; a copy of the value would sit on the stack of
-/// every edit).
+/// every edit), after the shard's records were read (not under it).
 #[cfg(feature = "recall")]
 #[inline(never)]
-fn shard_pin<P: Port>(
-    port: &mut P,
-    key: &[u8],
-    on: bool,
-    n: u8,
-    s: &Scan,
-) -> Result<bool, MemError> {
+fn shard_pin<P: Port>(port: &mut P, at: &Shard<'_>, on: bool, s: &Scan) -> Result<bool, MemError> {
     let mut pair = Pair::new();
     match s.at {
-        Some(at) if read_at(port, at, &mut pair)? => {}
+        Some(loc) if read_at(port, loc, &mut pair)? => {}
         _ => return Ok(false),
     }
-    shard_edit(
-        port,
-        key,
-        Change::Pair(pair.value(), on, 0),
-        n,
-        s.generation,
-    )
+    shard_write(port, at, Change::Pair(pair.value(), on, at.place))
 }
 
 /// Reads the pair at `at` into `pair`; false when it is not there.
@@ -1420,13 +1506,14 @@ fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errn
     let Some(fd) = open_opt(port, path)? else {
         return Ok(false);
     };
-    let mut r = PairReader::new(fd);
+    let mut slot = None;
+    let r = put_reader(&mut slot, fd);
     // The base's pair is the first record from its offset on.
     let res = match at {
         Loc::Base(off) => skip(port, fd, off, &mut pair.val).map(|()| (0, 0)),
         Loc::Entry { first, j, .. } => Ok((usize::from(first), usize::from(j))),
     }
-    .and_then(|(first, j)| seek_entry(port, &mut r, first, j, pair));
+    .and_then(|(first, j)| seek_entry(port, r, first, j, pair));
     let _ = port.close(fd);
     res
 }
@@ -1440,22 +1527,134 @@ enum Change<'a> {
     Del,
 }
 
-/// Rewrites the key's shard with `change`; false (nothing written) when
-/// the shard would pass [`SHARD_MAX`] or holds another key with the same
-/// fingerprint: then the caller folds.
-#[inline(never)]
+/// Rewrites the key's shard with the edit `e` (`n`: the key's place
+/// among the new keys when it is not one yet); false (nothing written)
+/// when the shard would pass [`SHARD_MAX`] or holds another key with the
+/// same fingerprint: then the caller folds.
+#[inline(always)]
 fn shard_edit<P: Port>(
     port: &mut P,
     key: &[u8],
-    change: Change<'_>,
+    e: Edit<'_>,
     n: u8,
-    generation: u32,
+    s: &Scan,
+    pinned: bool,
 ) -> Result<bool, MemError> {
-    let mut place = n;
     let path = SHARD_PATHS
         .get(shard_of(key))
         .copied()
         .unwrap_or(MEMORY_TMP_PATH);
+    let mut at = Shard {
+        path,
+        key,
+        generation: s.generation,
+        keep: [(0, 0); SHARD_RECORDS],
+        kept: 0,
+        place: n,
+    };
+    if !shard_keep(port, &mut at)? {
+        return Ok(false);
+    }
+    let change = match e {
+        Edit::Set(v) => Change::Pair(v, pinned, at.place),
+        Edit::Forget => Change::Del,
+        #[cfg(feature = "recall")]
+        Edit::Pin(on) => return shard_pin(port, &at, on, s),
+    };
+    shard_write(port, &at, change)
+}
+
+/// The key's shard, as an edit rewrites it.
+struct Shard<'a> {
+    path: &'a CStr,
+    key: &'a [u8],
+    /// The base's generation (a shard of another is stale).
+    generation: u32,
+    /// Its records of other keys, as byte ranges (none when it is stale).
+    keep: [(u8, u8); SHARD_RECORDS],
+    kept: usize,
+    /// The key's place among the new keys: its old one, else the one a
+    /// new key gets.
+    place: u8,
+}
+
+impl Shard<'_> {
+    fn kept(&self) -> &[(u8, u8)] {
+        self.keep.get(..self.kept).unwrap_or(&[])
+    }
+}
+
+/// Reads the records of the shard that an edit keeps into `at`; false when
+/// the store must fold instead (another key with the key's fingerprint, or
+/// no room for the key's record). Read from the file, not from the bytes
+/// [`shard_write`] copies: those are not held on the stack of the record
+/// reader.
+#[inline(never)]
+fn shard_keep<P: Port>(port: &mut P, at: &mut Shard<'_>) -> Result<bool, Errno> {
+    let Some(fd) = open_opt(port, at.path)? else {
+        return Ok(true);
+    };
+    let mut slot = None;
+    let res = shard_records(port, put_reader(&mut slot, fd), at);
+    let _ = port.close(fd);
+    res
+}
+
+/// [`shard_keep`]'s parse, up to the end of the shard or past
+/// [`SHARD_MAX`] (then the shard is not rewritten: no need to read on).
+#[inline(always)]
+fn shard_records<P: Port>(
+    port: &mut P,
+    r: &mut PairReader,
+    at: &mut Shard<'_>,
+) -> Result<bool, Errno> {
+    let mine = sig(at.key);
+    let mut other = [0u8; KEY_MAX_BYTES];
+    let mut header = false;
+    let mut from = 0u32;
+    while let Some((rec, kl, _, _)) = r.rec(port, &mut other, &mut [])? {
+        let to = r.offset();
+        if to as usize > SHARD_MAX {
+            return Ok(false);
+        }
+        match rec {
+            Rec::Header(g) if from == 0 => header = g == at.generation,
+            _ if !header => break,
+            Rec::Header(_) => {}
+            Rec::Pair(_) | Rec::Del => {
+                let k = other.get(..usize::from(kl)).unwrap_or(&[]);
+                if k == at.key {
+                    if let Rec::Pair(old @ 1..) = rec {
+                        at.place = old;
+                    }
+                } else {
+                    if sig(k) == mine {
+                        return Ok(false);
+                    }
+                    match at.keep.get_mut(at.kept) {
+                        Some(slot) => *slot = (from as u8, to as u8),
+                        None => return Ok(false),
+                    }
+                    at.kept += 1;
+                }
+            }
+        }
+        from = to;
+    }
+    // No room for the key's record: fold.
+    Ok(at.kept < SHARD_RECORDS)
+}
+
+/// Writes the shard `at`: its header, the ranges of its bytes it keeps as
+/// they are, and `change` for its key; false (nothing written) when the
+/// shard is or would be over [`SHARD_MAX`].
+#[inline(never)]
+fn shard_write<P: Port>(
+    port: &mut P,
+    at: &Shard<'_>,
+    change: Change<'_>,
+) -> Result<bool, MemError> {
+    let (path, kept, generation, key) = (at.path, at.kept(), at.generation, at.key);
     // The shard's bytes: one of ours is at most SHARD_MAX.
     let mut old = [0u8; SHARD_MAX + 1];
     let len = match open_opt(port, path)? {
@@ -1469,51 +1668,6 @@ fn shard_edit<P: Port>(
     if len > SHARD_MAX {
         return Ok(false);
     }
-    // Its records of other keys, as byte ranges (none when it is stale).
-    let mut keep = [(0u8, 0u8); SHARD_RECORDS];
-    let mut n = 0usize;
-    {
-        let mut r = PairReader::over(old.get(..len).unwrap_or(&[]));
-        let mut other = [0u8; KEY_MAX_BYTES];
-        let mut header = false;
-        let mut from = 0u32;
-        while let Some((rec, kl, _, _)) = r.rec(port, &mut other, &mut [])? {
-            let to = r.offset();
-            match rec {
-                Rec::Header(g) if from == 0 => header = g == generation,
-                _ if !header => break,
-                Rec::Header(_) => {}
-                Rec::Pair(_) | Rec::Del => {
-                    let k = other.get(..usize::from(kl)).unwrap_or(&[]);
-                    if let (true, Rec::Pair(old)) = (k == key, rec) {
-                        if old != 0 {
-                            place = old;
-                        }
-                    }
-                    if k != key {
-                        if sig(k) == sig(key) {
-                            return Ok(false);
-                        }
-                        match keep.get_mut(n) {
-                            Some(slot) => *slot = (from as u8, to as u8),
-                            None => return Ok(false),
-                        }
-                        n += 1;
-                    }
-                }
-            }
-            from = to;
-        }
-    }
-    if n >= SHARD_RECORDS {
-        // No room for the key's record: fold.
-        return Ok(false);
-    }
-    let kept = keep.get(..n).unwrap_or(&[]);
-    let change = match change {
-        Change::Pair(v, pinned, _) => Change::Pair(v, pinned, place),
-        Change::Del => Change::Del,
-    };
     let old = old.get(..len).unwrap_or(&[]);
     let size = write_shard(port, NO_FD, old, kept, generation, key, change).map(|n| n as usize);
     if size.map_or(true, |n| n > SHARD_MAX) {
@@ -1581,19 +1735,13 @@ fn write_shard<P: Port>(
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
 #[inline(never)]
-fn fold<P: Port>(
-    port: &mut P,
-    key: &[u8],
-    e: Edit<'_>,
-    s: &Scan,
-    gone: u128,
-) -> Result<(), (MemError, Check)> {
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), (MemError, Check)> {
     let no = |e: Errno| (MemError::Io(e), Check::No);
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
     let copied = write_header(port, &mut w, s.newest.saturating_add(1))
         .map_err(MemError::Io)
-        .and_then(|()| copy_pairs(port, &mut w, key, e, gone));
+        .and_then(|()| copy_pairs(port, &mut w, key, e, s.gone));
     let result = match copied {
         Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
         Ok((_, true)) => w.flush(port).map_err(MemError::Io),
@@ -1628,8 +1776,10 @@ fn fold<P: Port>(
 }
 
 /// Whether the store holds `e` applied to `key` (the last line counts).
-/// Reuses the first pass (and its `Scan`, no longer needed by then).
-#[inline(always)]
+/// Reuses the first pass (and its `Scan`, no longer needed by then). Out
+/// of line: its locals are not on [`edit`]'s frame, which the fold's is
+/// under.
+#[inline(never)]
 fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool {
     let value = match e {
         Edit::Set(v) => v,
@@ -1671,7 +1821,9 @@ fn copy_pairs<P: Port>(
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => {
-                if store.from_base && gone & bit(store.base_pairs.saturating_sub(1)) != 0 {
+                if store.from_base
+                    && gone & bit(usize::from(store.base_pairs).saturating_sub(1)) != 0
+                {
                     continue;
                 }
                 let written = if pair.key() == key {
@@ -1720,7 +1872,8 @@ fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
         let Some(fd) = open_opt(port, MEMORY_PATH)? else {
             return Ok(0);
         };
-        let mut reader = PairReader::new(fd);
+        let mut slot = None;
+        let reader = put_reader(&mut slot, fd);
         let mut index = 0usize;
         let mut gone = 0u128;
         let res = loop {
@@ -1763,7 +1916,8 @@ fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool
     let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(false);
     };
-    let mut reader = PairReader::new(fd);
+    let mut slot = None;
+    let reader = put_reader(&mut slot, fd);
     let mut other = [0u8; KEY_MAX_BYTES];
     let mut i = 0usize;
     let res = loop {
