@@ -120,17 +120,22 @@ pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     }
 }
 
-/// [`wipe`]'s load: the newest generation the files name, `None` when
-/// there is neither a base nor a shard. Keys only: no pair buffer.
+/// [`wipe`]'s load: the newest generation the files name (the largest of
+/// the base's and the shards' headers, as a load finds it), `None` when
+/// there is neither a base nor a shard. Only each file's first record is
+/// read: no store state, no pair buffer.
 #[inline(never)]
 fn newest<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
-    let mut store = Store::new();
+    let mut reader = None;
     let mut key = [0u8; KEY_MAX_BYTES];
-    if base_gen(port, &mut store.reader, &mut key)?.is_none() && !any_shard(port)? {
-        return Ok(None);
+    let mut newest = first_gen(port, MEMORY_PATH, &mut reader, &mut key)?;
+    // By reference: an iterator by value holds a copy of the paths.
+    for path in SHARD_PATHS.iter() {
+        if let Some(g) = first_gen(port, path, &mut reader, &mut key)? {
+            newest = Some(newest.map_or(g, |n| n.max(g)));
+        }
     }
-    store.load_into(port, &mut key, None)?;
-    Ok(Some(store.newest))
+    Ok(newest)
 }
 
 /// [`wipe`]'s writes: an empty base past `generation`, then the files
@@ -154,21 +159,6 @@ fn retire<P: Port>(port: &mut P, generation: u32) -> Result<(), Errno> {
         let _ = port.remove(MEMORY_PATH);
     }
     Ok(())
-}
-
-fn any_shard<P: Port>(port: &mut P) -> Result<bool, Errno> {
-    // By reference: an iterator by value holds a copy of the paths.
-    for path in SHARD_PATHS.iter() {
-        match port.open(path, Mode::Read) {
-            Ok(fd) => {
-                let _ = port.close(fd);
-                return Ok(true);
-            }
-            Err(Errno::ENOENT) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(false)
 }
 
 /// Checks a key and value against the limits.
@@ -224,16 +214,16 @@ fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
     }
 }
 
-/// The base's generation: `None` without a base, 0 for one in the seed's
-/// plain form. Read with the caller's reader slot and key buffer (left
-/// `None` and clobbered): a load holds one of each, not one per level.
-#[inline(always)]
-fn base_gen<P: Port>(
+/// The generation `path` names in its header: `None` without the file, 0
+/// for one without a header (the base in the seed's plain form). Read with
+/// the caller's reader slot and key buffer (left `None` and clobbered).
+fn first_gen<P: Port>(
     port: &mut P,
+    path: &CStr,
     reader: &mut Option<PairReader<'static>>,
     key: &mut [u8; KEY_MAX_BYTES],
 ) -> Result<Option<u32>, Errno> {
-    let Some(fd) = open_opt(port, MEMORY_PATH)? else {
+    let Some(fd) = open_opt(port, path)? else {
         return Ok(None);
     };
     let first = put_reader(reader, fd)
