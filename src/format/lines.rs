@@ -200,12 +200,16 @@ impl<'a> ByteReader<'a> {
     }
 }
 
-/// Copies `src` (at most a chunk) to the start of `dst` a word at a time,
-/// then the last bytes: inline loads and stores without a `memcpy` call,
-/// whose frames (88 bytes with its callers) would sit at the bottom of
-/// every parse's deepest path.
+/// Copies `src` (at most a chunk) to the start of `dst` (as much as fits)
+/// a word at a time, then the last bytes: inline loads and stores without
+/// a `memcpy` call, whose frames (64 to 88 bytes with its callers) would
+/// sit at the bottom of every parse's deepest path.
 #[inline(always)]
-fn copy_chunk(dst: &mut [u8; READ_CHUNK], src: &[u8]) {
+fn copy_chunk(dst: &mut [u8], src: &[u8]) {
+    let n = dst.len().min(src.len());
+    let (Some(dst), Some(src)) = (dst.get_mut(..n), src.get(..n)) else {
+        return;
+    };
     let mut d4 = dst.chunks_exact_mut(4);
     let mut s4 = src.chunks_exact(4);
     for (d, s) in (&mut d4).zip(&mut s4) {
@@ -787,7 +791,7 @@ fn decode_string<P: Port + ?Sized>(
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
-                    crate::text::copy_prefix(dst, bytes);
+                    copy_chunk(dst, bytes);
                 }
                 len += run;
             } else {
@@ -834,7 +838,7 @@ fn decode_string<P: Port + ?Sized>(
         }
         // A counted field has no buffer: only the length is kept.
         if let Some(dst) = out.get_mut(len..len + piece.len()) {
-            crate::text::copy_prefix(dst, piece);
+            copy_chunk(dst, piece);
         }
         len += piece.len();
     }
@@ -848,36 +852,22 @@ fn decode_string<P: Port + ?Sized>(
     }
 }
 
-/// Checks a run of string bytes as the continuation of `u`: a character
-/// left open by the previous run first, then the rest in bulk
-/// (`core::str::from_utf8`, already in the image), a character cut at the
-/// end of the run left open in `u`.
+/// Checks a run of string bytes as the continuation of `u` (a character
+/// cut at the end of the run is left open in `u`): ASCII in bulk, the rest
+/// a byte at a time with the state in registers.
 // Out of line: its locals stay out of `decode_string`'s frame, which is on
-// the deepest path of every parse (down to the port's read).
+// the deepest path of every parse (down to the port's read); and a leaf
+// (no `core::str::from_utf8` call under it: its frames would make this the
+// deepest branch).
 #[inline(never)]
 fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
     if u.complete() && bytes.is_ascii() {
         return true;
     }
-    let mut rest = bytes;
-    while !u.complete() {
-        let Some((&b, tail)) = rest.split_first() else {
-            return true;
-        };
-        if !u.feed(b) {
-            return false;
-        }
-        rest = tail;
-    }
-    match core::str::from_utf8(rest) {
-        Ok(_) => true,
-        Err(e) if e.error_len().is_none() => rest
-            .get(e.valid_up_to()..)
-            .unwrap_or(&[])
-            .iter()
-            .all(|&b| u.feed(b)),
-        Err(_) => false,
-    }
+    let mut v = *u;
+    let ok = bytes.iter().all(|&b| v.feed_inline(b));
+    *u = v;
+    ok
 }
 
 // Inlined: one frame less on the deepest path of a parse.
