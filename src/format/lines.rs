@@ -354,41 +354,70 @@ impl Scalar {
 /// path of the session load (4 bytes a name, not a slice's 8).
 pub const SCALAR_NAME_MAX: usize = 4;
 
-/// A scalar field the caller wants.
+/// Longest [`ScalarField`] name (`"pin"`, `"del"`, `"seq"`, `"n"`).
+pub const FIELD_NAME_MAX: usize = 3;
+
+/// A scalar field the caller wants: 8 bytes (the fields of a store record
+/// sit on the deepest frame of every store read).
 pub struct ScalarField {
     /// The field name in the file, NUL-padded (a decoded name holds no NUL:
     /// `\u0000` is refused); 0xFF bytes (never in UTF-8) for a name longer
-    /// than [`SCALAR_NAME_MAX`], which matches nothing.
-    name: [u8; SCALAR_NAME_MAX],
-    /// The value found.
-    pub value: Scalar,
+    /// than [`FIELD_NAME_MAX`], which matches nothing.
+    name: [u8; FIELD_NAME_MAX],
+    /// What the value is: [`Scalar`]'s variant, in its order.
+    kind: u8,
+    /// The integer, or an array's length.
+    val: u32,
 }
 
 impl ScalarField {
-    /// A field called `name` (at most [`SCALAR_NAME_MAX`] bytes; a longer
+    /// A field called `name` (at most [`FIELD_NAME_MAX`] bytes; a longer
     /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
-        // The match of [`scalar_name`], written out: built at run time (for
-        // each record read) it must not cost a call. (Calling it, even
-        // `#[inline(always)]`, measured +5k instructions on a full
-        // `build_context` and on a memory get.)
+        // Written out: built at run time (for each record read) it must not
+        // cost a call. (Calling `scalar_name`, even `#[inline(always)]`,
+        // measured +5k instructions on a full `build_context` and on a
+        // memory get.)
         let name = match *name {
-            [] => [0; SCALAR_NAME_MAX],
-            [a] => [a, 0, 0, 0],
-            [a, b] => [a, b, 0, 0],
-            [a, b, c] => [a, b, c, 0],
-            [a, b, c, d] => [a, b, c, d],
-            _ => [0xFF; SCALAR_NAME_MAX],
+            [] => [0; FIELD_NAME_MAX],
+            [a] => [a, 0, 0],
+            [a, b] => [a, b, 0],
+            [a, b, c] => [a, b, c],
+            _ => [0xFF; FIELD_NAME_MAX],
         };
         Self {
             name,
-            value: Scalar::Absent,
+            kind: 0,
+            val: 0,
         }
     }
 
     /// Whether the field is called `name` (not empty).
     fn is(&self, name: &[u8]) -> bool {
-        name_is(&self.name, name)
+        let [a, b, c] = self.name;
+        name_is(&[a, b, c, 0], name)
+    }
+
+    /// The value found.
+    #[inline(always)]
+    pub fn value(&self) -> Scalar {
+        match self.kind {
+            1 => Scalar::True,
+            2 => Scalar::Other,
+            3 => Scalar::Uint(self.val),
+            4 => Scalar::Array(self.val as u8),
+            _ => Scalar::Absent,
+        }
+    }
+
+    fn set(&mut self, v: Scalar) {
+        (self.kind, self.val) = match v {
+            Scalar::Absent => (0, 0),
+            Scalar::True => (1, 0),
+            Scalar::Other => (2, 0),
+            Scalar::Uint(x) => (3, x),
+            Scalar::Array(n) => (4, u32::from(n)),
+        };
     }
 }
 
@@ -407,11 +436,19 @@ pub const fn scalar_name(name: &'static [u8]) -> [u8; SCALAR_NAME_MAX] {
 
 /// Whether the padded name `field` is `name` (not empty).
 fn name_is(field: &[u8; SCALAR_NAME_MAX], name: &[u8]) -> bool {
-    match (field.get(..name.len()), field.get(name.len()..)) {
-        (Some(head), Some(rest)) => {
-            !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
-        }
-        _ => false,
+    padded(name).is_some_and(|p| p == *field)
+}
+
+/// `name` as [`ScalarField`] keeps it, when it can be one (not empty, at
+/// most [`SCALAR_NAME_MAX`] bytes): compared as one word, no `memcmp` call
+/// under the parse.
+fn padded(name: &[u8]) -> Option<[u8; SCALAR_NAME_MAX]> {
+    match *name {
+        [a] => Some([a, 0, 0, 0]),
+        [a, b] => Some([a, b, 0, 0]),
+        [a, b, c] => Some([a, b, c, 0]),
+        [a, b, c, d] => Some([a, b, c, d]),
+        _ => None,
     }
 }
 
@@ -599,7 +636,7 @@ pub fn read_fields<P: Port + ?Sized>(
         f.len = 0;
     }
     for f in scalars.iter_mut() {
-        f.value = Scalar::Absent;
+        f.kind = 0;
     }
     if let Some(u) = set.as_deref_mut() {
         u.clear();
@@ -677,6 +714,8 @@ fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Opt
     }
 }
 
+// Inlined: `skip_ws` is then the one frame between a parse and the port.
+#[inline(always)]
 fn expect<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u8) -> Result<(), Bad> {
     if skip_ws(port, r)? == Some(want) {
         r.bump();
@@ -701,34 +740,53 @@ fn parse_object<P: Port + ?Sized>(
     loop {
         let mut name = [0u8; NAME_MAX];
         expect(port, r, b'"')?;
-        let name_len = match decode_string(port, r, &mut name, NAME_MAX) {
-            Ok(n) => Some(n),
-            Err(StrErr::TooLong) => None,
-            Err(e) => return Err(e.into_bad()),
-        };
-        expect(port, r, b':')?;
-        let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
-        match skip_ws(port, r)? {
-            Some(b'"') => {
-                r.bump();
-                match strs.iter_mut().find(|f| !name.is_empty() && f.name == name) {
-                    Some(f) => {
-                        f.len = decode_string(port, r, f.buf, usize::from(f.max))
-                            .map_err(StrErr::into_bad)?;
-                        f.seen = true;
+        // The field's name, then (when it is one of `strs`) its value: one
+        // call of `decode_string`, inlined (one frame less on the deepest
+        // path of every parse).
+        let mut field: Option<usize> = None;
+        loop {
+            let (buf, max): (&mut [u8], usize) = match field {
+                None => (&mut name, NAME_MAX),
+                Some(i) => match strs.get_mut(i) {
+                    Some(f) => (&mut *f.buf, usize::from(f.max)),
+                    None => return Err(Bad::Syntax),
+                },
+            };
+            let got = decode_string(port, r, buf, max);
+            if let Some(f) = field.and_then(|i| strs.get_mut(i)) {
+                f.len = got.map_err(StrErr::into_bad)?;
+                f.seen = true;
+                break;
+            }
+            let name_len = match got {
+                Ok(n) => Some(n),
+                Err(StrErr::TooLong) => None,
+                Err(e) => return Err(e.into_bad()),
+            };
+            expect(port, r, b':')?;
+            let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
+            match skip_ws(port, r)? {
+                Some(b'"') => {
+                    r.bump();
+                    match strs.iter().position(|f| !name.is_empty() && f.name == name) {
+                        Some(i) => {
+                            field = Some(i);
+                            continue;
+                        }
+                        None => skip_string(port, r)?,
                     }
-                    None => skip_string(port, r)?,
                 }
-            }
-            Some(_) => {
-                let v = parse_scalar(port, r)?;
-                if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
-                    f.value = v;
-                } else if let Some(u) = set.as_deref_mut() {
-                    u.set(name, v);
+                Some(_) => {
+                    let v = parse_scalar(port, r)?;
+                    if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
+                        f.set(v);
+                    } else if let Some(u) = set.as_deref_mut() {
+                        u.set(name, v);
+                    }
                 }
+                None => return Err(Bad::Syntax),
             }
-            None => return Err(Bad::Syntax),
+            break;
         }
         match skip_ws(port, r)? {
             Some(b',') => r.bump(),
@@ -772,6 +830,7 @@ impl From<Errno> for StrErr {
 /// lone surrogates and invalid UTF-8; a string longer than `out` is
 /// `TooLong` (consumed up to its closing quote, so an unknown long field
 /// name can still be skipped).
+#[inline(always)]
 fn decode_string<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -1158,7 +1217,7 @@ mod tests {
             }
             let a = String::from_utf8(strs[0].value().to_vec()).unwrap();
             let b = String::from_utf8(strs[1].value().to_vec()).unwrap();
-            out.push((line, a, b, sc[0].value));
+            out.push((line, a, b, sc[0].value()));
         }
         port.close(fd).unwrap();
         out
@@ -1257,7 +1316,8 @@ mod tests {
         for other in [&b""[..], b"en", b"ends", b"tout"] {
             assert!(!f.is(other), "{other:?}");
         }
-        assert!(ScalarField::new(b"tout").is(b"tout"));
+        assert!(ScalarField::new(b"pin").is(b"pin"));
+        assert!(!ScalarField::new(b"tout").is(b"tout"));
         assert!(!ScalarField::new(b"").is(b""));
         assert!(!ScalarField::new(b"toolong").is(b"toolong"));
         assert!(!ScalarField::new(b"toolong").is(b"tool"));

@@ -206,8 +206,14 @@ impl<'a> PairReader<'a> {
             ];
             let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
             let [k, v] = &strs;
-            let rec = match (k.seen, k.len > 0, v.seen, extra[1].value, extra[2].value) {
-                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value.uint().min(255) as u8)),
+            let rec = match (
+                k.seen,
+                k.len > 0,
+                v.seen,
+                extra[1].value(),
+                extra[2].value(),
+            ) {
+                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value().uint().min(255) as u8)),
                 (true, true, false, Scalar::True, _) => Some(Rec::Del),
                 (false, _, false, _, Scalar::Uint(g)) => Some(Rec::Header(g)),
                 _ => None,
@@ -219,7 +225,7 @@ impl<'a> PairReader<'a> {
                         self.skipped = true;
                     }
                     // At most 31 and 127: the fields' limits.
-                    let pinned = extra[0].value == Scalar::True;
+                    let pinned = extra[0].value() == Scalar::True;
                     return Ok(Some((rec, k.len as u8, v.len as u8, pinned)));
                 }
                 _ => self.skipped = true,
