@@ -35,9 +35,7 @@ pub const NO_FD: Fd = -1;
 
 /// Reads a file through the port in small chunks, or bytes already in RAM.
 pub struct ByteReader<'a> {
-    fd: Fd,
-    /// With [`NO_FD`]: the bytes not read yet.
-    ram: &'a [u8],
+    src: Source<'a>,
     buf: [u8; READ_CHUNK],
     // One byte each (a chunk is 64 bytes): every frame that holds a reader
     // is on a load's deepest path.
@@ -48,54 +46,50 @@ pub struct ByteReader<'a> {
     offset: u32,
     /// The last byte consumed.
     last: u8,
-    /// The values of the last array field read.
-    array: [u32; ARRAY_MAX],
+}
+
+/// Where a [`ByteReader`]'s bytes come from: the descriptor in the slice's
+/// place (8 bytes, not 12).
+enum Source<'a> {
+    /// An open file.
+    Fd(Fd),
+    /// Bytes in RAM: those not read yet.
+    Ram(&'a [u8]),
 }
 
 impl<'a> ByteReader<'a> {
-    /// Wraps an open descriptor.
+    /// Wraps an open descriptor ([`NO_FD`]: an empty file).
     pub fn new(fd: Fd) -> Self {
-        Self::with(fd, &[])
+        Self::with(if fd == NO_FD {
+            Source::Ram(&[])
+        } else {
+            Source::Fd(fd)
+        })
     }
 
     /// Reads `data` (the port is not called).
     pub fn over(data: &'a [u8]) -> Self {
-        Self::with(NO_FD, data)
+        Self::with(Source::Ram(data))
     }
 
-    fn with(fd: Fd, ram: &'a [u8]) -> Self {
+    fn with(src: Source<'a>) -> Self {
         Self {
-            fd,
-            ram,
+            src,
             buf: [0; READ_CHUNK],
             pos: 0,
             len: 0,
             eof: false,
             offset: 0,
             last: 0,
-            array: [0; ARRAY_MAX],
         }
     }
 
-    /// The values of the last array field read (see [`Scalar::Array`]).
-    pub fn array(&self) -> &[u32; ARRAY_MAX] {
-        &self.array
-    }
-
-    /// Replaces them (a record whose numbers come as separate fields hands
-    /// them on in the same place).
-    pub fn set_array(&mut self, values: [u32; ARRAY_MAX]) {
-        self.array = values;
-    }
-
-    /// The same, in place (no copy of them on the caller's stack).
-    pub fn array_mut(&mut self) -> &mut [u32; ARRAY_MAX] {
-        &mut self.array
-    }
-
-    /// The descriptor, for closing.
+    /// The descriptor, for closing ([`NO_FD`] over RAM).
     pub fn fd(&self) -> Fd {
-        self.fd
+        match self.src {
+            Source::Fd(fd) => fd,
+            Source::Ram(_) => NO_FD,
+        }
     }
 
     /// Offset of the next byte.
@@ -124,16 +118,14 @@ impl<'a> ByteReader<'a> {
         if self.eof {
             return Ok(());
         }
-        let n = if self.fd == NO_FD {
-            let (now, rest) = self
-                .ram
-                .split_at_checked(READ_CHUNK)
-                .unwrap_or((self.ram, &[]));
-            copy_chunk(&mut self.buf, now);
-            self.ram = rest;
-            now.len()
-        } else {
-            port.read(self.fd, &mut self.buf)?
+        let n = match &mut self.src {
+            Source::Ram(ram) => {
+                let (now, rest) = ram.split_at_checked(READ_CHUNK).unwrap_or((ram, &[]));
+                copy_chunk(&mut self.buf, now);
+                *ram = rest;
+                now.len()
+            }
+            Source::Fd(fd) => port.read(*fd, &mut self.buf)?,
         };
         if n == 0 || n > self.buf.len() {
             self.eof = true;
@@ -335,7 +327,8 @@ pub enum Scalar {
     Uint(u32),
     /// A flat array of at most [`ARRAY_MAX`] non-negative integers (more,
     /// or anything else in it, makes the line invalid): how many; the
-    /// values are in [`ByteReader::array`] (kept out of every field).
+    /// values are in the [`ScalarSet`]'s array, if it has one (kept out of
+    /// every field and every reader).
     Array(u8),
 }
 
@@ -459,8 +452,11 @@ pub const SET_MAX: usize = 11;
 /// 4 bits (what kind of value), instead of a [`ScalarField`]'s 12; the
 /// names stay in flash. What [`ScalarSet::get`] gives back is what a
 /// [`ScalarField`] of that name would hold.
-pub struct ScalarSet {
+pub struct ScalarSet<'a> {
     names: &'static [[u8; SCALAR_NAME_MAX]],
+    /// Where the values of an array field go (the caller's: the last array
+    /// read, whichever its field).
+    array: Option<&'a mut [u32; ARRAY_MAX]>,
     /// By the index of the name: the integer, or an array's length.
     values: [u32; SET_MAX],
     /// Bit `i`: the field was present.
@@ -473,18 +469,32 @@ pub struct ScalarSet {
     arrays: u16,
 }
 
-impl ScalarSet {
+impl<'a> ScalarSet<'a> {
     /// The fields called `names` (see [`scalar_name`]; the first
-    /// [`SET_MAX`]), absent until read.
-    pub const fn new(names: &'static [[u8; SCALAR_NAME_MAX]]) -> Self {
+    /// [`SET_MAX`]), absent until read; array values go to `array`.
+    pub const fn new(
+        names: &'static [[u8; SCALAR_NAME_MAX]],
+        array: Option<&'a mut [u32; ARRAY_MAX]>,
+    ) -> Self {
         Self {
             names,
+            array,
             values: [0; SET_MAX],
             seen: 0,
             trues: 0,
             uints: 0,
             arrays: 0,
         }
+    }
+
+    /// Where array values went.
+    pub fn array_mut(&mut self) -> Option<&mut [u32; ARRAY_MAX]> {
+        self.array.as_deref_mut()
+    }
+
+    /// The same, taken out (the set can be read while it is written).
+    pub fn take_array(&mut self) -> Option<&'a mut [u32; ARRAY_MAX]> {
+        self.array.take()
     }
 
     fn clear(&mut self) {
@@ -629,7 +639,7 @@ pub fn read_fields<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
-    mut set: Option<&mut ScalarSet>,
+    mut set: Option<&mut ScalarSet<'_>>,
 ) -> Result<Line, Errno> {
     for f in strs.iter_mut() {
         f.seen = false;
@@ -730,7 +740,7 @@ fn parse_object<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
-    mut set: Option<&mut ScalarSet>,
+    mut set: Option<&mut ScalarSet<'_>>,
 ) -> Result<(), Bad> {
     expect(port, r, b'{')?;
     if skip_ws(port, r)? == Some(b'}') {
@@ -777,7 +787,8 @@ fn parse_object<P: Port + ?Sized>(
                     }
                 }
                 Some(_) => {
-                    let v = parse_scalar(port, r)?;
+                    let array = set.as_deref_mut().and_then(ScalarSet::array_mut);
+                    let v = parse_scalar(port, r, array)?;
                     if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                         f.set(v);
                     } else if let Some(u) = set.as_deref_mut() {
@@ -979,12 +990,19 @@ fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result
 
 /// `true`, `false`, `null` or a number. Nested values are not accepted: they
 /// make the line invalid rather than costing stack.
-fn parse_scalar<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
+/// An array's values go to `array` when given.
+fn parse_scalar<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    mut array: Option<&mut [u32; ARRAY_MAX]>,
+) -> Result<Scalar, Bad> {
     let first = r.peek(port)?.ok_or(Bad::Syntax)?;
     match first {
         b'[' => {
             r.bump();
-            r.array = [0; ARRAY_MAX];
+            if let Some(a) = array.as_deref_mut() {
+                *a = [0; ARRAY_MAX];
+            }
             let mut n = 0usize;
             if skip_ws(port, r)? == Some(b']') {
                 r.bump();
@@ -995,7 +1013,12 @@ fn parse_scalar<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Resul
                 let Scalar::Uint(x) = parse_number(port, r)? else {
                     return Err(Bad::Syntax);
                 };
-                *r.array.get_mut(n).ok_or(Bad::Syntax)? = x;
+                if n >= ARRAY_MAX {
+                    return Err(Bad::Syntax);
+                }
+                if let Some(v) = array.as_deref_mut().and_then(|a| a.get_mut(n)) {
+                    *v = x;
+                }
                 n += 1;
                 match skip_ws(port, r)? {
                     Some(b',') => r.bump(),
