@@ -181,12 +181,13 @@ impl<'a> ByteReader<'a> {
         Ok(())
     }
 
-    /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
-    /// control character) at the start of the buffer, refilling it first.
+    /// The run of "plain" string bytes (not `"`, `\`, nor a control
+    /// character) at the start of the buffer, refilling it first: its
+    /// length, and whether it is all ASCII (see [`plain_len`]).
     #[inline(always)]
-    fn plain_run<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<usize, Errno> {
+    fn plain_run<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(usize, bool), Errno> {
         if self.peek(port)?.is_none() {
-            return Ok(0);
+            return Ok((0, true));
         }
         Ok(plain_len(self.chunk()))
     }
@@ -215,14 +216,17 @@ fn copy_chunk(dst: &mut [u8], src: &[u8]) {
 }
 
 /// The length of the run of plain string bytes (not `"`, `\\`, nor below
-/// 0x20) at the start of `s`: four bytes a step while none is special.
-fn plain_len(s: &[u8]) -> usize {
-    const LO: u32 = 0x0101_0101;
-    const HI: u32 = 0x8080_8080;
+/// 0x20) at the start of `s`, and whether they are all ASCII: a machine
+/// word a step while none is special.
+fn plain_len(s: &[u8]) -> (usize, bool) {
+    const W: usize = core::mem::size_of::<usize>();
+    const LO: usize = usize::MAX / 0xFF;
+    const HI: usize = LO << 7;
     let mut i = 0usize;
-    while let Some(w) = s.get(i..i + 4).and_then(|w| <[u8; 4]>::try_from(w).ok()) {
-        let v = u32::from_le_bytes(w);
-        let (q, b) = (v ^ 0x2222_2222, v ^ 0x5C5C_5C5C);
+    let mut seen = 0usize;
+    while let Some(w) = s.get(i..i + W).and_then(|w| <[u8; W]>::try_from(w).ok()) {
+        let v = usize::from_le_bytes(w);
+        let (q, b) = (v ^ (0x22 * LO), v ^ (0x5C * LO));
         // A byte below 0x20, or equal to '"' or '\\' (exact up to the first
         // one: the bytes after it are looked at one by one).
         let special = (v.wrapping_sub(0x20 * LO) & !v)
@@ -231,15 +235,17 @@ fn plain_len(s: &[u8]) -> usize {
         if special & HI != 0 {
             break;
         }
-        i += 4;
+        seen |= v;
+        i += W;
     }
     while let Some(&c) = s.get(i) {
         if c < 0x20 || c == b'"' || c == b'\\' {
             break;
         }
+        seen |= usize::from(c);
         i += 1;
     }
-    i
+    (i, seen & HI == 0)
 }
 
 /// A string field the caller wants decoded into its buffer (or only
@@ -849,11 +855,12 @@ fn decode_string<P: Port + ?Sized>(
     let mut too_long = false;
     let mut utf8_check = crate::text::Utf8::new();
     loop {
-        // The fast path: a run of plain bytes, copied whole.
-        let run = r.plain_run(port)?;
+        // The fast path: a run of plain bytes, copied whole; then the byte
+        // that ended it (or the first of the next chunk).
+        let (run, ascii) = r.plain_run(port)?;
         if run > 0 {
             let bytes = r.chunk().get(..run).unwrap_or(&[]);
-            if !utf8_run(&mut utf8_check, bytes) {
+            if !(ascii && utf8_check.complete() || utf8_run(&mut utf8_check, bytes)) {
                 return Err(StrErr::Syntax);
             }
             if !too_long && len + run <= max {
@@ -865,7 +872,6 @@ fn decode_string<P: Port + ?Sized>(
                 too_long = true;
             }
             r.consume(run);
-            continue;
         }
         let b = r.next(port)?.ok_or(StrErr::Syntax)?;
         let mut utf8 = [0u8; 4];
@@ -920,8 +926,9 @@ fn decode_string<P: Port + ?Sized>(
 }
 
 /// Checks a run of string bytes as the continuation of `u` (a character
-/// cut at the end of the run is left open in `u`): ASCII in bulk, whole
-/// characters a step, the rest (a character left open by the previous
+/// cut at the end of the run is left open in `u`; a run of ASCII that
+/// leaves none open is not checked, see [`plain_len`]): whole characters
+/// a step, the rest (a character left open by the previous
 /// run, one cut at the end of this one, an invalid one) a byte at a time.
 // Out of line: its locals stay out of `read_fields`' frame, which is on
 // the deepest path of every parse (down to the port's read); and a leaf
@@ -929,9 +936,6 @@ fn decode_string<P: Port + ?Sized>(
 // deepest branch).
 #[inline(never)]
 fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
-    if u.complete() && bytes.is_ascii() {
-        return true;
-    }
     let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
     let mut v = *u;
     let mut i = 0usize;
@@ -1003,7 +1007,7 @@ fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Re
 
 fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
     loop {
-        let run = r.plain_run(port)?;
+        let (run, _) = r.plain_run(port)?;
         r.consume(run);
         match r.next(port)? {
             None => return Err(Bad::Syntax),
@@ -1186,7 +1190,7 @@ impl LineWriter {
         let mut rest = s;
         while !rest.is_empty() {
             // Plain bytes go in whole.
-            let run = plain_len(rest);
+            let (run, _) = plain_len(rest);
             if run > 0 {
                 let (plain, tail) = rest.split_at_checked(run).unwrap_or((rest, &[]));
                 self.raw(port, plain)?;
