@@ -432,20 +432,22 @@ pub const fn scalar_name(name: &'static [u8]) -> [u8; SCALAR_NAME_MAX] {
 
 /// Whether the padded name `field` is `name` (not empty).
 fn name_is(field: &[u8; SCALAR_NAME_MAX], name: &[u8]) -> bool {
-    padded(name).is_some_and(|p| p == *field)
+    let key = padded(name);
+    key != 0 && key == u32::from_le_bytes(*field)
 }
 
-/// `name` as [`ScalarField`] keeps it, when it can be one (not empty, at
-/// most [`SCALAR_NAME_MAX`] bytes): compared as one word, no `memcmp` call
-/// under the parse.
-fn padded(name: &[u8]) -> Option<[u8; SCALAR_NAME_MAX]> {
-    match *name {
-        [a] => Some([a, 0, 0, 0]),
-        [a, b] => Some([a, b, 0, 0]),
-        [a, b, c] => Some([a, b, c, 0]),
-        [a, b, c, d] => Some([a, b, c, d]),
-        _ => None,
-    }
+/// `name` as [`ScalarField`] keeps it, as a word (compared without a
+/// `memcmp` call under the parse); 0, which no field's is, when it cannot
+/// be one: empty (a decoded name holds no NUL) or longer than
+/// [`SCALAR_NAME_MAX`] bytes.
+fn padded(name: &[u8]) -> u32 {
+    u32::from_le_bytes(match *name {
+        [a] => [a, 0, 0, 0],
+        [a, b] => [a, b, 0, 0],
+        [a, b, c] => [a, b, c, 0],
+        [a, b, c, d] => [a, b, c, d],
+        _ => return 0,
+    })
 }
 
 /// Most fields of a [`ScalarSet`].
@@ -514,7 +516,12 @@ impl<'a> ScalarSet<'a> {
     // locals stay out of the parse's frame.
     #[inline(never)]
     fn set(&mut self, name: &[u8], v: Scalar) {
-        let Some(i) = self.names.iter().position(|n| name_is(n, name)) else {
+        let key = padded(name);
+        let Some(i) = self
+            .names
+            .iter()
+            .position(|n| key != 0 && u32::from_le_bytes(*n) == key)
+        else {
             return;
         };
         let Some(slot) = self.values.get_mut(i) else {
