@@ -268,19 +268,20 @@ pub struct StrField<'a> {
     /// Where the decoded UTF-8 goes.
     pub buf: &'a mut [u8],
     /// Decoded length, valid when `seen`.
-    pub len: usize,
-    /// Longest decoded length accepted (two bytes: a record's fields sit on
-    /// the deepest frames of every load).
-    pub max: u16,
+    pub len: u8,
+    /// Longest decoded length accepted (a byte each, 20 bytes a field: a
+    /// record's fields sit on the deepest frames of every load).
+    pub max: u8,
     /// Whether the record had this field.
     pub seen: bool,
     /// Whether a record without this field is not a record.
     pub required: bool,
 }
 
-/// A [`StrField`]'s longest length (fields are far shorter than 64 KiB).
-fn clamp_max(n: usize) -> u16 {
-    u16::try_from(n).unwrap_or(u16::MAX)
+/// A [`StrField`]'s longest length (the longest field, a session
+/// message, is 255 bytes).
+fn clamp_max(n: usize) -> u8 {
+    u8::try_from(n).unwrap_or(u8::MAX)
 }
 
 impl<'a> StrField<'a> {
@@ -320,7 +321,7 @@ impl<'a> StrField<'a> {
 
     /// The decoded value.
     pub fn value(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
+        self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 }
 
@@ -786,7 +787,8 @@ fn parse_object<P: Port + ?Sized>(
             };
             let got = decode_string(port, r, buf, max);
             if let Some(f) = field.and_then(|i| strs.get_mut(i)) {
-                f.len = got.map_err(StrErr::into_bad)?;
+                // At most `max`, a byte.
+                f.len = got.map_err(StrErr::into_bad)? as u8;
                 f.seen = true;
                 break;
             }

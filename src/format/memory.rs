@@ -153,7 +153,7 @@ impl<'a> PairReader<'a> {
             match line {
                 Line::Eof => return Ok(None),
                 Line::Record | Line::RecordAtEof if strs[0].len > 0 => {
-                    return Ok(Some(strs[0].len));
+                    return Ok(Some(usize::from(strs[0].len)));
                 }
                 _ => {}
             }
@@ -226,7 +226,7 @@ impl<'a> PairReader<'a> {
                     }
                     // At most 31 and 127: the fields' limits.
                     let pinned = extra[0].value() == Scalar::True;
-                    return Ok(Some((rec, k.len as u8, v.len as u8, pinned)));
+                    return Ok(Some((rec, k.len, v.len, pinned)));
                 }
                 _ => self.skipped = true,
             }

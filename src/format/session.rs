@@ -122,7 +122,7 @@ pub fn read<P: Port>(
         _ => return Ok(Read::Skipped),
     };
     // At most MSG_MAX_BYTES (255): the content's longest length.
-    let len = u8::try_from(text_f.len).unwrap_or(u8::MAX);
+    let len = text_f.len;
     let keep = match (role, extra.get(2)) {
         (Some(Role::Summary), Scalar::Uint(k)) => Some(k.min(255) as u8),
         _ => None,
