@@ -166,6 +166,7 @@ impl<'a> ByteReader<'a> {
     }
 
     /// The bytes buffered and not consumed yet.
+    #[inline(always)]
     fn chunk(&self) -> &[u8] {
         self.buf
             .get(usize::from(self.pos)..usize::from(self.len))

@@ -104,6 +104,20 @@ pub(crate) enum Rec {
     Header(u32),
 }
 
+/// The scalar fields of a store record, built once (a copy a record).
+// Pins exist for relevant recall only: a build without it reads every pair
+// as unpinned (and a rewrite drops the flag).
+const EXTRA: [ScalarField; 4] = [
+    ScalarField::new(if cfg!(feature = "recall") {
+        b"pin"
+    } else {
+        b""
+    }),
+    ScalarField::new(b"del"),
+    ScalarField::new(b"seq"),
+    ScalarField::new(b"n"),
+];
+
 /// Reads the records of an open store file, one at a time.
 pub struct PairReader<'a> {
     r: ByteReader<'a>,
@@ -192,18 +206,7 @@ impl<'a> PairReader<'a> {
             };
             value.required = false;
             let mut strs = [StrField::optional(b"key", key), value];
-            // Pins exist for relevant recall only: a build without it reads
-            // every pair as unpinned (and a rewrite drops the flag).
-            let mut extra = [
-                ScalarField::new(if cfg!(feature = "recall") {
-                    b"pin"
-                } else {
-                    b""
-                }),
-                ScalarField::new(b"del"),
-                ScalarField::new(b"seq"),
-                ScalarField::new(b"n"),
-            ];
+            let mut extra = EXTRA;
             let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
             let [k, v] = &strs;
             let rec = match (
