@@ -276,8 +276,16 @@ fn errno(r: i32) -> Errno {
     Errno(r.checked_neg().filter(|&e| e > 0).unwrap_or(Errno::EIO.0))
 }
 
-// Inlined: under every file read.
+/// The length a read returned: a port that claims more than asked is
+/// treated as end of file.
 #[inline(always)]
+fn read_len(n: i32, buf: &[u8]) -> usize {
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= buf.len())
+        .unwrap_or(0)
+}
+
 fn status(r: i32) -> Result<i32, Errno> {
     if r < 0 { Err(errno(r)) } else { Ok(r) }
 }
@@ -318,18 +326,29 @@ impl Port for CPort {
         self.note(path.to_bytes(), r)
     }
 
-    // Inlined into the reader's refill: the bottom of every parse's deepest
-    // path is then one frame.
-    #[inline(always)]
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
         // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
         let n = status(unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) });
         let n = self.note_fd(fd, n)?;
-        // A port that claims more than asked is treated as end of file.
-        Ok(usize::try_from(n)
-            .ok()
-            .filter(|&n| n <= buf.len())
-            .unwrap_or(0))
+        Ok(read_len(n, buf))
+    }
+
+    // Inlined into the reader's refill (its one caller): the bottom of every
+    // parse's deepest path is then one frame.
+    #[inline(always)]
+    fn read_chunk(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+        let n = unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) };
+        // `status`, written out: no call under the reader.
+        let n = if n < 0 {
+            Err(Errno(
+                n.checked_neg().filter(|&e| e > 0).unwrap_or(Errno::EIO.0),
+            ))
+        } else {
+            Ok(n)
+        };
+        let n = self.note_fd(fd, n)?;
+        Ok(read_len(n, buf))
     }
 
     fn write(&mut self, fd: Fd, buf: &[u8]) -> Result<(), Errno> {

@@ -52,7 +52,7 @@ pub struct ByteReader<'a> {
 /// Where a [`ByteReader`]'s bytes come from: the descriptor in the slice's
 /// place (8 bytes, not 12).
 enum Source<'a> {
-    /// An open file.
+    /// An open file ([`NO_FD`]: an empty one).
     Fd(Fd),
     /// Bytes in RAM: those not read yet.
     Ram(&'a [u8]),
@@ -61,11 +61,7 @@ enum Source<'a> {
 impl<'a> ByteReader<'a> {
     /// Wraps an open descriptor ([`NO_FD`]: an empty file).
     pub fn new(fd: Fd) -> Self {
-        Self::with(if fd == NO_FD {
-            Source::Ram(&[])
-        } else {
-            Source::Fd(fd)
-        })
+        Self::with(Source::Fd(fd))
     }
 
     /// Reads `data` (the port is not called).
@@ -129,7 +125,7 @@ impl<'a> ByteReader<'a> {
         }
         // The chunk is consumed: what is kept of it.
         self.last = self.last();
-        self.base = self.offset();
+        self.base = self.base.saturating_add(u32::from(self.pos));
         self.pos = 0;
         self.len = 0;
         let n = match &mut self.src {
@@ -139,7 +135,8 @@ impl<'a> ByteReader<'a> {
                 *ram = rest;
                 now.len()
             }
-            Source::Fd(fd) => port.read(*fd, &mut self.buf)?,
+            Source::Fd(NO_FD) => 0,
+            Source::Fd(fd) => port.read_chunk(*fd, &mut self.buf)?,
         };
         if n == 0 || n > self.buf.len() {
             self.eof = true;
@@ -222,6 +219,13 @@ fn copy_chunk(dst: &mut [u8], src: &[u8]) {
         }
         i += 1;
     }
+}
+
+/// [`copy_chunk`] out of line, for a string's bytes (a leaf under the
+/// parse; one copy of it in flash).
+#[inline(never)]
+fn copy_run(dst: &mut [u8], src: &[u8]) {
+    copy_chunk(dst, src);
 }
 
 /// The length of the run of plain string bytes (not `"`, `\\`, nor below
@@ -887,7 +891,7 @@ fn decode_string<P: Port + ?Sized>(
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
-                    copy_chunk(dst, bytes);
+                    copy_run(dst, bytes);
                 }
                 len += run;
             } else {
@@ -933,7 +937,7 @@ fn decode_string<P: Port + ?Sized>(
         }
         // A counted field has no buffer: only the length is kept.
         if let Some(dst) = out.get_mut(len..len + piece.len()) {
-            copy_chunk(dst, piece);
+            copy_run(dst, piece);
         }
         len += piece.len();
     }
@@ -959,25 +963,28 @@ fn decode_string<P: Port + ?Sized>(
 #[inline(never)]
 fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
     let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
-    let mut v = *u;
     let mut i = 0usize;
     while let Some(&a) = bytes.get(i) {
-        if v.complete() {
+        if u.complete() {
             if a < 0x80 {
                 i += 1;
                 continue;
             }
             // Its length and the range of its second byte (no overlong
             // form, surrogate, or code point past U+10FFFF).
-            let (n, lo, hi): (usize, u8, u8) = match a {
-                0xC2..=0xDF => (2, 0x80, 0xBF),
-                0xE0 => (3, 0xA0, 0xBF),
-                0xED => (3, 0x80, 0x9F),
-                0xE1..=0xEF => (3, 0x80, 0xBF),
-                0xF0 => (4, 0x90, 0xBF),
-                0xF4 => (4, 0x80, 0x8F),
-                0xF1..=0xF3 => (4, 0x80, 0xBF),
-                _ => (0, 0, 0),
+            let n = match a {
+                0xC2..=0xF4 => (!a).leading_zeros() as usize,
+                _ => 0,
+            };
+            let lo = match a {
+                0xE0 => 0xA0,
+                0xF0 => 0x90,
+                _ => 0x80,
+            };
+            let hi = match a {
+                0xED => 0x9F,
+                0xF4 => 0x8F,
+                _ => 0xBF,
             };
             if let Some(seq) = bytes.get(i..i + n).filter(|_| n > 0)
                 && seq.get(1).is_some_and(|&b| b >= lo && b <= hi)
@@ -988,12 +995,12 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
                 continue;
             }
         }
-        if !v.feed_inline(a) {
+        // (A call: rare, and a leaf under this one.)
+        if !u.feed(a) {
             return false;
         }
         i += 1;
     }
-    *u = v;
     true
 }
 
