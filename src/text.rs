@@ -34,6 +34,7 @@ pub fn is_utf8(s: &[u8]) -> bool {
 /// keeping it): no overlong forms, surrogates or code points past U+10FFFF.
 /// Also what [`is_utf8`] uses, instead of `core::str::from_utf8` (its
 /// fast paths cost 370 bytes of flash).
+#[derive(Clone, Copy)]
 pub struct Utf8 {
     need: u8,
     cp: u32,
@@ -52,6 +53,13 @@ impl Utf8 {
 
     /// Takes the next byte; false when the text cannot be UTF-8.
     pub fn feed(&mut self, b: u8) -> bool {
+        self.feed_inline(b)
+    }
+
+    /// [`Utf8::feed`] inlined (a loop over a run keeps the state in
+    /// registers: no frame under the JSON reader's string decode).
+    #[inline(always)]
+    pub fn feed_inline(&mut self, b: u8) -> bool {
         if self.need == 0 {
             let (need, bits, min) = match b {
                 0x00..=0x7F => return true,

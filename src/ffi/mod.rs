@@ -181,7 +181,11 @@ impl CPort {
     /// The last failure: errno and the file, if any since `clear_error`.
     #[cfg(feature = "agent")]
     pub(crate) fn last_error(&self) -> Option<(i32, &[u8])> {
-        let path = self.error_path.split(|&b| b == 0).next().unwrap_or(&[]);
+        let path: &[u8] = match self.error_slot() {
+            None => &self.error_path,
+            Some(slot) => slot.map_or(&[], |p| &p[..]),
+        };
+        let path = path.split(|&b| b == 0).next().unwrap_or(&[]);
         (self.error != 0).then_some((self.error, path))
     }
 
@@ -197,25 +201,50 @@ impl CPort {
         r
     }
 
+    /// The failure of an operation on `fd`, named by the descriptor's path:
+    /// only noted here (the errno and, in the last byte of `error_path`,
+    /// which slot names it); [`CPort::last_error`] reads the path from the
+    /// slot, and [`Port::open`] copies it over before it reuses the slot.
+    /// Two stores inlined: no frame under every file read.
+    #[inline(always)]
     fn note_fd<T>(&mut self, fd: Fd, r: Result<T, Errno>) -> Result<T, Errno> {
         if let Err(e) = &r {
-            self.note_fd_error(fd, *e);
+            self.error = e.0;
+            let slot = usize::try_from(fd).ok().filter(|&i| i < FD_SLOTS);
+            // 1.. a slot; NO_SLOT: a descriptor without one (no path).
+            let mark = slot.map_or(NO_SLOT, |i| i as u8 + 1);
+            if let Some(m) = self.error_path.last_mut() {
+                *m = mark;
+            }
         }
         r
     }
 
-    /// The failure of an operation on `fd`, named by the descriptor's path.
-    /// Copied field to field (the slot is the path then NULs, as `note`
-    /// leaves `error_path`): no path copy on the stack of every read.
-    #[inline(never)]
+    /// The slot the last failure's path is in, if it is in one (see
+    /// [`CPort::note_fd`]): `Some(None)` for a descriptor without a path.
+    #[cfg(feature = "agent")]
+    fn error_slot(&self) -> Option<Option<&[u8; PATH_MAX]>> {
+        match self.error_path.last().copied().unwrap_or(0) {
+            0 => None,
+            NO_SLOT => Some(None),
+            m => Some(self.fd_paths.get(usize::from(m - 1))),
+        }
+    }
+
+    /// Copies the path a failure noted by [`CPort::note_fd`] points to into
+    /// `error_path` (before its slot names another file). Word by word: a
+    /// `memcpy` call would link `memmove` (the compiler cannot tell the
+    /// fields apart).
     #[cold]
-    fn note_fd_error(&mut self, fd: Fd, e: Errno) {
-        self.error = e.0;
-        match usize::try_from(fd).ok().and_then(|i| self.fd_paths.get(i)) {
-            // A copy, not an array assignment: that one links memmove
-            // (1.5 KB) as the compiler cannot tell the fields apart.
-            // Word by word: a `memcpy` call would put its frame (64 B) at
-            // the bottom of every file read's worst case.
+    #[inline(never)]
+    fn fix_error_path(&mut self) {
+        let mark = self.error_path.last().copied().unwrap_or(0);
+        if mark == 0 {
+            return;
+        }
+        let slot = usize::from(mark - 1);
+        match self.fd_paths.get(slot).filter(|_| mark != NO_SLOT) {
+            // The slot is the path then NULs, as `note` leaves `error_path`.
             Some(path) => {
                 for (d, s) in self
                     .error_path
@@ -238,8 +267,23 @@ impl CPort {
     }
 }
 
+/// [`CPort::note_fd`]'s mark of a descriptor that has no path slot (a slot
+/// is marked `1..=FD_SLOTS`; a path copied into `error_path` leaves its last
+/// byte 0, its NUL).
+const NO_SLOT: u8 = 0xFF;
+
 fn errno(r: i32) -> Errno {
     Errno(r.checked_neg().filter(|&e| e > 0).unwrap_or(Errno::EIO.0))
+}
+
+/// The length a read returned: a port that claims more than asked is
+/// treated as end of file.
+#[inline(always)]
+fn read_len(n: i32, buf: &[u8]) -> usize {
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= buf.len())
+        .unwrap_or(0)
 }
 
 fn status(r: i32) -> Result<i32, Errno> {
@@ -260,6 +304,10 @@ impl Port for CPort {
         } as u8;
         // SAFETY: `path` is NUL-terminated and outlives the call.
         let r = status(unsafe { sys::claw_port_open(path.as_ptr(), mode) });
+        if r.is_ok() {
+            // Its slot may name the last failure's file.
+            self.fix_error_path();
+        }
         if let Some(slot) = r
             .ok()
             .and_then(|fd| usize::try_from(fd).ok())
@@ -282,11 +330,25 @@ impl Port for CPort {
         // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
         let n = status(unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) });
         let n = self.note_fd(fd, n)?;
-        // A port that claims more than asked is treated as end of file.
-        Ok(usize::try_from(n)
-            .ok()
-            .filter(|&n| n <= buf.len())
-            .unwrap_or(0))
+        Ok(read_len(n, buf))
+    }
+
+    // Inlined into the reader's refill (its one caller): the bottom of every
+    // parse's deepest path is then one frame.
+    #[inline(always)]
+    fn read_chunk(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+        let n = unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) };
+        // `status`, written out: no call under the reader.
+        let n = if n < 0 {
+            Err(Errno(
+                n.checked_neg().filter(|&e| e > 0).unwrap_or(Errno::EIO.0),
+            ))
+        } else {
+            Ok(n)
+        };
+        let n = self.note_fd(fd, n)?;
+        Ok(read_len(n, buf))
     }
 
     fn write(&mut self, fd: Fd, buf: &[u8]) -> Result<(), Errno> {

@@ -35,72 +35,71 @@ pub const NO_FD: Fd = -1;
 
 /// Reads a file through the port in small chunks, or bytes already in RAM.
 pub struct ByteReader<'a> {
-    fd: Fd,
-    /// With [`NO_FD`]: the bytes not read yet.
-    ram: &'a [u8],
+    src: Source<'a>,
     buf: [u8; READ_CHUNK],
     // One byte each (a chunk is 64 bytes): every frame that holds a reader
     // is on a load's deepest path.
     pos: u8,
     len: u8,
     eof: bool,
-    /// Bytes consumed so far (the offset of the next byte).
-    offset: u32,
-    /// The last byte consumed.
+    /// The offset of the chunk's first byte (consuming a byte is one
+    /// increment: `pos`).
+    base: u32,
+    /// The last byte of the previous chunk.
     last: u8,
-    /// The values of the last array field read.
-    array: [u32; ARRAY_MAX],
+}
+
+/// Where a [`ByteReader`]'s bytes come from: the descriptor in the slice's
+/// place (8 bytes, not 12).
+enum Source<'a> {
+    /// An open file ([`NO_FD`]: an empty one).
+    Fd(Fd),
+    /// Bytes in RAM: those not read yet.
+    Ram(&'a [u8]),
 }
 
 impl<'a> ByteReader<'a> {
-    /// Wraps an open descriptor.
+    /// Wraps an open descriptor ([`NO_FD`]: an empty file).
     pub fn new(fd: Fd) -> Self {
-        Self::with(fd, &[])
+        Self::with(Source::Fd(fd))
     }
 
     /// Reads `data` (the port is not called).
     pub fn over(data: &'a [u8]) -> Self {
-        Self::with(NO_FD, data)
+        Self::with(Source::Ram(data))
     }
 
-    fn with(fd: Fd, ram: &'a [u8]) -> Self {
+    fn with(src: Source<'a>) -> Self {
         Self {
-            fd,
-            ram,
+            src,
             buf: [0; READ_CHUNK],
             pos: 0,
             len: 0,
             eof: false,
-            offset: 0,
+            base: 0,
             last: 0,
-            array: [0; ARRAY_MAX],
         }
     }
 
-    /// The values of the last array field read (see [`Scalar::Array`]).
-    pub fn array(&self) -> &[u32; ARRAY_MAX] {
-        &self.array
-    }
-
-    /// Replaces them (a record whose numbers come as separate fields hands
-    /// them on in the same place).
-    pub fn set_array(&mut self, values: [u32; ARRAY_MAX]) {
-        self.array = values;
-    }
-
-    /// The same, in place (no copy of them on the caller's stack).
-    pub fn array_mut(&mut self) -> &mut [u32; ARRAY_MAX] {
-        &mut self.array
-    }
-
-    /// The descriptor, for closing.
+    /// The descriptor, for closing ([`NO_FD`] over RAM).
     pub fn fd(&self) -> Fd {
-        self.fd
+        match self.src {
+            Source::Fd(fd) => fd,
+            Source::Ram(_) => NO_FD,
+        }
     }
 
     /// Offset of the next byte.
     pub fn offset(&self) -> u32 {
-        self.offset
+        self.base.saturating_add(u32::from(self.pos))
+    }
+
+    /// The last byte consumed (0 before the first).
+    fn last(&self) -> u8 {
+        match usize::from(self.pos).checked_sub(1) {
+            Some(i) => self.buf.get(i).copied().unwrap_or(0),
+            None => self.last,
+        }
     }
 
     #[inline(always)]
@@ -124,31 +123,35 @@ impl<'a> ByteReader<'a> {
         if self.eof {
             return Ok(());
         }
-        let n = if self.fd == NO_FD {
-            let (now, rest) = self
-                .ram
-                .split_at_checked(READ_CHUNK)
-                .unwrap_or((self.ram, &[]));
-            copy_chunk(&mut self.buf, now);
-            self.ram = rest;
-            now.len()
-        } else {
-            port.read(self.fd, &mut self.buf)?
+        // The chunk is consumed: what is kept of it.
+        self.last = self.last();
+        self.base = self.base.saturating_add(u32::from(self.pos));
+        self.pos = 0;
+        self.len = 0;
+        let n = match &mut self.src {
+            Source::Ram(ram) => {
+                let (now, rest) = ram.split_at_checked(READ_CHUNK).unwrap_or((ram, &[]));
+                copy_chunk(&mut self.buf, now);
+                *ram = rest;
+                now.len()
+            }
+            Source::Fd(NO_FD) => 0,
+            Source::Fd(fd) => port.read_chunk(*fd, &mut self.buf)?,
         };
         if n == 0 || n > self.buf.len() {
             self.eof = true;
             return Ok(());
         }
-        self.pos = 0;
         self.len = n as u8;
         Ok(())
     }
 
+    // Out of line (as `consume`): inlined at its twenty-odd calls it costs
+    // 600 bytes of flash.
+    #[inline(never)]
     fn bump(&mut self) {
         if self.pos < self.len {
-            self.last = self.buf.get(usize::from(self.pos)).copied().unwrap_or(0);
             self.pos += 1;
-            self.offset = self.offset.saturating_add(1);
         }
     }
 
@@ -160,6 +163,7 @@ impl<'a> ByteReader<'a> {
     }
 
     /// The bytes buffered and not consumed yet.
+    #[inline(always)]
     fn chunk(&self) -> &[u8] {
         self.buf
             .get(usize::from(self.pos)..usize::from(self.len))
@@ -167,86 +171,98 @@ impl<'a> ByteReader<'a> {
     }
 
     /// Consumes the first `n` bytes of [`ByteReader::chunk`].
+    #[inline(never)]
     fn consume(&mut self, n: usize) {
         let n = n.min(usize::from(self.len.saturating_sub(self.pos)));
-        if n > 0 {
-            self.last = self
-                .buf
-                .get(usize::from(self.pos) + n - 1)
-                .copied()
-                .unwrap_or(0);
-            self.pos += n as u8;
-            self.offset = self.offset.saturating_add(n as u32);
-        }
+        self.pos += n as u8;
     }
 
     /// Consumes bytes up to offset `to` (or the end of the file).
     pub fn skip_to<P: Port + ?Sized>(&mut self, port: &mut P, to: u32) -> Result<(), Errno> {
-        while self.offset < to && self.peek(port)?.is_some() {
-            let want = (to - self.offset) as usize;
+        while self.offset() < to && self.peek(port)?.is_some() {
+            let want = (to - self.offset()) as usize;
             self.consume(want.min(self.chunk().len()));
         }
         Ok(())
     }
 
-    /// The length of the run of "plain" string bytes (not `"`, `\`, nor a
-    /// control character) at the start of the buffer, refilling it first.
+    /// The run of "plain" string bytes (not `"`, `\`, nor a control
+    /// character) at the start of the buffer, refilling it first: its
+    /// length, and whether it is all ASCII (see [`plain_len`]).
     #[inline(always)]
-    fn plain_run<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<usize, Errno> {
+    fn plain_run<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(usize, bool), Errno> {
         if self.peek(port)?.is_none() {
-            return Ok(0);
+            return Ok((0, true));
         }
         Ok(plain_len(self.chunk()))
     }
 }
 
-/// Copies `src` (at most a chunk) to the start of `dst` a word at a time,
-/// then the last bytes: inline loads and stores without a `memcpy` call,
-/// whose frames (88 bytes with its callers) would sit at the bottom of
-/// every parse's deepest path.
+/// Copies `src` (at most a chunk) to the start of `dst` (as much as fits)
+/// a word at a time, then the last bytes: inline loads and stores without
+/// a `memcpy` call, whose frames (64 to 88 bytes with its callers) would
+/// sit at the bottom of every parse's deepest path.
 #[inline(always)]
-fn copy_chunk(dst: &mut [u8; READ_CHUNK], src: &[u8]) {
-    let mut d4 = dst.chunks_exact_mut(4);
-    let mut s4 = src.chunks_exact(4);
-    for (d, s) in (&mut d4).zip(&mut s4) {
-        if let (Ok(d), Ok(s)) = (<&mut [u8; 4]>::try_from(d), <&[u8; 4]>::try_from(s)) {
+fn copy_chunk(dst: &mut [u8], src: &[u8]) {
+    const W: usize = core::mem::size_of::<usize>();
+    let n = dst.len().min(src.len());
+    let mut i = 0usize;
+    while let (Some(d), Some(s)) = (dst.get_mut(i..i + W), src.get(i..i + W)) {
+        if let (Ok(d), Ok(s)) = (<&mut [u8; W]>::try_from(d), <&[u8; W]>::try_from(s)) {
             *d = *s;
         }
+        i += W;
     }
-    let at = src.len() - s4.remainder().len();
-    if let Some(d) = dst.get_mut(at..) {
-        for (d, s) in d.iter_mut().zip(s4.remainder()) {
-            *d = *s;
+    while i < n {
+        if let (Some(d), Some(&s)) = (dst.get_mut(i), src.get(i)) {
+            *d = s;
         }
+        i += 1;
     }
 }
 
+/// [`copy_chunk`] out of line, for a string's bytes (a leaf under the
+/// parse; one copy of it in flash).
+#[inline(never)]
+fn copy_run(dst: &mut [u8], src: &[u8]) {
+    copy_chunk(dst, src);
+}
+
 /// The length of the run of plain string bytes (not `"`, `\\`, nor below
-/// 0x20) at the start of `s`: four bytes a step while none is special.
-fn plain_len(s: &[u8]) -> usize {
-    const LO: u32 = 0x0101_0101;
-    const HI: u32 = 0x8080_8080;
+/// 0x20) at the start of `s`, and whether they are all ASCII: a machine
+/// word a step while none is special.
+fn plain_len(s: &[u8]) -> (usize, bool) {
+    const W: usize = core::mem::size_of::<usize>();
+    const LO: usize = usize::MAX / 0xFF;
+    const HI: usize = LO << 7;
     let mut i = 0usize;
-    while let Some(w) = s.get(i..i + 4).and_then(|w| <[u8; 4]>::try_from(w).ok()) {
-        let v = u32::from_le_bytes(w);
-        let (q, b) = (v ^ 0x2222_2222, v ^ 0x5C5C_5C5C);
+    let mut seen = 0usize;
+    while let Some(w) = s.get(i..i + W).and_then(|w| <[u8; W]>::try_from(w).ok()) {
+        let v = usize::from_le_bytes(w);
+        let (q, b) = (v ^ (0x22 * LO), v ^ (0x5C * LO));
         // A byte below 0x20, or equal to '"' or '\\' (exact up to the first
-        // one: the bytes after it are looked at one by one).
-        let special = (v.wrapping_sub(0x20 * LO) & !v)
+        // one: a borrow only makes the bytes above it look special).
+        let special = ((v.wrapping_sub(0x20 * LO) & !v)
             | (q.wrapping_sub(LO) & !q)
-            | (b.wrapping_sub(LO) & !b);
-        if special & HI != 0 {
-            break;
+            | (b.wrapping_sub(LO) & !b))
+            & HI;
+        if special != 0 {
+            // The bytes below the first special one.
+            let bits = special.trailing_zeros() & !7;
+            let below = (1usize << bits).wrapping_sub(1);
+            return (i + bits as usize / 8, (seen | (v & below)) & HI == 0);
         }
-        i += 4;
+        seen |= v;
+        i += W;
     }
     while let Some(&c) = s.get(i) {
         if c < 0x20 || c == b'"' || c == b'\\' {
             break;
         }
+        seen |= usize::from(c);
         i += 1;
     }
-    i
+    (i, seen & HI == 0)
 }
 
 /// A string field the caller wants decoded into its buffer (or only
@@ -257,19 +273,20 @@ pub struct StrField<'a> {
     /// Where the decoded UTF-8 goes.
     pub buf: &'a mut [u8],
     /// Decoded length, valid when `seen`.
-    pub len: usize,
-    /// Longest decoded length accepted (two bytes: a record's fields sit on
-    /// the deepest frames of every load).
-    pub max: u16,
+    pub len: u8,
+    /// Longest decoded length accepted (a byte each, 20 bytes a field: a
+    /// record's fields sit on the deepest frames of every load).
+    pub max: u8,
     /// Whether the record had this field.
     pub seen: bool,
     /// Whether a record without this field is not a record.
     pub required: bool,
 }
 
-/// A [`StrField`]'s longest length (fields are far shorter than 64 KiB).
-fn clamp_max(n: usize) -> u16 {
-    u16::try_from(n).unwrap_or(u16::MAX)
+/// A [`StrField`]'s longest length (the longest field, a session
+/// message, is 255 bytes).
+fn clamp_max(n: usize) -> u8 {
+    u8::try_from(n).unwrap_or(u8::MAX)
 }
 
 impl<'a> StrField<'a> {
@@ -309,7 +326,7 @@ impl<'a> StrField<'a> {
 
     /// The decoded value.
     pub fn value(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
+        self.buf.get(..usize::from(self.len)).unwrap_or(&[])
     }
 }
 
@@ -331,7 +348,8 @@ pub enum Scalar {
     Uint(u32),
     /// A flat array of at most [`ARRAY_MAX`] non-negative integers (more,
     /// or anything else in it, makes the line invalid): how many; the
-    /// values are in [`ByteReader::array`] (kept out of every field).
+    /// values are in the [`ScalarSet`]'s array, if it has one (kept out of
+    /// every field and every reader).
     Array(u8),
 }
 
@@ -350,41 +368,70 @@ impl Scalar {
 /// path of the session load (4 bytes a name, not a slice's 8).
 pub const SCALAR_NAME_MAX: usize = 4;
 
-/// A scalar field the caller wants.
+/// Longest [`ScalarField`] name (`"pin"`, `"del"`, `"seq"`, `"n"`).
+pub const FIELD_NAME_MAX: usize = 3;
+
+/// A scalar field the caller wants: 8 bytes (the fields of a store record
+/// sit on the deepest frame of every store read).
 pub struct ScalarField {
     /// The field name in the file, NUL-padded (a decoded name holds no NUL:
     /// `\u0000` is refused); 0xFF bytes (never in UTF-8) for a name longer
-    /// than [`SCALAR_NAME_MAX`], which matches nothing.
-    name: [u8; SCALAR_NAME_MAX],
-    /// The value found.
-    pub value: Scalar,
+    /// than [`FIELD_NAME_MAX`], which matches nothing.
+    name: [u8; FIELD_NAME_MAX],
+    /// What the value is: [`Scalar`]'s variant, in its order.
+    kind: u8,
+    /// The integer, or an array's length.
+    val: u32,
 }
 
 impl ScalarField {
-    /// A field called `name` (at most [`SCALAR_NAME_MAX`] bytes; a longer
+    /// A field called `name` (at most [`FIELD_NAME_MAX`] bytes; a longer
     /// or empty one is never found), absent until read.
     pub const fn new(name: &'static [u8]) -> Self {
-        // The match of [`scalar_name`], written out: built at run time (for
-        // each record read) it must not cost a call. (Calling it, even
-        // `#[inline(always)]`, measured +5k instructions on a full
-        // `build_context` and on a memory get.)
+        // Written out: built at run time (for each record read) it must not
+        // cost a call. (Calling `scalar_name`, even `#[inline(always)]`,
+        // measured +5k instructions on a full `build_context` and on a
+        // memory get.)
         let name = match *name {
-            [] => [0; SCALAR_NAME_MAX],
-            [a] => [a, 0, 0, 0],
-            [a, b] => [a, b, 0, 0],
-            [a, b, c] => [a, b, c, 0],
-            [a, b, c, d] => [a, b, c, d],
-            _ => [0xFF; SCALAR_NAME_MAX],
+            [] => [0; FIELD_NAME_MAX],
+            [a] => [a, 0, 0],
+            [a, b] => [a, b, 0],
+            [a, b, c] => [a, b, c],
+            _ => [0xFF; FIELD_NAME_MAX],
         };
         Self {
             name,
-            value: Scalar::Absent,
+            kind: 0,
+            val: 0,
         }
     }
 
     /// Whether the field is called `name` (not empty).
     fn is(&self, name: &[u8]) -> bool {
-        name_is(&self.name, name)
+        let [a, b, c] = self.name;
+        name_is(&[a, b, c, 0], name)
+    }
+
+    /// The value found.
+    #[inline(always)]
+    pub fn value(&self) -> Scalar {
+        match self.kind {
+            1 => Scalar::True,
+            2 => Scalar::Other,
+            3 => Scalar::Uint(self.val),
+            4 => Scalar::Array(self.val as u8),
+            _ => Scalar::Absent,
+        }
+    }
+
+    fn set(&mut self, v: Scalar) {
+        (self.kind, self.val) = match v {
+            Scalar::Absent => (0, 0),
+            Scalar::True => (1, 0),
+            Scalar::Other => (2, 0),
+            Scalar::Uint(x) => (3, x),
+            Scalar::Array(n) => (4, u32::from(n)),
+        };
     }
 }
 
@@ -403,12 +450,22 @@ pub const fn scalar_name(name: &'static [u8]) -> [u8; SCALAR_NAME_MAX] {
 
 /// Whether the padded name `field` is `name` (not empty).
 fn name_is(field: &[u8; SCALAR_NAME_MAX], name: &[u8]) -> bool {
-    match (field.get(..name.len()), field.get(name.len()..)) {
-        (Some(head), Some(rest)) => {
-            !name.is_empty() && head == name && rest.iter().all(|&b| b == 0)
-        }
-        _ => false,
-    }
+    let key = padded(name);
+    key != 0 && key == u32::from_le_bytes(*field)
+}
+
+/// `name` as [`ScalarField`] keeps it, as a word (compared without a
+/// `memcmp` call under the parse); 0, which no field's is, when it cannot
+/// be one: empty (a decoded name holds no NUL) or longer than
+/// [`SCALAR_NAME_MAX`] bytes.
+fn padded(name: &[u8]) -> u32 {
+    u32::from_le_bytes(match *name {
+        [a] => [a, 0, 0, 0],
+        [a, b] => [a, b, 0, 0],
+        [a, b, c] => [a, b, c, 0],
+        [a, b, c, d] => [a, b, c, d],
+        _ => return 0,
+    })
 }
 
 /// Most fields of a [`ScalarSet`].
@@ -418,8 +475,11 @@ pub const SET_MAX: usize = 11;
 /// 4 bits (what kind of value), instead of a [`ScalarField`]'s 12; the
 /// names stay in flash. What [`ScalarSet::get`] gives back is what a
 /// [`ScalarField`] of that name would hold.
-pub struct ScalarSet {
+pub struct ScalarSet<'a> {
     names: &'static [[u8; SCALAR_NAME_MAX]],
+    /// Where the values of an array field go (the caller's: the last array
+    /// read, whichever its field).
+    array: Option<&'a mut [u32; ARRAY_MAX]>,
     /// By the index of the name: the integer, or an array's length.
     values: [u32; SET_MAX],
     /// Bit `i`: the field was present.
@@ -432,18 +492,32 @@ pub struct ScalarSet {
     arrays: u16,
 }
 
-impl ScalarSet {
+impl<'a> ScalarSet<'a> {
     /// The fields called `names` (see [`scalar_name`]; the first
-    /// [`SET_MAX`]), absent until read.
-    pub const fn new(names: &'static [[u8; SCALAR_NAME_MAX]]) -> Self {
+    /// [`SET_MAX`]), absent until read; array values go to `array`.
+    pub const fn new(
+        names: &'static [[u8; SCALAR_NAME_MAX]],
+        array: Option<&'a mut [u32; ARRAY_MAX]>,
+    ) -> Self {
         Self {
             names,
+            array,
             values: [0; SET_MAX],
             seen: 0,
             trues: 0,
             uints: 0,
             arrays: 0,
         }
+    }
+
+    /// Where array values went.
+    pub fn array_mut(&mut self) -> Option<&mut [u32; ARRAY_MAX]> {
+        self.array.as_deref_mut()
+    }
+
+    /// The same, taken out (the set can be read while it is written).
+    pub fn take_array(&mut self) -> Option<&'a mut [u32; ARRAY_MAX]> {
+        self.array.take()
     }
 
     fn clear(&mut self) {
@@ -460,7 +534,12 @@ impl ScalarSet {
     // locals stay out of the parse's frame.
     #[inline(never)]
     fn set(&mut self, name: &[u8], v: Scalar) {
-        let Some(i) = self.names.iter().position(|n| name_is(n, name)) else {
+        let key = padded(name);
+        let Some(i) = self
+            .names
+            .iter()
+            .position(|n| key != 0 && u32::from_le_bytes(*n) == key)
+        else {
             return;
         };
         let Some(slot) = self.values.get_mut(i) else {
@@ -588,14 +667,14 @@ pub fn read_fields<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
-    mut set: Option<&mut ScalarSet>,
+    mut set: Option<&mut ScalarSet<'_>>,
 ) -> Result<Line, Errno> {
     for f in strs.iter_mut() {
         f.seen = false;
         f.len = 0;
     }
     for f in scalars.iter_mut() {
-        f.value = Scalar::Absent;
+        f.kind = 0;
     }
     if let Some(u) = set.as_deref_mut() {
         u.clear();
@@ -612,13 +691,13 @@ pub fn read_fields<P: Port + ?Sized>(
             Some(_) => break,
         }
     }
-    let start = r.offset;
+    let start = r.offset();
     match parse_object(port, r, strs, scalars, set) {
         Ok(()) => {}
         Err(Bad::Syntax) => {
             // A parse that stopped on the line's newline (a string torn at
             // the end of its line) must not skip the next line too.
-            if r.offset == start || r.last != b'\n' {
+            if r.offset() == start || r.last() != b'\n' {
                 skip_line(port, r)?;
             }
             return Ok(Line::Skipped);
@@ -673,6 +752,8 @@ fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Opt
     }
 }
 
+// Inlined: `skip_ws` is then the one frame between a parse and the port.
+#[inline(always)]
 fn expect<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u8) -> Result<(), Bad> {
     if skip_ws(port, r)? == Some(want) {
         r.bump();
@@ -687,7 +768,7 @@ fn parse_object<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
-    mut set: Option<&mut ScalarSet>,
+    mut set: Option<&mut ScalarSet<'_>>,
 ) -> Result<(), Bad> {
     expect(port, r, b'{')?;
     if skip_ws(port, r)? == Some(b'}') {
@@ -697,34 +778,55 @@ fn parse_object<P: Port + ?Sized>(
     loop {
         let mut name = [0u8; NAME_MAX];
         expect(port, r, b'"')?;
-        let name_len = match decode_string(port, r, &mut name, NAME_MAX) {
-            Ok(n) => Some(n),
-            Err(StrErr::TooLong) => None,
-            Err(e) => return Err(e.into_bad()),
-        };
-        expect(port, r, b':')?;
-        let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
-        match skip_ws(port, r)? {
-            Some(b'"') => {
-                r.bump();
-                match strs.iter_mut().find(|f| !name.is_empty() && f.name == name) {
-                    Some(f) => {
-                        f.len = decode_string(port, r, f.buf, usize::from(f.max))
-                            .map_err(StrErr::into_bad)?;
-                        f.seen = true;
+        // The field's name, then (when it is one of `strs`) its value: one
+        // call of `decode_string`, inlined (one frame less on the deepest
+        // path of every parse).
+        let mut field: Option<usize> = None;
+        loop {
+            let (buf, max): (&mut [u8], usize) = match field {
+                None => (&mut name, NAME_MAX),
+                Some(i) => match strs.get_mut(i) {
+                    Some(f) => (&mut *f.buf, usize::from(f.max)),
+                    None => return Err(Bad::Syntax),
+                },
+            };
+            let got = decode_string(port, r, buf, max);
+            if let Some(f) = field.and_then(|i| strs.get_mut(i)) {
+                // At most `max`, a byte.
+                f.len = got.map_err(StrErr::into_bad)? as u8;
+                f.seen = true;
+                break;
+            }
+            let name_len = match got {
+                Ok(n) => Some(n),
+                Err(StrErr::TooLong) => None,
+                Err(e) => return Err(e.into_bad()),
+            };
+            expect(port, r, b':')?;
+            let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
+            match skip_ws(port, r)? {
+                Some(b'"') => {
+                    r.bump();
+                    match strs.iter().position(|f| !name.is_empty() && f.name == name) {
+                        Some(i) => {
+                            field = Some(i);
+                            continue;
+                        }
+                        None => skip_string(port, r)?,
                     }
-                    None => skip_string(port, r)?,
                 }
-            }
-            Some(_) => {
-                let v = parse_scalar(port, r)?;
-                if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
-                    f.value = v;
-                } else if let Some(u) = set.as_deref_mut() {
-                    u.set(name, v);
+                Some(_) => {
+                    let array = set.as_deref_mut().and_then(ScalarSet::array_mut);
+                    let v = parse_scalar(port, r, array)?;
+                    if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
+                        f.set(v);
+                    } else if let Some(u) = set.as_deref_mut() {
+                        u.set(name, v);
+                    }
                 }
+                None => return Err(Bad::Syntax),
             }
-            None => return Err(Bad::Syntax),
+            break;
         }
         match skip_ws(port, r)? {
             Some(b',') => r.bump(),
@@ -768,6 +870,7 @@ impl From<Errno> for StrErr {
 /// lone surrogates and invalid UTF-8; a string longer than `out` is
 /// `TooLong` (consumed up to its closing quote, so an unknown long field
 /// name can still be skipped).
+#[inline(always)]
 fn decode_string<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -778,23 +881,23 @@ fn decode_string<P: Port + ?Sized>(
     let mut too_long = false;
     let mut utf8_check = crate::text::Utf8::new();
     loop {
-        // The fast path: a run of plain bytes, copied whole.
-        let run = r.plain_run(port)?;
+        // The fast path: a run of plain bytes, copied whole; then the byte
+        // that ended it (or the first of the next chunk).
+        let (run, ascii) = r.plain_run(port)?;
         if run > 0 {
             let bytes = r.chunk().get(..run).unwrap_or(&[]);
-            if !utf8_run(&mut utf8_check, bytes) {
+            if !(ascii && utf8_check.complete() || utf8_run(&mut utf8_check, bytes)) {
                 return Err(StrErr::Syntax);
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
-                    crate::text::copy_prefix(dst, bytes);
+                    copy_run(dst, bytes);
                 }
                 len += run;
             } else {
                 too_long = true;
             }
             r.consume(run);
-            continue;
         }
         let b = r.next(port)?.ok_or(StrErr::Syntax)?;
         let mut utf8 = [0u8; 4];
@@ -834,7 +937,7 @@ fn decode_string<P: Port + ?Sized>(
         }
         // A counted field has no buffer: only the length is kept.
         if let Some(dst) = out.get_mut(len..len + piece.len()) {
-            crate::text::copy_prefix(dst, piece);
+            copy_run(dst, piece);
         }
         len += piece.len();
     }
@@ -848,36 +951,57 @@ fn decode_string<P: Port + ?Sized>(
     }
 }
 
-/// Checks a run of string bytes as the continuation of `u`: a character
-/// left open by the previous run first, then the rest in bulk
-/// (`core::str::from_utf8`, already in the image), a character cut at the
-/// end of the run left open in `u`.
-// Out of line: its locals stay out of `decode_string`'s frame, which is on
-// the deepest path of every parse (down to the port's read).
+/// Checks a run of string bytes as the continuation of `u` (a character
+/// cut at the end of the run is left open in `u`; a run of ASCII that
+/// leaves none open is not checked, see [`plain_len`]): whole characters
+/// a step, the rest (a character left open by the previous
+/// run, one cut at the end of this one, an invalid one) a byte at a time.
+// Out of line: its locals stay out of `read_fields`' frame, which is on
+// the deepest path of every parse (down to the port's read); and a leaf
+// (no `core::str::from_utf8` call under it: its frames would make this the
+// deepest branch).
 #[inline(never)]
 fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
-    if u.complete() && bytes.is_ascii() {
-        return true;
-    }
-    let mut rest = bytes;
-    while !u.complete() {
-        let Some((&b, tail)) = rest.split_first() else {
-            return true;
-        };
-        if !u.feed(b) {
+    let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
+    let mut i = 0usize;
+    while let Some(&a) = bytes.get(i) {
+        if u.complete() {
+            if a < 0x80 {
+                i += 1;
+                continue;
+            }
+            // Its length and the range of its second byte (no overlong
+            // form, surrogate, or code point past U+10FFFF).
+            let n = match a {
+                0xC2..=0xF4 => (!a).leading_zeros() as usize,
+                _ => 0,
+            };
+            let lo = match a {
+                0xE0 => 0xA0,
+                0xF0 => 0x90,
+                _ => 0x80,
+            };
+            let hi = match a {
+                0xED => 0x9F,
+                0xF4 => 0x8F,
+                _ => 0xBF,
+            };
+            if let Some(seq) = bytes.get(i..i + n).filter(|_| n > 0)
+                && seq.get(1).is_some_and(|&b| b >= lo && b <= hi)
+                && cont(seq.get(2))
+                && cont(seq.get(3))
+            {
+                i += n;
+                continue;
+            }
+        }
+        // (A call: rare, and a leaf under this one.)
+        if !u.feed(a) {
             return false;
         }
-        rest = tail;
+        i += 1;
     }
-    match core::str::from_utf8(rest) {
-        Ok(_) => true,
-        Err(e) if e.error_len().is_none() => rest
-            .get(e.valid_up_to()..)
-            .unwrap_or(&[])
-            .iter()
-            .all(|&b| u.feed(b)),
-        Err(_) => false,
-    }
+    true
 }
 
 // Inlined: one frame less on the deepest path of a parse.
@@ -912,7 +1036,7 @@ fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Re
 
 fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
     loop {
-        let run = r.plain_run(port)?;
+        let (run, _) = r.plain_run(port)?;
         r.consume(run);
         match r.next(port)? {
             None => return Err(Bad::Syntax),
@@ -930,12 +1054,19 @@ fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result
 
 /// `true`, `false`, `null` or a number. Nested values are not accepted: they
 /// make the line invalid rather than costing stack.
-fn parse_scalar<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
+/// An array's values go to `array` when given.
+fn parse_scalar<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    mut array: Option<&mut [u32; ARRAY_MAX]>,
+) -> Result<Scalar, Bad> {
     let first = r.peek(port)?.ok_or(Bad::Syntax)?;
     match first {
         b'[' => {
             r.bump();
-            r.array = [0; ARRAY_MAX];
+            if let Some(a) = array.as_deref_mut() {
+                *a = [0; ARRAY_MAX];
+            }
             let mut n = 0usize;
             if skip_ws(port, r)? == Some(b']') {
                 r.bump();
@@ -946,7 +1077,12 @@ fn parse_scalar<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Resul
                 let Scalar::Uint(x) = parse_number(port, r)? else {
                     return Err(Bad::Syntax);
                 };
-                *r.array.get_mut(n).ok_or(Bad::Syntax)? = x;
+                if n >= ARRAY_MAX {
+                    return Err(Bad::Syntax);
+                }
+                if let Some(v) = array.as_deref_mut().and_then(|a| a.get_mut(n)) {
+                    *v = x;
+                }
                 n += 1;
                 match skip_ws(port, r)? {
                     Some(b',') => r.bump(),
@@ -1083,7 +1219,7 @@ impl LineWriter {
         let mut rest = s;
         while !rest.is_empty() {
             // Plain bytes go in whole.
-            let run = plain_len(rest);
+            let (run, _) = plain_len(rest);
             if run > 0 {
                 let (plain, tail) = rest.split_at_checked(run).unwrap_or((rest, &[]));
                 self.raw(port, plain)?;
@@ -1168,7 +1304,7 @@ mod tests {
             }
             let a = String::from_utf8(strs[0].value().to_vec()).unwrap();
             let b = String::from_utf8(strs[1].value().to_vec()).unwrap();
-            out.push((line, a, b, sc[0].value));
+            out.push((line, a, b, sc[0].value()));
         }
         port.close(fd).unwrap();
         out
@@ -1267,10 +1403,46 @@ mod tests {
         for other in [&b""[..], b"en", b"ends", b"tout"] {
             assert!(!f.is(other), "{other:?}");
         }
-        assert!(ScalarField::new(b"tout").is(b"tout"));
+        assert!(ScalarField::new(b"pin").is(b"pin"));
+        assert!(!ScalarField::new(b"tout").is(b"tout"));
         assert!(!ScalarField::new(b"").is(b""));
         assert!(!ScalarField::new(b"toolong").is(b"toolong"));
         assert!(!ScalarField::new(b"toolong").is(b"tool"));
+    }
+
+    /// [`utf8_run`] over a text cut anywhere agrees with
+    /// `core::str::from_utf8` on the whole.
+    #[test]
+    fn utf8_runs_check_as_from_utf8() {
+        let bytes = [
+            0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1,
+            0xED, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF,
+        ];
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut level = texts.clone();
+        // Every text of up to four of those bytes (two under Miri: slow).
+        for _ in 0..if cfg!(miri) { 2 } else { 4 } {
+            level = level
+                .iter()
+                .flat_map(|t| {
+                    bytes.iter().map(move |&b| {
+                        let mut t = t.clone();
+                        t.push(b);
+                        t
+                    })
+                })
+                .collect();
+            texts.extend(level.iter().cloned());
+        }
+        for t in &texts {
+            let want = core::str::from_utf8(t).is_ok();
+            for cut in 0..=t.len() {
+                let mut u = crate::text::Utf8::new();
+                let got =
+                    utf8_run(&mut u, &t[..cut]) && utf8_run(&mut u, &t[cut..]) && u.complete();
+                assert_eq!(got, want, "{t:x?} cut at {cut}");
+            }
+        }
     }
 
     #[test]

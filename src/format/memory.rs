@@ -104,6 +104,20 @@ pub(crate) enum Rec {
     Header(u32),
 }
 
+/// The scalar fields of a store record, built once (a copy a record).
+// Pins exist for relevant recall only: a build without it reads every pair
+// as unpinned (and a rewrite drops the flag).
+const EXTRA: [ScalarField; 4] = [
+    ScalarField::new(if cfg!(feature = "recall") {
+        b"pin"
+    } else {
+        b""
+    }),
+    ScalarField::new(b"del"),
+    ScalarField::new(b"seq"),
+    ScalarField::new(b"n"),
+];
+
 /// Reads the records of an open store file, one at a time.
 pub struct PairReader<'a> {
     r: ByteReader<'a>,
@@ -153,7 +167,7 @@ impl<'a> PairReader<'a> {
             match line {
                 Line::Eof => return Ok(None),
                 Line::Record | Line::RecordAtEof if strs[0].len > 0 => {
-                    return Ok(Some(strs[0].len));
+                    return Ok(Some(usize::from(strs[0].len)));
                 }
                 _ => {}
             }
@@ -192,22 +206,17 @@ impl<'a> PairReader<'a> {
             };
             value.required = false;
             let mut strs = [StrField::optional(b"key", key), value];
-            // Pins exist for relevant recall only: a build without it reads
-            // every pair as unpinned (and a rewrite drops the flag).
-            let mut extra = [
-                ScalarField::new(if cfg!(feature = "recall") {
-                    b"pin"
-                } else {
-                    b""
-                }),
-                ScalarField::new(b"del"),
-                ScalarField::new(b"seq"),
-                ScalarField::new(b"n"),
-            ];
+            let mut extra = EXTRA;
             let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
             let [k, v] = &strs;
-            let rec = match (k.seen, k.len > 0, v.seen, extra[1].value, extra[2].value) {
-                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value.uint().min(255) as u8)),
+            let rec = match (
+                k.seen,
+                k.len > 0,
+                v.seen,
+                extra[1].value(),
+                extra[2].value(),
+            ) {
+                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value().uint().min(255) as u8)),
                 (true, true, false, Scalar::True, _) => Some(Rec::Del),
                 (false, _, false, _, Scalar::Uint(g)) => Some(Rec::Header(g)),
                 _ => None,
@@ -219,8 +228,8 @@ impl<'a> PairReader<'a> {
                         self.skipped = true;
                     }
                     // At most 31 and 127: the fields' limits.
-                    let pinned = extra[0].value == Scalar::True;
-                    return Ok(Some((rec, k.len as u8, v.len as u8, pinned)));
+                    let pinned = extra[0].value() == Scalar::True;
+                    return Ok(Some((rec, k.len, v.len, pinned)));
                 }
                 _ => self.skipped = true,
             }

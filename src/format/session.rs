@@ -46,8 +46,8 @@ pub struct Record {
     pub end: bool,
     /// The batch's number (end lines; 0 when absent).
     pub seq: u32,
-    /// The statistics (end lines) are present: in the reader's
-    /// [`ByteReader::array`] (not copied through every frame).
+    /// The statistics (end lines) are present: in the caller's array
+    /// (see [`read`]; not copied through every frame).
     pub stats: bool,
 }
 
@@ -80,8 +80,8 @@ const FIELDS: [[u8; SCALAR_NAME_MAX]; 11] = [
 const OLD_STATS: usize = 4;
 
 /// Reads the next line; the message goes to `text` (`None`: it is checked,
-/// not kept), the statistics (when [`Record::stats`]) to `r`'s
-/// [`ByteReader::array`].
+/// not kept), the statistics (when [`Record::stats`]) to `stats` (`None`:
+/// checked, not kept).
 // Out of line: its decode buffers must not add up with the callers' frames
 // on a 1 KiB stack budget.
 #[inline(never)]
@@ -89,6 +89,7 @@ pub fn read<P: Port>(
     port: &mut P,
     r: &mut ByteReader,
     text: Option<&mut [u8; MSG_MAX_BYTES]>,
+    stats: Option<&mut StatsArray>,
 ) -> Result<Read, Errno> {
     let mut role = [0u8; 9];
     let content = match text {
@@ -101,7 +102,7 @@ pub fn read<P: Port>(
     let mut strs = [StrField::optional(b"role", &mut role), content];
     // Packed (4 bytes a field): this frame is on the deepest path of every
     // session load.
-    let mut extra = ScalarSet::new(&FIELDS);
+    let mut extra = ScalarSet::new(&FIELDS, stats);
     let line = read_fields(port, r, &mut strs, &mut [], Some(&mut extra))?;
     match line {
         Line::Eof => return Ok(Read::Eof),
@@ -121,7 +122,7 @@ pub fn read<P: Port>(
         _ => return Ok(Read::Skipped),
     };
     // At most MSG_MAX_BYTES (255): the content's longest length.
-    let len = u8::try_from(text_f.len).unwrap_or(u8::MAX);
+    let len = text_f.len;
     let keep = match (role, extra.get(2)) {
         (Some(Role::Summary), Scalar::Uint(k)) => Some(k.min(255) as u8),
         _ => None,
@@ -130,8 +131,10 @@ pub fn read<P: Port>(
         Some(7) => true,
         Some(_) => return Ok(Read::Skipped),
         None if extra.present(OLD_STATS) => {
-            for (i, v) in r.array_mut().iter_mut().enumerate() {
-                *v = extra.uint(OLD_STATS + i);
+            if let Some(a) = extra.take_array() {
+                for (i, v) in a.iter_mut().enumerate() {
+                    *v = extra.uint(OLD_STATS + i);
+                }
             }
             true
         }
@@ -220,9 +223,10 @@ mod tests {
         let mut port = MemPort::new();
         let mut r = ByteReader::over(text);
         let mut out = Vec::new();
+        let mut stats: StatsArray = [0; 7];
         loop {
             let mut buf = [0u8; MSG_MAX_BYTES];
-            match read(&mut port, &mut r, Some(&mut buf)).unwrap() {
+            match read(&mut port, &mut r, Some(&mut buf), Some(&mut stats)).unwrap() {
                 Read::Eof => break,
                 Read::Skipped => out.push("S".to_string()),
                 Read::Record(rec) => out.push(format!(
@@ -236,7 +240,7 @@ mod tests {
                     rec.end,
                     rec.seq,
                     if rec.stats {
-                        format!("{:?}", r.array())
+                        format!("{:?}", stats)
                     } else {
                         "-".to_string()
                     }

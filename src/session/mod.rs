@@ -891,6 +891,7 @@ impl Session {
         stats: bool,
     ) -> Result<(), Errno> {
         let mut r = ByteReader::new(port.open(file_path(file), Mode::Read)?);
+        let mut st: StatsArray = [0; 7];
         let res = loop {
             let start = r.offset();
             if start >= cut {
@@ -898,7 +899,7 @@ impl Session {
             }
             let slot = self.ring.load_slot();
             let full = self.ring.is_full();
-            let rec = match fmt::read(port, &mut r, self.ring.slot_buf(slot)) {
+            let rec = match fmt::read(port, &mut r, self.ring.slot_buf(slot), Some(&mut st)) {
                 Ok(Read::Record(rec)) => Some(rec),
                 Ok(Read::Skipped) => None,
                 Ok(Read::Eof) => break Ok(()),
@@ -907,7 +908,7 @@ impl Session {
             let mut intact = !full;
             if let Some(rec) = rec {
                 if rec.stats && stats {
-                    self.put_stats(Some(r.array()));
+                    self.put_stats(Some(&st));
                 }
                 // A bare end line: nothing was decoded.
                 let Some(role) = rec.role else {
@@ -961,7 +962,7 @@ impl Session {
         let fd = port.open(file_path((from >> ORIGIN_SHIFT) as usize), Mode::Read)?;
         *r = ByteReader::new(fd);
         let read = r.skip_to(port, from & ORIGIN_OFFSET).and_then(|()| {
-            match fmt::read(port, r, self.ring.slot_buf(slot))? {
+            match fmt::read(port, r, self.ring.slot_buf(slot), None)? {
                 Read::Record(rec) => {
                     self.ring.set_loaded_len(slot, usize::from(rec.len));
                     Ok(())
@@ -1016,6 +1017,7 @@ fn scan_file<P: Port, S: PutStats>(
         Err(e) => return Err(e),
     };
     let mut r = ByteReader::new(fd);
+    let mut st: StatsArray = [0; 7];
     let mut scan = Scan {
         cut: 0,
         clean: true,
@@ -1024,13 +1026,13 @@ fn scan_file<P: Port, S: PutStats>(
     };
     let res = loop {
         // The messages are checked, not kept: no buffer for them.
-        match fmt::read(port, &mut r, None) {
+        match fmt::read(port, &mut r, None, Some(&mut st)) {
             Ok(Read::Record(rec)) if rec.end => {
                 scan.cut = r.offset();
                 scan.ended = true;
                 scan.seq = rec.seq;
-                if let Some(st) = stats.as_deref_mut() {
-                    st.put_stats(rec.stats.then(|| r.array()));
+                if let Some(stats_to) = stats.as_deref_mut() {
+                    stats_to.put_stats(rec.stats.then_some(&st));
                 }
             }
             Ok(Read::Record(_)) => {}
@@ -1114,7 +1116,7 @@ mod tests {
             let mut r = ByteReader::new(fd);
             let mut text = [0u8; MSG_MAX_BYTES];
             while r.offset() < cut {
-                let rec = match fmt::read(port, &mut r, Some(&mut text)).unwrap() {
+                let rec = match fmt::read(port, &mut r, Some(&mut text), None).unwrap() {
                     Read::Record(rec) => rec,
                     Read::Skipped => continue,
                     Read::Eof => break,
