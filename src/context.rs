@@ -84,15 +84,20 @@ impl Out<'_> {
             self.len += bytes.len();
         }
     }
+}
 
-    /// A memory line: `- key: value\n`.
-    fn line(&mut self, key: &[u8], value: &[u8]) {
-        // One call site (five calls through a register would be an
-        // indirect call to the stack bound, scripts/stack_bounds.py).
-        for part in &[b"- ", key, b": ", value, b"\n"] {
-            self.push(part);
-        }
+/// Prints a memory line, `- key: value\n`, into `buf` at `at` (when it
+/// fits); returns where it ends. Four words of arguments: all in registers
+/// (the callers keep no `Out` on their frames).
+#[inline(never)]
+fn print_pair(buf: &mut [u8], at: usize, p: &memory::Pair) -> usize {
+    let mut o = Out { buf, len: at };
+    // One call site (five calls through a register would be an indirect
+    // call to the stack bound, scripts/stack_bounds.py).
+    for part in &[b"- ", p.key(), b": ", p.value(), b"\n"] {
+        o.push(part);
     }
+    o.len
 }
 
 fn turn_len(m: &Message) -> usize {
@@ -104,25 +109,22 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
 }
 
 /// Store order: each memory line that fits, printed into `out` as it is
-/// read (after room for the header). Returns the bitmap of chosen lines and
-/// the length printed (the header included; 0 when none), and adds their
-/// bytes to `used`.
+/// read (after room for the header). Returns the length printed (the
+/// header included; 0 when none) and `used` with their bytes added.
 #[cfg(not(feature = "recall"))]
 #[inline(never)]
 fn choose_memory<P: Port>(
     port: &mut P,
     _ring: &SessionRing,
     cap: usize,
-    used: &mut usize,
+    mut used: usize,
     out: &mut [u8],
     _scratch: &mut Scratch,
-) -> (u64, usize) {
+) -> (usize, usize) {
+    let used = &mut used;
     let mut chosen: u64 = 0;
     let mut index = 0usize;
-    let mut o = Out {
-        buf: out,
-        len: MEMORY_HEADER.len(),
-    };
+    let mut len = MEMORY_HEADER.len();
     let _ = memory::for_each(port, &mut |p| {
         if index < MEMORY_LINES_MAX {
             let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
@@ -130,17 +132,17 @@ fn choose_memory<P: Port>(
             if *used + need <= cap {
                 *used += need;
                 chosen |= 1 << index;
-                o.line(p.key(), p.value());
+                len = print_pair(out, len, p);
             }
         }
         index += 1;
     });
     if chosen == 0 {
-        return (0, 0);
+        return (0, *used);
     }
     // The lines fit (`used` <= `cap` = the buffer), so the header does too.
-    crate::text::copy_prefix(o.buf, MEMORY_HEADER);
-    (chosen, o.len)
+    crate::text::copy_prefix(out, MEMORY_HEADER);
+    (len, *used)
 }
 
 /// Turns whose words steer which memories are relevant.
@@ -214,7 +216,8 @@ struct Choice {
     /// every line of its weight, usually passes few).
     order: [u8; MEMORY_LINES_MAX],
     lines: usize,
-    /// The lines kept: printed at `out[header..end]`, in store order.
+    /// The lines kept: printed at `out[header..end]`, in store order (once
+    /// the store is read: the lines chosen).
     kept: u64,
     end: usize,
 }
@@ -302,12 +305,7 @@ impl Choice {
             }
         }
         if self.end + len <= out.len() {
-            let mut o = Out {
-                buf: &mut *out,
-                len: self.end,
-            };
-            o.line(p.key(), p.value());
-            self.end = o.len;
+            self.end = print_pair(out, self.end, p);
             self.kept |= 1 << i;
         }
         true
@@ -316,9 +314,9 @@ impl Choice {
 
 /// Pinned lines first, then by relevance to the newest turns (ties: the
 /// newer line), each that fits (so all of them when all fit). Returns the
-/// bitmap of chosen lines and the length printed into `out` (the header
-/// included; 0 when they were not printed: then `render_memory` prints
-/// them), and adds their bytes to `used`.
+/// length printed into `out` (the header included; 0 when they were not
+/// printed: then `render_memory` prints them) and `used` with their bytes
+/// added; the bitmap of chosen lines is left in the scratch's choice.
 ///
 /// The store is read once: each line is printed into `out` (the buffer of
 /// the whole context) as it is read, and when the buffer is full, lines
@@ -328,28 +326,24 @@ impl Choice {
 /// unless one came back when a better line pushed out one ranked above it
 /// (then the store is read a second time).
 #[cfg(feature = "recall")]
-#[inline(always)]
+#[inline(never)]
 fn choose_memory<P: Port>(
     port: &mut P,
     ring: &SessionRing,
     cap: usize,
-    used: &mut usize,
+    used: usize,
     out: &mut [u8],
     scratch: &mut Scratch,
-) -> (u64, usize) {
+) -> (usize, usize) {
     let Scratch {
         store,
         pair: p,
         choice: c,
         query,
     } = scratch;
-    *query = crate::recall::Query::new();
-    for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
-        query.add(&m.text);
-    }
     // The bytes for lines (a longer line is never chosen nor kept).
-    let room = cap.saturating_sub(*used + MEMORY_HEADER.len());
-    *c = Choice::new();
+    let room = cap.saturating_sub(used + MEMORY_HEADER.len());
+    start(c, query, ring);
     // The store is read here rather than through `memory::for_each`: with
     // the scratch's store and pair (the 1 KiB stack budget); loaded in
     // place. Each line is taken by a call of its own: its work is not on
@@ -362,48 +356,85 @@ fn choose_memory<P: Port>(
         }
         store.close(port);
     }
-    let (chosen, sum) = greedy(c.order.get(..c.lines).unwrap_or(&[]), &c.need, room);
-    if chosen == 0 {
-        return (0, 0);
-    }
-    *used += MEMORY_HEADER.len() + sum;
-    if chosen & !c.kept != 0 {
-        return (chosen, 0);
-    }
-    // Drop the kept lines not chosen.
-    let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
-    for (j, &n) in c.need.iter().enumerate().take(c.lines) {
-        if c.kept & (1 << j) == 0 {
-            continue;
-        }
-        let n = usize::from(n);
-        if chosen & (1 << j) != 0 {
-            move_down(out, to, from, from + n);
-            to += n;
-        }
-        from += n;
-    }
-    crate::text::copy_prefix(out, MEMORY_HEADER);
-    (chosen, to)
+    c.finish(room, used, out)
 }
 
-/// Prints the chosen memory lines by reading the store again (out of line:
-/// see `choose_memory`).
+/// A new choice, and the query of the newest turns.
 #[cfg(feature = "recall")]
-#[inline(always)]
-fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64, scratch: &mut Scratch) {
-    o.push(MEMORY_HEADER);
-    let Scratch { store, pair, .. } = scratch;
-    if store.load_with(port, pair).is_ok() {
-        let mut index = 0usize;
-        while let Ok(Some(())) = store.next(port, pair) {
-            if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
-                o.line(pair.key(), pair.value());
+#[inline(never)]
+fn start(c: &mut Choice, query: &mut crate::recall::Query, ring: &SessionRing) {
+    *query = crate::recall::Query::new();
+    for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
+        query.add(&m.text);
+    }
+    *c = Choice::new();
+}
+
+#[cfg(feature = "recall")]
+impl Choice {
+    /// The end of [`choose_memory`] (its results), once the store is read:
+    /// leaves the chosen lines in `kept`.
+    #[inline(never)]
+    fn finish(&mut self, room: usize, used: usize, out: &mut [u8]) -> (usize, usize) {
+        let c = self;
+        let (chosen, sum) = greedy(c.order.get(..c.lines).unwrap_or(&[]), &c.need, room);
+        let kept = core::mem::replace(&mut c.kept, chosen);
+        if chosen == 0 {
+            return (0, used);
+        }
+        let used = used + MEMORY_HEADER.len() + sum;
+        if chosen & !kept != 0 {
+            return (0, used);
+        }
+        // Drop the kept lines not chosen.
+        let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
+        for (j, &n) in c.need.iter().enumerate().take(c.lines) {
+            if kept & (1 << j) == 0 {
+                continue;
             }
-            index += 1;
+            let n = usize::from(n);
+            if chosen & (1 << j) != 0 {
+                move_down(out, to, from, from + n);
+                to += n;
+            }
+            from += n;
+        }
+        crate::text::copy_prefix(out, MEMORY_HEADER);
+        (to, used)
+    }
+}
+
+/// Prints the chosen memory lines (the choice's `kept`) by reading the
+/// store again (after the header, into `out`); returns the length printed
+/// (0 when none was chosen).
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn render_memory<P: Port>(port: &mut P, out: &mut [u8], scratch: &mut Scratch) -> usize {
+    let Scratch {
+        store,
+        pair,
+        choice,
+        ..
+    } = scratch;
+    let mut chosen = choice.kept;
+    if chosen == 0 {
+        return 0;
+    }
+    // (`chosen` lines fit: the header does.)
+    crate::text::copy_prefix(out, MEMORY_HEADER);
+    let mut len = MEMORY_HEADER.len();
+    if store.load_with(port, pair).is_ok() {
+        // Line `i`'s bit shifted to bit 0 (no index held across the read;
+        // the bits are those of the first `MEMORY_LINES_MAX` lines).
+        while let Ok(Some(())) = store.next(port, pair) {
+            if chosen & 1 != 0 {
+                len = print_pair(out, len, pair);
+            }
+            chosen >>= 1;
         }
         store.close(port);
     }
+    len
 }
 
 /// Renders into `out` and NUL-terminates; returns the bytes written without
@@ -417,15 +448,39 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 /// ring loads; without `recall` it is empty).
 #[cfg_attr(feature = "recall", inline(never))]
 fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
-    build_loaded(port, session, out, &mut Scratch::new())
+    build_in(port, session, out, &mut Scratch::new())
 }
 
 /// [`build`] from the ring as it is in RAM (the caller loaded it: an
 /// `ask()` does from its top frame, see `agent::ready`) in the caller's
-/// `scratch`; the store is read. One copy, called from `build` and from
-/// an `ask()`'s request (inlined into both it was 1.4 KB more code).
+/// `scratch`; the store is read.
 #[cfg_attr(feature = "recall", inline(never))]
 pub fn build_loaded<P: Port>(
+    port: &mut P,
+    session: &Session,
+    out: &mut [u8],
+    scratch: &mut Scratch,
+) -> usize {
+    build_in(port, session, out, scratch)
+}
+
+/// What steps 1 and 1b chose: the bytes used (at most 14 + 9 + 3 + 255
+/// for the newest turn and 9 + 3 + 255 for the summary), the newest turn's
+/// text printed (at most 255 bytes), the turns (0 or 1) and whether the
+/// summary is printed. Four bytes: passed in a register.
+#[derive(Clone, Copy)]
+struct Plan {
+    used: u16,
+    newest_text: u8,
+    turns: u8,
+    with_summary: bool,
+}
+
+/// The body of [`build_new`] and [`build_loaded`]: a few calls, each part
+/// out of line, so that the frames above the store's reader (that of
+/// `choose_memory` or `render_memory` and this one) hold little.
+#[inline(always)]
+fn build_in<P: Port>(
     port: &mut P,
     session: &Session,
     out: &mut [u8],
@@ -434,13 +489,35 @@ pub fn build_loaded<P: Port>(
     let Some(cap) = out.len().checked_sub(1) else {
         return 0;
     };
+    let plan = plan(session, cap);
+    // 2. Memory lines, each that fits (with `recall`: pinned keys first,
+    //    then the most relevant to the recent turns).
+    let (printed, used) = choose_memory(
+        port,
+        session.ring_loaded(),
+        cap,
+        usize::from(plan.used),
+        out.get_mut(..cap).unwrap_or(&mut []),
+        scratch,
+    );
+    #[cfg(feature = "recall")]
+    let printed = match printed {
+        0 => render_memory(port, out.get_mut(..cap).unwrap_or(&mut []), scratch),
+        n => n,
+    };
+    render_turns(session, out, plan, printed, used)
+}
+
+/// Steps 1 and 1b, within `cap` bytes.
+#[cfg_attr(feature = "recall", inline(never))]
+fn plan(session: &Session, cap: usize) -> Plan {
     let ring = session.ring_loaded();
     let n = ring.len();
     let mut used = 0usize;
 
     // 1. The newest turn, cut if it alone does not fit.
     let mut newest_text = 0usize;
-    let mut turns = 0usize;
+    let mut turns = 0u8;
     if let Some(m) = n.checked_sub(1).and_then(|i| ring.get(i)) {
         let fixed = CONVERSATION_HEADER.len() + m.role.name().len() + 3;
         if let Some(room) = cap.checked_sub(fixed) {
@@ -459,22 +536,38 @@ pub fn build_loaded<P: Port>(
             with_summary = true;
         }
     }
+    Plan {
+        used: used as u16,
+        newest_text: newest_text as u8,
+        turns,
+        with_summary,
+    }
+}
 
-    // 2. Memory lines, each that fits (with `recall`: pinned keys first,
-    //    then the most relevant to the recent turns).
+/// Step 3 (older turns, newest first, while they fit whole, `used` bytes
+/// taken) and the turns' rendering after the `printed` bytes of memory;
+/// NUL-terminates.
+#[cfg_attr(feature = "recall", inline(never))]
+fn render_turns(
+    session: &Session,
+    out: &mut [u8],
+    plan: Plan,
+    printed: usize,
+    mut used: usize,
+) -> usize {
+    let Some(cap) = out.len().checked_sub(1) else {
+        return 0;
+    };
     let ring = session.ring_loaded();
-    let (chosen, printed) = choose_memory(
-        port,
-        ring,
-        cap,
-        &mut used,
-        out.get_mut(..cap).unwrap_or(&mut []),
-        scratch,
-    );
-
-    // 3. Older turns, newest first, while they fit whole (the summary, when
-    //    there is one, was placed in step 1b).
-    let ring = session.ring_loaded();
+    let n = ring.len();
+    let Plan {
+        newest_text,
+        turns,
+        with_summary,
+        ..
+    } = plan;
+    let (newest_text, mut turns) = (usize::from(newest_text), usize::from(turns));
+    // (The summary, when there is one, was placed in step 1b.)
     let oldest = usize::from(with_summary);
     while turns >= 1 && turns < n - oldest {
         let Some(m) = ring.get(n - 1 - turns) else {
@@ -492,13 +585,6 @@ pub fn build_loaded<P: Port>(
         buf: out.get_mut(..cap).unwrap_or(&mut []),
         len: printed,
     };
-    #[cfg(feature = "recall")]
-    if chosen != 0 && printed == 0 {
-        render_memory(port, &mut o, chosen, scratch);
-    }
-    #[cfg(not(feature = "recall"))]
-    let _ = chosen;
-    let ring = session.ring_loaded();
     if turns > 0 {
         o.push(CONVERSATION_HEADER);
         if let Some(s) = ring.summary().filter(|_| with_summary) {
