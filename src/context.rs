@@ -45,8 +45,6 @@ pub struct Scratch {
     pair: memory::Pair,
     #[cfg(feature = "recall")]
     choice: Choice,
-    #[cfg(feature = "recall")]
-    query: crate::recall::Query,
 }
 
 impl Scratch {
@@ -59,8 +57,6 @@ impl Scratch {
             pair: memory::Pair::new(),
             #[cfg(feature = "recall")]
             choice: Choice::new(),
-            #[cfg(feature = "recall")]
-            query: crate::recall::Query::new(),
         }
     }
 }
@@ -149,10 +145,21 @@ fn choose_memory<P: Port>(
 #[cfg(feature = "recall")]
 const QUERY_TURNS: usize = 3;
 
-/// Line `j`'s pin and score: lines rank by it, then the newer first.
+/// In an `order` entry (a line's index, at most 63): the line is pinned.
 #[cfg(feature = "recall")]
-fn weight(pinned: u64, score: &[u8; MEMORY_LINES_MAX], j: usize) -> u16 {
-    (u16::from(pinned & (1 << j) != 0) << 8) | u16::from(score.get(j).copied().unwrap_or(0))
+const PIN: u8 = 0x80;
+
+/// The line of `order` entry `e`.
+#[cfg(feature = "recall")]
+fn line_of(e: u8) -> usize {
+    usize::from(e & !PIN)
+}
+
+/// The pin and score of the line of `order` entry `e`: lines rank by it,
+/// then the newer first.
+#[cfg(feature = "recall")]
+fn weight(score: &[u8; MEMORY_LINES_MAX], e: u8) -> u16 {
+    (u16::from(e & PIN != 0) << 8) | u16::from(score.get(line_of(e)).copied().unwrap_or(0))
 }
 
 /// The lines chosen from `order` (worst first: taken from its end), each
@@ -160,8 +167,9 @@ fn weight(pinned: u64, score: &[u8; MEMORY_LINES_MAX], j: usize) -> u16 {
 #[cfg(feature = "recall")]
 fn greedy(order: &[u8], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
     let (mut chosen, mut sum) = (0u64, 0usize);
-    for &j in order.iter().rev() {
-        let n = usize::from(need.get(usize::from(j)).copied().unwrap_or(u8::MAX));
+    for &e in order.iter().rev() {
+        let j = line_of(e);
+        let n = usize::from(need.get(j).copied().unwrap_or(u8::MAX));
         if sum + n <= room {
             sum += n;
             chosen |= 1 << j;
@@ -211,15 +219,21 @@ struct Choice {
     /// and a score is kept at a quarter of its 0..=1000 scale.
     need: [u8; MEMORY_LINES_MAX],
     score: [u8; MEMORY_LINES_MAX],
-    pinned: u64,
     /// The lines read, worst first (so that a new line, which outranks
-    /// every line of its weight, usually passes few).
+    /// every line of its weight, usually passes few); each with [`PIN`]
+    /// when it is pinned.
     order: [u8; MEMORY_LINES_MAX],
-    lines: usize,
     /// The lines kept: printed at `out[header..end]`, in store order (once
     /// the store is read: the lines chosen).
     kept: u64,
-    end: usize,
+    /// The query of the newest turns.
+    query: crate::recall::Query,
+    /// The bytes for lines (a longer line is never chosen nor kept), at
+    /// most 65,535: the sums compared with it stay below 41 × 163.
+    room: u16,
+    lines: u8,
+    /// At most 8 + 40 × 163 (the kept lines).
+    end: u16,
 }
 
 #[cfg(feature = "recall")]
@@ -228,40 +242,33 @@ impl Choice {
         Choice {
             need: [0; MEMORY_LINES_MAX],
             score: [0; MEMORY_LINES_MAX],
-            pinned: 0,
             order: [0; MEMORY_LINES_MAX],
-            lines: 0,
             kept: 0,
-            end: MEMORY_HEADER.len(),
+            query: crate::recall::Query::new(),
+            room: 0,
+            lines: 0,
+            end: MEMORY_HEADER.len() as u16,
         }
     }
 
     /// Takes the next line of the store; false past the lines considered.
     #[inline(never)]
-    fn take(
-        &mut self,
-        query: &crate::recall::Query,
-        p: &memory::Pair,
-        room: usize,
-        out: &mut [u8],
-    ) -> bool {
-        let i = self.lines;
+    fn take(&mut self, p: &memory::Pair, out: &mut [u8]) -> bool {
+        let i = usize::from(self.lines);
         let (Some(n), Some(s)) = (self.need.get_mut(i), self.score.get_mut(i)) else {
             return false;
         };
         let len = memory_line_len(p.key(), p.value());
         *n = len.min(255) as u8;
-        *s = (query.score(p.key(), p.value()) / 4).min(255) as u8;
-        if p.pinned() {
-            self.pinned |= 1 << i;
-        }
+        *s = (self.query.score(p.key(), p.value()) / 4).min(255) as u8;
+        let e = i as u8 | if p.pinned() { PIN } else { 0 };
         // Into `order` before the lines that rank above it (those of a
         // greater weight: it is the newest).
-        let w = weight(self.pinned, &self.score, i);
+        let w = weight(&self.score, e);
         let mut at = i;
         while let Some(prev) = at.checked_sub(1) {
             let q = self.order.get(prev).copied().unwrap_or(0);
-            if weight(self.pinned, &self.score, usize::from(q)) <= w {
+            if weight(&self.score, q) <= w {
                 break;
             }
             if let Some(o) = self.order.get_mut(at) {
@@ -270,26 +277,25 @@ impl Choice {
             at = prev;
         }
         if let Some(o) = self.order.get_mut(at) {
-            *o = i as u8;
+            *o = e;
         }
         self.lines += 1;
+        let lines = usize::from(self.lines);
+        let room = usize::from(self.room);
         if len > room {
             return true;
         }
-        if self.end + len > out.len() {
+        let mut end = usize::from(self.end);
+        if end + len > out.len() {
             // Make room: drop the kept line worth least, while it is worth
             // less than this one (worth: chosen now, then rank).
-            let (now, _) = greedy(
-                self.order.get(..self.lines).unwrap_or(&[]),
-                &self.need,
-                room,
-            );
+            let (now, _) = greedy(self.order.get(..lines).unwrap_or(&[]), &self.need, room);
             let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
             let mine = worth(at, i);
-            while self.end + len > out.len() {
+            while end + len > out.len() {
                 let (mut least, mut victim) = (mine, None);
-                for pos in 0..self.lines {
-                    let j = usize::from(self.order.get(pos).copied().unwrap_or(0));
+                for pos in 0..lines {
+                    let j = line_of(self.order.get(pos).copied().unwrap_or(0));
                     if self.kept & (1 << j) != 0 && worth(pos, j) < least {
                         (least, victim) = (worth(pos, j), Some(j));
                     }
@@ -299,15 +305,16 @@ impl Choice {
                 };
                 let from = kept_at(self.kept, &self.need, v);
                 let nv = usize::from(self.need.get(v).copied().unwrap_or(0));
-                move_down(out, from, from + nv, self.end);
-                self.end -= nv;
+                move_down(out, from, from + nv, end);
+                end -= nv;
                 self.kept &= !(1 << v);
             }
         }
-        if self.end + len <= out.len() {
-            self.end = print_pair(out, self.end, p);
+        if end + len <= out.len() {
+            end = print_pair(out, end, p);
             self.kept |= 1 << i;
         }
+        self.end = end as u16;
         true
     }
 }
@@ -339,35 +346,33 @@ fn choose_memory<P: Port>(
         store,
         pair: p,
         choice: c,
-        query,
     } = scratch;
-    // The bytes for lines (a longer line is never chosen nor kept).
-    let room = cap.saturating_sub(used + MEMORY_HEADER.len());
-    start(c, query, ring);
+    start(c, ring, cap.saturating_sub(used + MEMORY_HEADER.len()));
     // The store is read here rather than through `memory::for_each`: with
     // the scratch's store and pair (the 1 KiB stack budget); loaded in
     // place. Each line is taken by a call of its own: its work is not on
     // the frame that reads the store.
     if store.load_with(port, p).is_ok() {
         while let Ok(Some(())) = store.next(port, p) {
-            if !c.take(query, p, room, out) {
+            if !c.take(p, out) {
                 break;
             }
         }
         store.close(port);
     }
-    c.finish(room, used, out)
+    c.finish(used, out)
 }
 
-/// A new choice, and the query of the newest turns.
+/// A new choice of lines in `room` bytes, with the query of the newest
+/// turns.
 #[cfg(feature = "recall")]
 #[inline(never)]
-fn start(c: &mut Choice, query: &mut crate::recall::Query, ring: &SessionRing) {
-    *query = crate::recall::Query::new();
-    for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
-        query.add(&m.text);
-    }
+fn start(c: &mut Choice, ring: &SessionRing, room: usize) {
     *c = Choice::new();
+    c.room = room.min(usize::from(u16::MAX)) as u16;
+    for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
+        c.query.add(&m.text);
+    }
 }
 
 #[cfg(feature = "recall")]
@@ -375,9 +380,14 @@ impl Choice {
     /// The end of [`choose_memory`] (its results), once the store is read:
     /// leaves the chosen lines in `kept`.
     #[inline(never)]
-    fn finish(&mut self, room: usize, used: usize, out: &mut [u8]) -> (usize, usize) {
+    fn finish(&mut self, used: usize, out: &mut [u8]) -> (usize, usize) {
         let c = self;
-        let (chosen, sum) = greedy(c.order.get(..c.lines).unwrap_or(&[]), &c.need, room);
+        let lines = usize::from(c.lines);
+        let (chosen, sum) = greedy(
+            c.order.get(..lines).unwrap_or(&[]),
+            &c.need,
+            usize::from(c.room),
+        );
         let kept = core::mem::replace(&mut c.kept, chosen);
         if chosen == 0 {
             return (0, used);
@@ -388,7 +398,7 @@ impl Choice {
         }
         // Drop the kept lines not chosen.
         let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
-        for (j, &n) in c.need.iter().enumerate().take(c.lines) {
+        for (j, &n) in c.need.iter().enumerate().take(lines) {
             if kept & (1 << j) == 0 {
                 continue;
             }
