@@ -145,30 +145,27 @@ fn choose_memory<P: Port>(
 #[cfg(feature = "recall")]
 const QUERY_TURNS: usize = 3;
 
-/// In an `order` entry (a line's index, at most 63): the line is pinned.
+/// A line's place in the ranking: its pin, its score, its index (unique:
+/// lines of a weight rank by index, the newer first).
 #[cfg(feature = "recall")]
-const PIN: u8 = 0x80;
-
-/// The line of `order` entry `e`.
-#[cfg(feature = "recall")]
-fn line_of(e: u8) -> usize {
-    usize::from(e & !PIN)
+#[inline(always)]
+fn rank_key(pinned: bool, score: u8, j: usize) -> u16 {
+    (u16::from(pinned) << 14) | (u16::from(score) << 6) | (j as u16 & 63)
 }
 
-/// The pin and score of the line of `order` entry `e`: lines rank by it,
-/// then the newer first.
+/// The line of ranking key `k`.
 #[cfg(feature = "recall")]
-fn weight(score: &[u8; MEMORY_LINES_MAX], e: u8) -> u16 {
-    (u16::from(e & PIN != 0) << 8) | u16::from(score.get(line_of(e)).copied().unwrap_or(0))
+fn line_of(k: u16) -> usize {
+    usize::from(k & 63)
 }
 
-/// The lines chosen from `order` (worst first: taken from its end), each
-/// that fits in `room` bytes, and their bytes.
+/// The lines chosen from `order` (ranking keys, worst first: taken from
+/// its end), each that fits in `room` bytes, and their bytes.
 #[cfg(feature = "recall")]
-fn greedy(order: &[u8], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
+fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
     let (mut chosen, mut sum) = (0u64, 0usize);
-    for &e in order.iter().rev() {
-        let j = line_of(e);
+    for &k in order.iter().rev() {
+        let j = line_of(k);
         let n = usize::from(need.get(j).copied().unwrap_or(u8::MAX));
         if sum + n <= room {
             sum += n;
@@ -219,10 +216,7 @@ struct Choice {
     /// and a score is kept at a quarter of its 0..=1000 scale.
     need: [u8; MEMORY_LINES_MAX],
     score: [u8; MEMORY_LINES_MAX],
-    /// The lines read, worst first (so that a new line, which outranks
-    /// every line of its weight, usually passes few); each with [`PIN`]
-    /// when it is pinned.
-    order: [u8; MEMORY_LINES_MAX],
+    pinned: u64,
     /// The lines kept: printed at `out[header..end]`, in store order (once
     /// the store is read: the lines chosen).
     kept: u64,
@@ -242,7 +236,7 @@ impl Choice {
         Choice {
             need: [0; MEMORY_LINES_MAX],
             score: [0; MEMORY_LINES_MAX],
-            order: [0; MEMORY_LINES_MAX],
+            pinned: 0,
             kept: 0,
             query: crate::recall::Query::new(),
             room: 0,
@@ -261,26 +255,10 @@ impl Choice {
         let len = memory_line_len(p.key(), p.value());
         *n = len.min(255) as u8;
         *s = (self.query.score(p.key(), p.value()) / 4).min(255) as u8;
-        let e = i as u8 | if p.pinned() { PIN } else { 0 };
-        // Into `order` before the lines that rank above it (those of a
-        // greater weight: it is the newest).
-        let w = weight(&self.score, e);
-        let mut at = i;
-        while let Some(prev) = at.checked_sub(1) {
-            let q = self.order.get(prev).copied().unwrap_or(0);
-            if weight(&self.score, q) <= w {
-                break;
-            }
-            if let Some(o) = self.order.get_mut(at) {
-                *o = q;
-            }
-            at = prev;
-        }
-        if let Some(o) = self.order.get_mut(at) {
-            *o = e;
+        if p.pinned() {
+            self.pinned |= 1 << i;
         }
         self.lines += 1;
-        let lines = usize::from(self.lines);
         let room = usize::from(self.room);
         if len > room {
             return true;
@@ -289,13 +267,15 @@ impl Choice {
         if end + len > out.len() {
             // Make room: drop the kept line worth least, while it is worth
             // less than this one (worth: chosen now, then rank).
-            let (now, _) = greedy(self.order.get(..lines).unwrap_or(&[]), &self.need, room);
+            let mut buf = [0u16; MEMORY_LINES_MAX];
+            let (order, at) = self.rank(&mut buf);
+            let (now, _) = greedy(order, &self.need, room);
             let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
             let mine = worth(at, i);
             while end + len > out.len() {
                 let (mut least, mut victim) = (mine, None);
-                for pos in 0..lines {
-                    let j = line_of(self.order.get(pos).copied().unwrap_or(0));
+                for pos in 0..order.len() {
+                    let j = line_of(order.get(pos).copied().unwrap_or(0));
                     if self.kept & (1 << j) != 0 && worth(pos, j) < least {
                         (least, victim) = (worth(pos, j), Some(j));
                     }
@@ -377,17 +357,49 @@ fn start(c: &mut Choice, ring: &SessionRing, room: usize) {
 
 #[cfg(feature = "recall")]
 impl Choice {
+    /// The ranking keys of the lines read, worst first, into `order`, and
+    /// the place of the last line. (Not kept in the choice, which is on
+    /// the stack while the store is read: made when the buffer is full and
+    /// at the end.)
+    fn rank<'a>(&self, order: &'a mut [u16; MEMORY_LINES_MAX]) -> (&'a [u16], usize) {
+        // (Loops by index: at `opt-level = "z"` iterator adapters are
+        // calls.)
+        let n = usize::from(self.lines);
+        let (mut i, mut at) = (0, 0);
+        let mut pins = self.pinned;
+        while i < n {
+            let Some(&s) = self.score.get(i) else {
+                break;
+            };
+            let key = rank_key(pins & 1 != 0, s, i);
+            pins >>= 1;
+            // Before the keys above it (the lines read so far are in order).
+            at = i;
+            while at > 0 {
+                let Some(&q) = order.get(at - 1).filter(|&&q| q > key) else {
+                    break;
+                };
+                if let Some(o) = order.get_mut(at) {
+                    *o = q;
+                }
+                at -= 1;
+            }
+            if let Some(o) = order.get_mut(at) {
+                *o = key;
+            }
+            i += 1;
+        }
+        (order.get(..n).unwrap_or(&[]), at)
+    }
+
     /// The end of [`choose_memory`] (its results), once the store is read:
     /// leaves the chosen lines in `kept`.
     #[inline(never)]
     fn finish(&mut self, used: usize, out: &mut [u8]) -> (usize, usize) {
         let c = self;
         let lines = usize::from(c.lines);
-        let (chosen, sum) = greedy(
-            c.order.get(..lines).unwrap_or(&[]),
-            &c.need,
-            usize::from(c.room),
-        );
+        let mut buf = [0u16; MEMORY_LINES_MAX];
+        let (chosen, sum) = greedy(c.rank(&mut buf).0, &c.need, usize::from(c.room));
         let kept = core::mem::replace(&mut c.kept, chosen);
         if chosen == 0 {
             return (0, used);
