@@ -488,14 +488,14 @@ pub fn build_loaded<P: Port>(
 
 /// What steps 1 and 1b chose: the bytes used (at most 14 + 9 + 3 + 255
 /// for the newest turn and 9 + 3 + 255 for the summary), the newest turn's
-/// text printed (at most 255 bytes), the turns (0 or 1) and whether the
-/// summary is printed. Four bytes: passed in a register.
+/// text printed (at most 255 bytes), and what of the conversation is
+/// printed so far: nothing (0), the newest turn (1), it and the summary
+/// (2). Four bytes: passed and returned in a register.
 #[derive(Clone, Copy)]
 struct Plan {
     used: u16,
     newest_text: u8,
-    turns: u8,
-    with_summary: bool,
+    parts: u8,
 }
 
 /// The body of [`build_new`] and [`build_loaded`]: a few calls, each part
@@ -561,8 +561,7 @@ fn plan(session: &Session, cap: usize) -> Plan {
     Plan {
         used: used as u16,
         newest_text: newest_text as u8,
-        turns,
-        with_summary,
+        parts: turns + u8::from(with_summary),
     }
 }
 
@@ -582,13 +581,9 @@ fn render_turns(
     };
     let ring = session.ring_loaded();
     let n = ring.len();
-    let Plan {
-        newest_text,
-        turns,
-        with_summary,
-        ..
-    } = plan;
-    let (newest_text, mut turns) = (usize::from(newest_text), usize::from(turns));
+    let newest_text = usize::from(plan.newest_text);
+    let mut turns = usize::from(plan.parts > 0);
+    let with_summary = plan.parts == 2;
     // (The summary, when there is one, was placed in step 1b.)
     let oldest = usize::from(with_summary);
     while turns >= 1 && turns < n - oldest {
