@@ -45,8 +45,6 @@ pub struct Scratch {
     pair: memory::Pair,
     #[cfg(feature = "recall")]
     choice: Choice,
-    #[cfg(feature = "recall")]
-    query: crate::recall::Query,
 }
 
 impl Scratch {
@@ -59,8 +57,6 @@ impl Scratch {
             pair: memory::Pair::new(),
             #[cfg(feature = "recall")]
             choice: Choice::new(),
-            #[cfg(feature = "recall")]
-            query: crate::recall::Query::new(),
         }
     }
 }
@@ -84,15 +80,20 @@ impl Out<'_> {
             self.len += bytes.len();
         }
     }
+}
 
-    /// A memory line: `- key: value\n`.
-    fn line(&mut self, key: &[u8], value: &[u8]) {
-        // One call site (five calls through a register would be an
-        // indirect call to the stack bound, scripts/stack_bounds.py).
-        for part in &[b"- ", key, b": ", value, b"\n"] {
-            self.push(part);
-        }
+/// Prints a memory line, `- key: value\n`, into `buf` at `at` (when it
+/// fits); returns where it ends. Four words of arguments: all in registers
+/// (the callers keep no `Out` on their frames).
+#[inline(never)]
+fn print_pair(buf: &mut [u8], at: usize, p: &memory::Pair) -> usize {
+    let mut o = Out { buf, len: at };
+    // One call site (five calls through a register would be an indirect
+    // call to the stack bound, scripts/stack_bounds.py).
+    for part in &[b"- ", p.key(), b": ", p.value(), b"\n"] {
+        o.push(part);
     }
+    o.len
 }
 
 fn turn_len(m: &Message) -> usize {
@@ -104,25 +105,22 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
 }
 
 /// Store order: each memory line that fits, printed into `out` as it is
-/// read (after room for the header). Returns the bitmap of chosen lines and
-/// the length printed (the header included; 0 when none), and adds their
-/// bytes to `used`.
+/// read (after room for the header). Returns the length printed (the
+/// header included; 0 when none) and `used` with their bytes added.
 #[cfg(not(feature = "recall"))]
 #[inline(never)]
 fn choose_memory<P: Port>(
     port: &mut P,
     _ring: &SessionRing,
     cap: usize,
-    used: &mut usize,
+    mut used: usize,
     out: &mut [u8],
     _scratch: &mut Scratch,
-) -> (u64, usize) {
+) -> (usize, usize) {
+    let used = &mut used;
     let mut chosen: u64 = 0;
     let mut index = 0usize;
-    let mut o = Out {
-        buf: out,
-        len: MEMORY_HEADER.len(),
-    };
+    let mut len = MEMORY_HEADER.len();
     let _ = memory::for_each(port, &mut |p| {
         if index < MEMORY_LINES_MAX {
             let header = if chosen == 0 { MEMORY_HEADER.len() } else { 0 };
@@ -130,36 +128,45 @@ fn choose_memory<P: Port>(
             if *used + need <= cap {
                 *used += need;
                 chosen |= 1 << index;
-                o.line(p.key(), p.value());
+                len = print_pair(out, len, p);
             }
         }
         index += 1;
     });
     if chosen == 0 {
-        return (0, 0);
+        return (0, *used);
     }
     // The lines fit (`used` <= `cap` = the buffer), so the header does too.
-    crate::text::copy_prefix(o.buf, MEMORY_HEADER);
-    (chosen, o.len)
+    crate::text::copy_prefix(out, MEMORY_HEADER);
+    (len, *used)
 }
 
 /// Turns whose words steer which memories are relevant.
 #[cfg(feature = "recall")]
 const QUERY_TURNS: usize = 3;
 
-/// Line `j`'s pin and score: lines rank by it, then the newer first.
+/// A line's place in the ranking: its pin, its score, its index (unique:
+/// lines of a weight rank by index, the newer first).
 #[cfg(feature = "recall")]
-fn weight(pinned: u64, score: &[u8; MEMORY_LINES_MAX], j: usize) -> u16 {
-    (u16::from(pinned & (1 << j) != 0) << 8) | u16::from(score.get(j).copied().unwrap_or(0))
+#[inline(always)]
+fn rank_key(pinned: bool, score: u8, j: usize) -> u16 {
+    (u16::from(pinned) << 14) | (u16::from(score) << 6) | (j as u16 & 63)
 }
 
-/// The lines chosen from `order` (worst first: taken from its end), each
-/// that fits in `room` bytes, and their bytes.
+/// The line of ranking key `k`.
 #[cfg(feature = "recall")]
-fn greedy(order: &[u8], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
+fn line_of(k: u16) -> usize {
+    usize::from(k & 63)
+}
+
+/// The lines chosen from `order` (ranking keys, worst first: taken from
+/// its end), each that fits in `room` bytes, and their bytes.
+#[cfg(feature = "recall")]
+fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
     let (mut chosen, mut sum) = (0u64, 0usize);
-    for &j in order.iter().rev() {
-        let n = usize::from(need.get(usize::from(j)).copied().unwrap_or(u8::MAX));
+    for &k in order.iter().rev() {
+        let j = line_of(k);
+        let n = usize::from(need.get(j).copied().unwrap_or(u8::MAX));
         if sum + n <= room {
             sum += n;
             chosen |= 1 << j;
@@ -210,13 +217,17 @@ struct Choice {
     need: [u8; MEMORY_LINES_MAX],
     score: [u8; MEMORY_LINES_MAX],
     pinned: u64,
-    /// The lines read, worst first (so that a new line, which outranks
-    /// every line of its weight, usually passes few).
-    order: [u8; MEMORY_LINES_MAX],
-    lines: usize,
-    /// The lines kept: printed at `out[header..end]`, in store order.
+    /// The lines kept: printed at `out[header..end]`, in store order (once
+    /// the store is read: the lines chosen).
     kept: u64,
-    end: usize,
+    /// The query of the newest turns.
+    query: crate::recall::Query,
+    /// The bytes for lines (a longer line is never chosen nor kept), at
+    /// most 65,535: the sums compared with it stay below 41 × 163.
+    room: u16,
+    lines: u8,
+    /// At most 8 + 40 × 163 (the kept lines).
+    end: u16,
 }
 
 #[cfg(feature = "recall")]
@@ -226,67 +237,45 @@ impl Choice {
             need: [0; MEMORY_LINES_MAX],
             score: [0; MEMORY_LINES_MAX],
             pinned: 0,
-            order: [0; MEMORY_LINES_MAX],
-            lines: 0,
             kept: 0,
-            end: MEMORY_HEADER.len(),
+            query: crate::recall::Query::new(),
+            room: 0,
+            lines: 0,
+            end: MEMORY_HEADER.len() as u16,
         }
     }
 
     /// Takes the next line of the store; false past the lines considered.
     #[inline(never)]
-    fn take(
-        &mut self,
-        query: &crate::recall::Query,
-        p: &memory::Pair,
-        room: usize,
-        out: &mut [u8],
-    ) -> bool {
-        let i = self.lines;
+    fn take(&mut self, p: &memory::Pair, out: &mut [u8]) -> bool {
+        let i = usize::from(self.lines);
         let (Some(n), Some(s)) = (self.need.get_mut(i), self.score.get_mut(i)) else {
             return false;
         };
         let len = memory_line_len(p.key(), p.value());
         *n = len.min(255) as u8;
-        *s = (query.score(p.key(), p.value()) / 4).min(255) as u8;
+        *s = (self.query.score(p.key(), p.value()) / 4).min(255) as u8;
         if p.pinned() {
             self.pinned |= 1 << i;
         }
-        // Into `order` before the lines that rank above it (those of a
-        // greater weight: it is the newest).
-        let w = weight(self.pinned, &self.score, i);
-        let mut at = i;
-        while let Some(prev) = at.checked_sub(1) {
-            let q = self.order.get(prev).copied().unwrap_or(0);
-            if weight(self.pinned, &self.score, usize::from(q)) <= w {
-                break;
-            }
-            if let Some(o) = self.order.get_mut(at) {
-                *o = q;
-            }
-            at = prev;
-        }
-        if let Some(o) = self.order.get_mut(at) {
-            *o = i as u8;
-        }
         self.lines += 1;
+        let room = usize::from(self.room);
         if len > room {
             return true;
         }
-        if self.end + len > out.len() {
+        let mut end = usize::from(self.end);
+        if end + len > out.len() {
             // Make room: drop the kept line worth least, while it is worth
             // less than this one (worth: chosen now, then rank).
-            let (now, _) = greedy(
-                self.order.get(..self.lines).unwrap_or(&[]),
-                &self.need,
-                room,
-            );
+            let mut buf = [0u16; MEMORY_LINES_MAX];
+            let (order, at) = self.rank(&mut buf);
+            let (now, _) = greedy(order, &self.need, room);
             let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
             let mine = worth(at, i);
-            while self.end + len > out.len() {
+            while end + len > out.len() {
                 let (mut least, mut victim) = (mine, None);
-                for pos in 0..self.lines {
-                    let j = usize::from(self.order.get(pos).copied().unwrap_or(0));
+                for pos in 0..order.len() {
+                    let j = line_of(order.get(pos).copied().unwrap_or(0));
                     if self.kept & (1 << j) != 0 && worth(pos, j) < least {
                         (least, victim) = (worth(pos, j), Some(j));
                     }
@@ -296,29 +285,25 @@ impl Choice {
                 };
                 let from = kept_at(self.kept, &self.need, v);
                 let nv = usize::from(self.need.get(v).copied().unwrap_or(0));
-                move_down(out, from, from + nv, self.end);
-                self.end -= nv;
+                move_down(out, from, from + nv, end);
+                end -= nv;
                 self.kept &= !(1 << v);
             }
         }
-        if self.end + len <= out.len() {
-            let mut o = Out {
-                buf: &mut *out,
-                len: self.end,
-            };
-            o.line(p.key(), p.value());
-            self.end = o.len;
+        if end + len <= out.len() {
+            end = print_pair(out, end, p);
             self.kept |= 1 << i;
         }
+        self.end = end as u16;
         true
     }
 }
 
 /// Pinned lines first, then by relevance to the newest turns (ties: the
 /// newer line), each that fits (so all of them when all fit). Returns the
-/// bitmap of chosen lines and the length printed into `out` (the header
-/// included; 0 when they were not printed: then `render_memory` prints
-/// them), and adds their bytes to `used`.
+/// length printed into `out` (the header included; 0 when they were not
+/// printed: then `render_memory` prints them) and `used` with their bytes
+/// added; the bitmap of chosen lines is left in the scratch's choice.
 ///
 /// The store is read once: each line is printed into `out` (the buffer of
 /// the whole context) as it is read, and when the buffer is full, lines
@@ -328,82 +313,150 @@ impl Choice {
 /// unless one came back when a better line pushed out one ranked above it
 /// (then the store is read a second time).
 #[cfg(feature = "recall")]
-#[inline(always)]
+#[inline(never)]
 fn choose_memory<P: Port>(
     port: &mut P,
     ring: &SessionRing,
     cap: usize,
-    used: &mut usize,
+    used: usize,
     out: &mut [u8],
     scratch: &mut Scratch,
-) -> (u64, usize) {
+) -> (usize, usize) {
     let Scratch {
         store,
         pair: p,
         choice: c,
-        query,
     } = scratch;
-    *query = crate::recall::Query::new();
-    for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
-        query.add(&m.text);
-    }
-    // The bytes for lines (a longer line is never chosen nor kept).
-    let room = cap.saturating_sub(*used + MEMORY_HEADER.len());
-    *c = Choice::new();
+    start(c, ring, cap.saturating_sub(used + MEMORY_HEADER.len()));
     // The store is read here rather than through `memory::for_each`: with
     // the scratch's store and pair (the 1 KiB stack budget); loaded in
     // place. Each line is taken by a call of its own: its work is not on
     // the frame that reads the store.
     if store.load_with(port, p).is_ok() {
         while let Ok(Some(())) = store.next(port, p) {
-            if !c.take(query, p, room, out) {
+            if !c.take(p, out) {
                 break;
             }
         }
         store.close(port);
     }
-    let (chosen, sum) = greedy(c.order.get(..c.lines).unwrap_or(&[]), &c.need, room);
-    if chosen == 0 {
-        return (0, 0);
-    }
-    *used += MEMORY_HEADER.len() + sum;
-    if chosen & !c.kept != 0 {
-        return (chosen, 0);
-    }
-    // Drop the kept lines not chosen.
-    let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
-    for (j, &n) in c.need.iter().enumerate().take(c.lines) {
-        if c.kept & (1 << j) == 0 {
-            continue;
-        }
-        let n = usize::from(n);
-        if chosen & (1 << j) != 0 {
-            move_down(out, to, from, from + n);
-            to += n;
-        }
-        from += n;
-    }
-    crate::text::copy_prefix(out, MEMORY_HEADER);
-    (chosen, to)
+    c.finish(used, out)
 }
 
-/// Prints the chosen memory lines by reading the store again (out of line:
-/// see `choose_memory`).
+/// A new choice of lines in `room` bytes, with the query of the newest
+/// turns.
 #[cfg(feature = "recall")]
-#[inline(always)]
-fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64, scratch: &mut Scratch) {
-    o.push(MEMORY_HEADER);
-    let Scratch { store, pair, .. } = scratch;
-    if store.load_with(port, pair).is_ok() {
-        let mut index = 0usize;
-        while let Ok(Some(())) = store.next(port, pair) {
-            if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
-                o.line(pair.key(), pair.value());
+#[inline(never)]
+fn start(c: &mut Choice, ring: &SessionRing, room: usize) {
+    *c = Choice::new();
+    c.room = room.min(usize::from(u16::MAX)) as u16;
+    for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
+        c.query.add(&m.text);
+    }
+}
+
+#[cfg(feature = "recall")]
+impl Choice {
+    /// The ranking keys of the lines read, worst first, into `order`, and
+    /// the place of the last line. (Not kept in the choice, which is on
+    /// the stack while the store is read: made when the buffer is full and
+    /// at the end.)
+    fn rank<'a>(&self, order: &'a mut [u16; MEMORY_LINES_MAX]) -> (&'a [u16], usize) {
+        // (Loops by index: at `opt-level = "z"` iterator adapters are
+        // calls.)
+        let n = usize::from(self.lines);
+        let (mut i, mut at) = (0, 0);
+        let mut pins = self.pinned;
+        while i < n {
+            let Some(&s) = self.score.get(i) else {
+                break;
+            };
+            let key = rank_key(pins & 1 != 0, s, i);
+            pins >>= 1;
+            // Before the keys above it (the lines read so far are in order).
+            at = i;
+            while at > 0 {
+                let Some(&q) = order.get(at - 1).filter(|&&q| q > key) else {
+                    break;
+                };
+                if let Some(o) = order.get_mut(at) {
+                    *o = q;
+                }
+                at -= 1;
             }
-            index += 1;
+            if let Some(o) = order.get_mut(at) {
+                *o = key;
+            }
+            i += 1;
+        }
+        (order.get(..n).unwrap_or(&[]), at)
+    }
+
+    /// The end of [`choose_memory`] (its results), once the store is read:
+    /// leaves the chosen lines in `kept`.
+    #[inline(never)]
+    fn finish(&mut self, used: usize, out: &mut [u8]) -> (usize, usize) {
+        let c = self;
+        let lines = usize::from(c.lines);
+        let mut buf = [0u16; MEMORY_LINES_MAX];
+        let (chosen, sum) = greedy(c.rank(&mut buf).0, &c.need, usize::from(c.room));
+        let kept = core::mem::replace(&mut c.kept, chosen);
+        if chosen == 0 {
+            return (0, used);
+        }
+        let used = used + MEMORY_HEADER.len() + sum;
+        if chosen & !kept != 0 {
+            return (0, used);
+        }
+        // Drop the kept lines not chosen.
+        let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
+        for (j, &n) in c.need.iter().enumerate().take(lines) {
+            if kept & (1 << j) == 0 {
+                continue;
+            }
+            let n = usize::from(n);
+            if chosen & (1 << j) != 0 {
+                move_down(out, to, from, from + n);
+                to += n;
+            }
+            from += n;
+        }
+        crate::text::copy_prefix(out, MEMORY_HEADER);
+        (to, used)
+    }
+}
+
+/// Prints the chosen memory lines (the choice's `kept`) by reading the
+/// store again (after the header, into `out`); returns the length printed
+/// (0 when none was chosen).
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn render_memory<P: Port>(port: &mut P, out: &mut [u8], scratch: &mut Scratch) -> usize {
+    let Scratch {
+        store,
+        pair,
+        choice,
+        ..
+    } = scratch;
+    let mut chosen = choice.kept;
+    if chosen == 0 {
+        return 0;
+    }
+    // (`chosen` lines fit: the header does.)
+    crate::text::copy_prefix(out, MEMORY_HEADER);
+    let mut len = MEMORY_HEADER.len();
+    if store.load_with(port, pair).is_ok() {
+        // Line `i`'s bit shifted to bit 0 (no index held across the read;
+        // the bits are those of the first `MEMORY_LINES_MAX` lines).
+        while let Ok(Some(())) = store.next(port, pair) {
+            if chosen & 1 != 0 {
+                len = print_pair(out, len, pair);
+            }
+            chosen >>= 1;
         }
         store.close(port);
     }
+    len
 }
 
 /// Renders into `out` and NUL-terminates; returns the bytes written without
@@ -417,15 +470,39 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 /// ring loads; without `recall` it is empty).
 #[cfg_attr(feature = "recall", inline(never))]
 fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
-    build_loaded(port, session, out, &mut Scratch::new())
+    build_in(port, session, out, &mut Scratch::new())
 }
 
 /// [`build`] from the ring as it is in RAM (the caller loaded it: an
 /// `ask()` does from its top frame, see `agent::ready`) in the caller's
-/// `scratch`; the store is read. One copy, called from `build` and from
-/// an `ask()`'s request (inlined into both it was 1.4 KB more code).
+/// `scratch`; the store is read.
 #[cfg_attr(feature = "recall", inline(never))]
 pub fn build_loaded<P: Port>(
+    port: &mut P,
+    session: &Session,
+    out: &mut [u8],
+    scratch: &mut Scratch,
+) -> usize {
+    build_in(port, session, out, scratch)
+}
+
+/// What steps 1 and 1b chose: the bytes used (at most 14 + 9 + 3 + 255
+/// for the newest turn and 9 + 3 + 255 for the summary), the newest turn's
+/// text printed (at most 255 bytes), and what of the conversation is
+/// printed so far: nothing (0), the newest turn (1), it and the summary
+/// (2). Four bytes: passed and returned in a register.
+#[derive(Clone, Copy)]
+struct Plan {
+    used: u16,
+    newest_text: u8,
+    parts: u8,
+}
+
+/// The body of [`build_new`] and [`build_loaded`]: a few calls, each part
+/// out of line, so that the frames above the store's reader (that of
+/// `choose_memory` or `render_memory` and this one) hold little.
+#[inline(always)]
+fn build_in<P: Port>(
     port: &mut P,
     session: &Session,
     out: &mut [u8],
@@ -434,13 +511,35 @@ pub fn build_loaded<P: Port>(
     let Some(cap) = out.len().checked_sub(1) else {
         return 0;
     };
+    let plan = plan(session, cap);
+    // 2. Memory lines, each that fits (with `recall`: pinned keys first,
+    //    then the most relevant to the recent turns).
+    let (printed, used) = choose_memory(
+        port,
+        session.ring_loaded(),
+        cap,
+        usize::from(plan.used),
+        out.get_mut(..cap).unwrap_or(&mut []),
+        scratch,
+    );
+    #[cfg(feature = "recall")]
+    let printed = match printed {
+        0 => render_memory(port, out.get_mut(..cap).unwrap_or(&mut []), scratch),
+        n => n,
+    };
+    render_turns(session, out, plan, printed, used)
+}
+
+/// Steps 1 and 1b, within `cap` bytes.
+#[cfg_attr(feature = "recall", inline(never))]
+fn plan(session: &Session, cap: usize) -> Plan {
     let ring = session.ring_loaded();
     let n = ring.len();
     let mut used = 0usize;
 
     // 1. The newest turn, cut if it alone does not fit.
     let mut newest_text = 0usize;
-    let mut turns = 0usize;
+    let mut turns = 0u8;
     if let Some(m) = n.checked_sub(1).and_then(|i| ring.get(i)) {
         let fixed = CONVERSATION_HEADER.len() + m.role.name().len() + 3;
         if let Some(room) = cap.checked_sub(fixed) {
@@ -459,22 +558,33 @@ pub fn build_loaded<P: Port>(
             with_summary = true;
         }
     }
+    Plan {
+        used: used as u16,
+        newest_text: newest_text as u8,
+        parts: turns + u8::from(with_summary),
+    }
+}
 
-    // 2. Memory lines, each that fits (with `recall`: pinned keys first,
-    //    then the most relevant to the recent turns).
+/// Step 3 (older turns, newest first, while they fit whole, `used` bytes
+/// taken) and the turns' rendering after the `printed` bytes of memory;
+/// NUL-terminates.
+#[cfg_attr(feature = "recall", inline(never))]
+fn render_turns(
+    session: &Session,
+    out: &mut [u8],
+    plan: Plan,
+    printed: usize,
+    mut used: usize,
+) -> usize {
+    let Some(cap) = out.len().checked_sub(1) else {
+        return 0;
+    };
     let ring = session.ring_loaded();
-    let (chosen, printed) = choose_memory(
-        port,
-        ring,
-        cap,
-        &mut used,
-        out.get_mut(..cap).unwrap_or(&mut []),
-        scratch,
-    );
-
-    // 3. Older turns, newest first, while they fit whole (the summary, when
-    //    there is one, was placed in step 1b).
-    let ring = session.ring_loaded();
+    let n = ring.len();
+    let newest_text = usize::from(plan.newest_text);
+    let mut turns = usize::from(plan.parts > 0);
+    let with_summary = plan.parts == 2;
+    // (The summary, when there is one, was placed in step 1b.)
     let oldest = usize::from(with_summary);
     while turns >= 1 && turns < n - oldest {
         let Some(m) = ring.get(n - 1 - turns) else {
@@ -492,13 +602,6 @@ pub fn build_loaded<P: Port>(
         buf: out.get_mut(..cap).unwrap_or(&mut []),
         len: printed,
     };
-    #[cfg(feature = "recall")]
-    if chosen != 0 && printed == 0 {
-        render_memory(port, &mut o, chosen, scratch);
-    }
-    #[cfg(not(feature = "recall"))]
-    let _ = chosen;
-    let ring = session.ring_loaded();
     if turns > 0 {
         o.push(CONVERSATION_HEADER);
         if let Some(s) = ring.summary().filter(|_| with_summary) {
