@@ -1169,8 +1169,6 @@ struct Scan {
     in_base: bool,
     /// The largest `"n"` of the shards.
     max_n: u8,
-    /// The base's pairs a fold leaves out (a later line has their key).
-    gone: u128,
 }
 
 /// Where a line of the store is.
@@ -1237,23 +1235,27 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     }
     s.pairs = t.pairs;
     s.collides = t.collides;
-    // Maybe a duplicate (the rewrite pass decides): two of the first
-    // HASHED lines with one key hash, or more lines than that.
-    let seen = t.hashes.get(..t.pairs.min(HASHED)).unwrap_or(&[]);
+    s.maybe_dup = t.pairs > HASHED || repeats(t.hashes.get(..t.pairs.min(HASHED)).unwrap_or(&[]));
+    Ok(())
+}
+
+/// Whether a key hash repeats among `seen`: maybe a duplicate (the
+/// rewrite pass decides). Out of line: its bitmap is not on the scan's
+/// frame.
+#[inline(never)]
+fn repeats(seen: &[u16]) -> bool {
     // (A hash's low byte first: the lines before it are looked through
     // only when one of them has that byte.)
     let mut low = [0u32; 8];
-    s.maybe_dup = t.pairs > HASHED
-        || seen.iter().enumerate().any(|(i, &h)| {
-            let b = usize::from(h as u8);
-            let (w, m) = (b / 32, 1u32 << (b % 32));
-            let maybe = low.get(w).is_some_and(|&x| x & m != 0);
-            if let Some(x) = low.get_mut(w) {
-                *x |= m;
-            }
-            maybe && seen.get(..i).is_some_and(|before| before.contains(&h))
-        });
-    Ok(())
+    seen.iter().enumerate().any(|(i, &h)| {
+        let b = usize::from(h as u8);
+        let (w, m) = (b / 32, 1u32 << (b % 32));
+        let maybe = low.get(w).is_some_and(|&x| x & m != 0);
+        if let Some(x) = low.get_mut(w) {
+            *x |= m;
+        }
+        maybe && seen.get(..i).is_some_and(|before| before.contains(&h))
+    })
 }
 
 /// What the scan counts of the store's lines (in any order: each is
@@ -1346,38 +1348,24 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 /// Applies `e` to `key`: in its shard when it fits there, else by a fold
 /// (see the module docs). A change that changes nothing writes nothing;
 /// a failure leaves the store as it was.
+// A small frame: the scan's findings live in `prepare`'s, which returns
+// before the fold (the deepest path) runs from here.
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
-    // Filled in place: a returned `Scan` would sit in both frames.
-    let mut s = Scan {
-        maybe_dup: false,
-        skipped: false,
-        pairs: 0,
-        at: None,
-        collides: false,
-        generation: 0,
-        newest: 0,
-        in_base: false,
-        max_n: 0,
-        gone: 0,
-    };
-    // The passes before the write, out of line: this frame, which the
-    // fold's is under, holds little more than the scan's findings.
-    let Some(pinned) = begin(port, key, e, &mut s)? else {
-        return Ok(());
-    };
-    let res = match commit(port, key, e, &s, pinned) {
-        Ok(true) => Ok(()),
-        Ok(false) => fold(port, key, e, &s),
-        Err(err) => Err(err),
+    // The base's pairs a fold leaves out (a store that may hold a key twice).
+    let mut gone = 0u128;
+    let res = match prepare(port, key, e, &mut gone).get() {
+        Ok(false) => return Ok(()),
+        Ok(true) => fold(port, key, e, gone).get(),
+        Err(failed) => Err(failed),
     };
     let (err, check) = match res {
-        Ok(()) => return Ok(()),
+        Ok(_) => return Ok(()),
         Err((err, Check::No)) => return Err(err),
         Err(failed) => failed,
     };
     // A commit that landed but reported an error (littlefs reads it back):
     // the store must then hold the edit.
-    if landed(port, key, e, &mut s) {
+    if landed(port, key, e) {
         return Ok(());
     }
     if let Check::LandedElseRemove = check {
@@ -1386,16 +1374,59 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
     Err(err)
 }
 
+impl Scan {
+    const fn new() -> Scan {
+        Scan {
+            maybe_dup: false,
+            skipped: false,
+            pairs: 0,
+            at: None,
+            collides: false,
+            generation: 0,
+            newest: 0,
+            in_base: false,
+            max_n: 0,
+        }
+    }
+}
+
+/// [`edit`] up to the fold: the passes before the write and the shard
+/// write. Whether the store must fold (with the pairs it leaves out in
+/// `gone`).
+#[inline(never)]
+fn prepare<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut u128) -> Outcome {
+    Outcome::of(prepare_in(port, key, e, gone))
+}
+
+/// [`prepare`]'s body.
+#[inline(always)]
+fn prepare_in<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    gone: &mut u128,
+) -> Result<bool, (MemError, Check)> {
+    // Filled in place: a returned `Scan` would sit in both frames.
+    let mut s = Scan::new();
+    let pinned = match begin(port, key, e, &mut s, gone) {
+        Ok(Some(pinned)) => pinned,
+        Ok(None) => return Ok(false),
+        Err(err) => return Err((err, Check::No)),
+    };
+    commit(port, key, e, &s, pinned).map(|shard| !shard)
+}
+
 /// [`edit`]'s passes before it writes: the scan, the key's line read where
 /// the scan found it, and (for a store that may hold a key twice) the pairs
-/// a fold leaves out, into `s.gone`. `None` when the edit is done without
+/// a fold leaves out, into `gone`. `None` when the edit is done without
 /// a write (or is refused: `Err`); else whether the key is pinned.
-#[inline(never)]
+#[inline(always)]
 fn begin<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,
     s: &mut Scan,
+    gone: &mut u128,
 ) -> Result<Option<bool>, MemError> {
     let new_value = match e {
         Edit::Set(v) => v,
@@ -1422,13 +1453,14 @@ fn begin<P: Port>(
     // the passes that find its superseded lines run here, before the
     // commit, as they did right before the fold, and not under its store.
     if !clean {
-        s.gone = superseded(port)?;
+        superseded(port, gone)?;
     }
     Ok(Some(found.is_some_and(|(_, p)| p)))
 }
 
 /// Whether a failed commit may have landed (then [`edit`] reads the store
 /// again, from its own frame: not under the commit's buffers).
+#[derive(Clone, Copy)]
 enum Check {
     No,
     /// A shard write failed.
@@ -1436,6 +1468,53 @@ enum Check {
     /// A fold's rename failed and its temporary file is gone (when it did
     /// not land, the temporary file is removed once more, as it was).
     LandedElseRemove,
+}
+
+/// A step of [`edit`]'s result, `Result<bool, (MemError, Check)>` packed in
+/// a `u64` that comes back in registers (no result slot on its frame): the
+/// error's kind and the check in the high word, an `Errno` in the low.
+struct Outcome(u64);
+
+impl Outcome {
+    #[inline(always)]
+    fn of(r: Result<bool, (MemError, Check)>) -> Self {
+        let (err, check) = match r {
+            Ok(b) => return Outcome(u64::from(b)),
+            Err(failed) => failed,
+        };
+        let (kind, errno) = match err {
+            MemError::Invalid => (1, 0),
+            MemError::Full => (2, 0),
+            MemError::NotFound => (3, 0),
+            MemError::TooSmall => (4, 0),
+            MemError::Io(e) => (5, e.0 as u32),
+        };
+        let check: u64 = match check {
+            Check::No => 0,
+            Check::Landed => 1,
+            Check::LandedElseRemove => 2,
+        };
+        Outcome((kind << 32) | (check << 40) | u64::from(errno))
+    }
+
+    #[inline(always)]
+    fn get(self) -> Result<bool, (MemError, Check)> {
+        let errno = Errno(self.0 as u32 as i32);
+        let err = match (self.0 >> 32) as u8 {
+            0 => return Ok(self.0 != 0),
+            1 => MemError::Invalid,
+            2 => MemError::Full,
+            3 => MemError::NotFound,
+            4 => MemError::TooSmall,
+            _ => MemError::Io(errno),
+        };
+        let check = match (self.0 >> 40) as u8 {
+            0 => Check::No,
+            1 => Check::Landed,
+            _ => Check::LandedElseRemove,
+        };
+        Err((err, check))
+    }
 }
 
 /// The edit written in the key's shard when it fits there; false when
@@ -1725,13 +1804,22 @@ fn write_shard<P: Port>(
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
 #[inline(never)]
-fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), (MemError, Check)> {
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: u128) -> Outcome {
+    Outcome::of(fold_in(port, key, e, gone).map(|()| false))
+}
+
+/// [`fold`]'s body.
+#[inline(always)]
+fn fold_in<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    gone: u128,
+) -> Result<(), (MemError, Check)> {
     let no = |e: Errno| (MemError::Io(e), Check::No);
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
-    let copied = write_header(port, &mut w, s.newest.saturating_add(1))
-        .map_err(MemError::Io)
-        .and_then(|()| copy_pairs(port, &mut w, key, e, s.gone));
+    let copied = copy_pairs(port, &mut w, key, e, gone);
     let result = match copied {
         Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
         Ok((_, true)) => w.flush(port).map_err(MemError::Io),
@@ -1765,18 +1853,16 @@ fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), 
     result.map_err(|e| (e, Check::No))
 }
 
-/// Whether the store holds `e` applied to `key` (the last line counts).
-/// Reuses the first pass (and its `Scan`, no longer needed by then). Out
-/// of line: its locals are not on [`edit`]'s frame, which the fold's is
-/// under.
+/// Whether the store holds `e` applied to `key` (the last line counts):
+/// the first pass again. Out of line: its locals are not on [`edit`]'s
+/// frame, which the fold's is under.
 #[inline(never)]
-fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool {
+fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> bool {
     let value = match e {
         Edit::Set(v) => v,
         _ => b"",
     };
-    s.at = None;
-    s.pairs = 0;
+    let s = &mut Scan::new();
     if scan(port, key, s).is_err() {
         return false;
     }
@@ -1792,7 +1878,9 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
     }
 }
 
-/// Copies the merged store, keeping only the last line of a key the base
+/// Writes the header of the next generation (after the newest the load
+/// finds: the header is buffered, no write before the load's reads) and
+/// copies the merged store, keeping only the last line of a key the base
 /// holds twice and applying `e` to `key` in place. Returns how many other
 /// pairs were copied and whether `key` existed.
 #[inline(always)]
@@ -1806,6 +1894,10 @@ fn copy_pairs<P: Port>(
     let mut store = Store::new();
     let mut pair = Pair::new();
     store.load_with(port, &mut pair)?;
+    if let Err(e) = write_header(port, w, store.newest.saturating_add(1)) {
+        store.close(port);
+        return Err(MemError::Io(e));
+    }
     let mut copied = 0usize;
     let mut existed = false;
     let res = loop {
@@ -1845,13 +1937,13 @@ fn bit(i: usize) -> u128 {
     if i < DEDUP_PAIRS { 1 << i } else { 0 }
 }
 
-/// Pairs of the base a later line with the same key supersedes: bit `i`
-/// for its pair `i`. Passes of their own, before the copy, so that the
+/// Pairs of the base a later line with the same key supersedes, into
+/// `out` (left as it is when there is no base): bit `i` for its pair `i`. Passes of their own, before the copy, so that the
 /// look-ahead reads are not nested under the copy's pair buffer (1 KiB
 /// stack budget). Covers the first [`DEDUP_PAIRS`] pairs; a hand-made store
 /// longer than that keeps later duplicates (reads still take the last line).
 #[inline(never)]
-fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
+fn superseded<P: Port>(port: &mut P, out: &mut u128) -> Result<(), Errno> {
     let mut hashes = KeyHashes {
         hashes: [0; HASHED],
         len: 0,
@@ -1860,7 +1952,7 @@ fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
     let mut key = [0u8; KEY_MAX_BYTES];
     for pass in 0..2 {
         let Some(fd) = open_opt(port, MEMORY_PATH)? else {
-            return Ok(0);
+            return Ok(());
         };
         let mut slot = None;
         let reader = put_reader(&mut slot, fd);
@@ -1894,10 +1986,11 @@ fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
         let _ = port.close(fd);
         let gone = res?;
         if pass == 1 {
-            return Ok(gone);
+            *out = gone;
+            return Ok(());
         }
     }
-    Ok(0)
+    Ok(())
 }
 
 /// Whether `key` is the key of a pair of the base after its first `index`.
