@@ -1350,6 +1350,7 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 /// a failure leaves the store as it was.
 // A small frame: the scan's findings live in `prepare`'s, which returns
 // before the fold (the deepest path) runs from here.
+#[inline(always)]
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
     // The base's pairs a fold leaves out (a store that may hold a key twice).
     let mut gone = 0u128;
@@ -1819,18 +1820,8 @@ fn fold_in<P: Port>(
     let no = |e: Errno| (MemError::Io(e), Check::No);
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
-    let copied = copy_pairs(port, &mut w, key, e, gone);
-    let result = match copied {
-        Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
-        Ok((_, true)) => w.flush(port).map_err(MemError::Io),
-        Ok((_, false)) => match e {
-            Edit::Set(v) => write_pair(port, &mut w, key, v, false, 0)
-                .and_then(|()| w.flush(port))
-                .map_err(MemError::Io),
-            _ => Err(MemError::NotFound),
-        },
-        Err(e) => Err(e),
-    };
+    let result =
+        copy_pairs(port, &mut w, key, e, gone).and_then(|()| w.flush(port).map_err(MemError::Io));
     let closed = port.close(tmp);
     let result = result.and(closed.map_err(MemError::Io));
     let result = match result {
@@ -1881,8 +1872,9 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> bool {
 /// Writes the header of the next generation (after the newest the load
 /// finds: the header is buffered, no write before the load's reads) and
 /// copies the merged store, keeping only the last line of a key the base
-/// holds twice and applying `e` to `key` in place. Returns how many other
-/// pairs were copied and whether `key` existed.
+/// holds twice and applying `e` to `key` in place (a new key set last;
+/// `Full` when there are [`MAX_ENTRIES`] others, else `NotFound` for a
+/// key not there to forget or pin).
 #[inline(always)]
 fn copy_pairs<P: Port>(
     port: &mut P,
@@ -1890,7 +1882,7 @@ fn copy_pairs<P: Port>(
     key: &[u8],
     e: Edit<'_>,
     gone: u128,
-) -> Result<(usize, bool), MemError> {
+) -> Result<(), MemError> {
     let mut store = Store::new();
     let mut pair = Pair::new();
     store.load_with(port, &mut pair)?;
@@ -1908,28 +1900,66 @@ fn copy_pairs<P: Port>(
                 {
                     continue;
                 }
-                let written = if pair.key() == key {
+                // The edit made in the pair: one write call, through
+                // `put` (no arguments on this frame's stack).
+                if pair.key() == key {
                     existed = true;
                     match e {
-                        Edit::Set(v) => write_pair(port, w, key, v, pair.pinned, 0),
-                        Edit::Forget => Ok(()),
+                        Edit::Set(v) => {
+                            if !set_value(&mut pair, v) {
+                                break Err(MemError::Invalid);
+                            }
+                        }
+                        Edit::Forget => continue,
                         #[cfg(feature = "recall")]
-                        Edit::Pin(on) => write_pair(port, w, key, pair.value(), on, 0),
+                        Edit::Pin(on) => pair.pinned = on,
                     }
                 } else {
                     copied += 1;
-                    write_pair(port, w, pair.key(), pair.value(), pair.pinned, 0)
-                };
-                if let Err(e) = written {
+                }
+                if let Err(e) = put(port, w, &pair) {
                     break Err(MemError::Io(e));
                 }
             }
-            Ok(None) => break Ok((copied, existed)),
+            Ok(None) => break Ok(()),
             Err(e) => break Err(MemError::Io(e)),
         }
     };
     store.close(port);
-    res
+    res?;
+    match e {
+        _ if existed => Ok(()),
+        _ if copied >= MAX_ENTRIES => Err(MemError::Full),
+        // A new key, unpinned, after the others.
+        Edit::Set(v) => {
+            pair.pinned = false;
+            if !(set_value(&mut pair, v) && key.len() <= KEY_MAX_BYTES) {
+                return Err(MemError::Invalid);
+            }
+            crate::text::copy_prefix(&mut pair.key, key);
+            pair.key_len = key.len() as u8;
+            put(port, w, &pair).map_err(MemError::Io)
+        }
+        _ => Err(MemError::NotFound),
+    }
+}
+
+/// `pair`'s value set to `v`; false when it does not fit (an edit's value
+/// is validated: it does).
+fn set_value(pair: &mut Pair, v: &[u8]) -> bool {
+    if v.len() > VAL_MAX_BYTES {
+        return false;
+    }
+    crate::text::copy_prefix(&mut pair.val, v);
+    pair.val_len = v.len() as u8;
+    true
+}
+
+/// Writes `pair` as a line of the base. Out of line: the fold's frame
+/// holds no arguments of a call with eight.
+#[inline(never)]
+fn put<P: Port>(port: &mut P, w: &mut LineWriter, pair: &Pair) -> Result<(), Errno> {
+    write_pair(port, w, pair.key(), pair.value(), pair.pinned, 0)
 }
 
 /// Bit `i` for pair index `i`, 0 past [`DEDUP_PAIRS`].
