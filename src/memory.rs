@@ -196,6 +196,12 @@ fn place(h: u32) -> (usize, u16) {
     ((h % SHARDS as u32) as usize, (h >> 16) as u16)
 }
 
+/// [`place`] in 3 bytes (the scan's tally keeps it).
+fn small_place(h: u32) -> (u8, u16) {
+    let (s, f) = place(h);
+    (s as u8, f)
+}
+
 /// A reader of `fd` set up in `slot` (one copy of its set-up for every
 /// reader of the store: code size).
 #[inline(never)]
@@ -1163,8 +1169,6 @@ struct Scan {
     collides: bool,
     /// The base's generation.
     generation: u32,
-    /// The newest generation any file names.
-    newest: u32,
     /// The key holds a place of the base.
     in_base: bool,
     /// The largest `"n"` of the shards.
@@ -1188,7 +1192,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut k = KeyRec::new();
     let mut t = Tally {
         key,
-        mine: place(fnv(key)),
+        mine: small_place(fnv(key)),
         hashes: [0; HASHED],
         pairs: 0,
         collides: false,
@@ -1197,7 +1201,6 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     };
     store.load_into(port, &mut k.key, Some(&mut t))?;
     s.generation = store.generation;
-    s.newest = store.newest;
     s.max_n = store.max_n;
     // The base's lines; the keys new since the base were tallied from the
     // load (no shard read again).
@@ -1263,7 +1266,7 @@ fn repeats(seen: &[u16]) -> bool {
 struct Tally<'a> {
     /// The key edited, and its shard and fingerprint.
     key: &'a [u8],
-    mine: (usize, u16),
+    mine: (u8, u16),
     /// Key hashes of the first HASHED lines counted.
     hashes: [u16; HASHED],
     pairs: usize,
@@ -1271,9 +1274,9 @@ struct Tally<'a> {
     collides: bool,
     /// The entry holding the key (not a forgotten one).
     target: Option<u8>,
-    /// The shard being loaded: its lines, whether one collides, its entry
-    /// holding the key.
-    shard: (usize, bool, Option<u8>),
+    /// The shard being loaded: its lines (at most [`SHARD_RECORDS`]),
+    /// whether one collides, its entry holding the key.
+    shard: (u8, bool, Option<u8>),
 }
 
 impl Tally<'_> {
@@ -1282,7 +1285,7 @@ impl Tally<'_> {
         if let Some(slot) = self.hashes.get_mut(at) {
             *slot = hash16(f);
         }
-        place(f) == self.mine
+        small_place(f) == self.mine
     }
 
     /// A line of the base.
@@ -1301,7 +1304,7 @@ impl Tally<'_> {
             return;
         }
         let is_key = key == self.key;
-        let collides = self.hash_at(self.pairs + self.shard.0, fnv(key));
+        let collides = self.hash_at(self.pairs + usize::from(self.shard.0), fnv(key));
         self.shard.0 += 1;
         self.shard.1 |= collides && !is_key;
         if is_key {
@@ -1312,7 +1315,7 @@ impl Tally<'_> {
     /// The shard's entries count (or not: it is stale or not one of ours).
     fn shard_done(&mut self, counts: bool) {
         if counts {
-            self.pairs += self.shard.0;
+            self.pairs += usize::from(self.shard.0);
             self.collides |= self.shard.1;
             if self.shard.2.is_some() {
                 self.target = self.shard.2;
@@ -1384,7 +1387,6 @@ impl Scan {
             at: None,
             collides: false,
             generation: 0,
-            newest: 0,
             in_base: false,
             max_n: 0,
         }
@@ -1414,7 +1416,7 @@ fn prepare_in<P: Port>(
         Ok(None) => return Ok(false),
         Err(err) => return Err((err, Check::No)),
     };
-    commit(port, key, e, &s, pinned).map(|shard| !shard)
+    commit(port, key, e, &s, pinned).get()
 }
 
 /// [`edit`]'s passes before it writes: the scan, the key's line read where
@@ -1518,16 +1520,10 @@ impl Outcome {
     }
 }
 
-/// The edit written in the key's shard when it fits there; false when
-/// the store must fold instead.
+/// The edit written in the key's shard when it fits there (packed:
+/// `Ok(false)`); `Ok(true)` when the store must fold instead.
 #[inline(never)]
-fn commit<P: Port>(
-    port: &mut P,
-    key: &[u8],
-    e: Edit<'_>,
-    s: &Scan,
-    pinned: bool,
-) -> Result<bool, (MemError, Check)> {
+fn commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan, pinned: bool) -> Outcome {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
     let clean = !s.maybe_dup && !s.skipped;
@@ -1540,13 +1536,13 @@ fn commit<P: Port>(
         };
         if let Some(n) = n {
             match shard_edit(port, key, e, n, s, pinned) {
-                Ok(true) => return Ok(true),
+                Ok(true) => return Outcome::of(Ok(false)),
                 Ok(false) => {}
-                Err(err) => return Err((err, Check::Landed)),
+                Err(err) => return Outcome::of(Err((err, Check::Landed))),
             }
         }
     }
-    Ok(false)
+    Outcome::of(Ok(true))
 }
 
 /// A pin written to the key's shard: its value read again where the scan
