@@ -1359,7 +1359,7 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
     let mut gone = 0u128;
     let res = match prepare(port, key, e, &mut gone).get() {
         Ok(false) => return Ok(()),
-        Ok(true) => fold(port, key, e, gone).get(),
+        Ok(true) => fold(port, key, e, &gone).get(),
         Err(failed) => Err(failed),
     };
     let (err, check) = match res {
@@ -1801,7 +1801,7 @@ fn write_shard<P: Port>(
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
 #[inline(never)]
-fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: u128) -> Outcome {
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &u128) -> Outcome {
     Outcome::of(fold_in(port, key, e, gone).map(|()| false))
 }
 
@@ -1811,7 +1811,7 @@ fn fold_in<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,
-    gone: u128,
+    gone: &u128,
 ) -> Result<(), (MemError, Check)> {
     let no = |e: Errno| (MemError::Io(e), Check::No);
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
@@ -1877,7 +1877,7 @@ fn copy_pairs<P: Port>(
     w: &mut LineWriter,
     key: &[u8],
     e: Edit<'_>,
-    gone: u128,
+    gone: &u128,
 ) -> Result<(), MemError> {
     let mut store = Store::new();
     let mut pair = Pair::new();
@@ -1891,9 +1891,7 @@ fn copy_pairs<P: Port>(
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => {
-                if store.from_base
-                    && gone & bit(usize::from(store.base_pairs).saturating_sub(1)) != 0
-                {
+                if store.from_base && is_gone(gone, store.base_pairs) {
                     continue;
                 }
                 // The edit made in the pair: one write call, through
@@ -1956,6 +1954,13 @@ fn set_value(pair: &mut Pair, v: &[u8]) -> bool {
 #[inline(never)]
 fn put<P: Port>(port: &mut P, w: &mut LineWriter, pair: &Pair) -> Result<(), Errno> {
     write_pair(port, w, pair.key(), pair.value(), pair.pinned, 0)
+}
+
+/// Whether `gone` holds base pair `n - 1` (out of line: the fold's loop
+/// keeps a pointer, not the four words).
+#[inline(never)]
+fn is_gone(gone: &u128, n: u16) -> bool {
+    gone & bit(usize::from(n).saturating_sub(1)) != 0
 }
 
 /// Bit `i` for pair index `i`, 0 past [`DEDUP_PAIRS`].
