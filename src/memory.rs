@@ -1356,7 +1356,7 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 #[inline(always)]
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
     // The base's pairs a fold leaves out (a store that may hold a key twice).
-    let mut gone = 0u128;
+    let mut gone = Gone([0; 4]);
     let res = match prepare(port, key, e, &mut gone).get() {
         Ok(false) => return Ok(()),
         Ok(true) => fold(port, key, e, &gone).get(),
@@ -1397,7 +1397,7 @@ impl Scan {
 /// write. Whether the store must fold (with the pairs it leaves out in
 /// `gone`).
 #[inline(never)]
-fn prepare<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut u128) -> Outcome {
+fn prepare<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut Gone) -> Outcome {
     Outcome::of(prepare_in(port, key, e, gone))
 }
 
@@ -1407,7 +1407,7 @@ fn prepare_in<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,
-    gone: &mut u128,
+    gone: &mut Gone,
 ) -> Result<bool, (MemError, Check)> {
     // Filled in place: a returned `Scan` would sit in both frames.
     let mut s = Scan::new();
@@ -1429,7 +1429,7 @@ fn begin<P: Port>(
     key: &[u8],
     e: Edit<'_>,
     s: &mut Scan,
-    gone: &mut u128,
+    gone: &mut Gone,
 ) -> Result<Option<bool>, MemError> {
     let new_value = match e {
         Edit::Set(v) => v,
@@ -1801,7 +1801,7 @@ fn write_shard<P: Port>(
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
 #[inline(never)]
-fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &u128) -> Outcome {
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &Gone) -> Outcome {
     Outcome::of(fold_in(port, key, e, gone).map(|()| false))
 }
 
@@ -1811,7 +1811,7 @@ fn fold_in<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,
-    gone: &u128,
+    gone: &Gone,
 ) -> Result<(), (MemError, Check)> {
     let no = |e: Errno| (MemError::Io(e), Check::No);
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
@@ -1877,7 +1877,7 @@ fn copy_pairs<P: Port>(
     w: &mut LineWriter,
     key: &[u8],
     e: Edit<'_>,
-    gone: &u128,
+    gone: &Gone,
 ) -> Result<(), MemError> {
     let mut store = Store::new();
     let mut pair = Pair::new();
@@ -1959,9 +1959,15 @@ fn put<P: Port>(port: &mut P, w: &mut LineWriter, pair: &Pair) -> Result<(), Err
 /// Whether `gone` holds base pair `n - 1` (out of line: the fold's loop
 /// keeps a pointer, not the four words).
 #[inline(never)]
-fn is_gone(gone: &u128, n: u16) -> bool {
-    gone & bit(usize::from(n).saturating_sub(1)) != 0
+fn is_gone(gone: &Gone, n: u16) -> bool {
+    let i = usize::from(n).saturating_sub(1);
+    gone.0.get(i / 32).is_some_and(|w| w >> (i % 32) & 1 != 0)
 }
+
+/// The base's pairs a fold leaves out (a later line has their key): bit
+/// `i % 32` of word `i / 32` for pair `i` (words: no 8-byte alignment on
+/// the frames that hold it).
+struct Gone([u32; 4]);
 
 /// Bit `i` for pair index `i`, 0 past [`DEDUP_PAIRS`].
 fn bit(i: usize) -> u128 {
@@ -1974,7 +1980,7 @@ fn bit(i: usize) -> u128 {
 /// stack budget). Covers the first [`DEDUP_PAIRS`] pairs; a hand-made store
 /// longer than that keeps later duplicates (reads still take the last line).
 #[inline(never)]
-fn superseded<P: Port>(port: &mut P, out: &mut u128) -> Result<(), Errno> {
+fn superseded<P: Port>(port: &mut P, out: &mut Gone) -> Result<(), Errno> {
     let mut hashes = KeyHashes {
         hashes: [0; HASHED],
         len: 0,
@@ -2017,7 +2023,12 @@ fn superseded<P: Port>(port: &mut P, out: &mut u128) -> Result<(), Errno> {
         let _ = port.close(fd);
         let gone = res?;
         if pass == 1 {
-            *out = gone;
+            *out = Gone([
+                gone as u32,
+                (gone >> 32) as u32,
+                (gone >> 64) as u32,
+                (gone >> 96) as u32,
+            ]);
             return Ok(());
         }
     }
