@@ -273,7 +273,10 @@ fn remember<H: Host>(
     key: (u16, u16),
     value: (u16, u16),
 ) -> Result<usize, Status> {
-    let (answer, rest) = work.split_at_mut(ANSWER_MAX);
+    // (`tacp_ready` checked the work buffer's size.)
+    let (answer, rest) = work
+        .split_at_mut_checked(ANSWER_MAX)
+        .unwrap_or((&mut [], &mut []));
     let dec = rest.get(RESULT_MAX..).unwrap_or(&[]);
     let t = |(start, len): (u16, u16)| -> &[u8] {
         let start = usize::from(start);
