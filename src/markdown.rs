@@ -629,8 +629,9 @@ fn text_keys(
 
 /// Pass 2 of [`import`]: stores each pair. The key table in `work` is done
 /// with: each pair is parsed into it, so that no parsed copy is on the
-/// stack while the store is edited.
-#[inline(never)]
+/// stack while the store is edited. Inlined: its few locals join the
+/// export's frame rather than add a frame above the store's edit.
+#[inline(always)]
 fn store_pairs<P: Port>(p: &mut P, text: &[u8], work: &mut [u8]) -> Result<(), ImportError> {
     let mut comment = false;
     let mut pos = 0usize;

@@ -196,6 +196,12 @@ fn place(h: u32) -> (usize, u16) {
     ((h % SHARDS as u32) as usize, (h >> 16) as u16)
 }
 
+/// [`place`] in 3 bytes (the scan's tally keeps it).
+fn small_place(h: u32) -> (u8, u16) {
+    let (s, f) = place(h);
+    (s as u8, f)
+}
+
 /// A reader of `fd` set up in `slot` (one copy of its set-up for every
 /// reader of the store: code size).
 #[inline(never)]
@@ -1163,14 +1169,10 @@ struct Scan {
     collides: bool,
     /// The base's generation.
     generation: u32,
-    /// The newest generation any file names.
-    newest: u32,
     /// The key holds a place of the base.
     in_base: bool,
     /// The largest `"n"` of the shards.
     max_n: u8,
-    /// The base's pairs a fold leaves out (a later line has their key).
-    gone: u128,
 }
 
 /// Where a line of the store is.
@@ -1190,7 +1192,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut k = KeyRec::new();
     let mut t = Tally {
         key,
-        mine: place(fnv(key)),
+        mine: small_place(fnv(key)),
         hashes: [0; HASHED],
         pairs: 0,
         collides: false,
@@ -1199,7 +1201,6 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     };
     store.load_into(port, &mut k.key, Some(&mut t))?;
     s.generation = store.generation;
-    s.newest = store.newest;
     s.max_n = store.max_n;
     // The base's lines; the keys new since the base were tallied from the
     // load (no shard read again).
@@ -1237,23 +1238,27 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     }
     s.pairs = t.pairs;
     s.collides = t.collides;
-    // Maybe a duplicate (the rewrite pass decides): two of the first
-    // HASHED lines with one key hash, or more lines than that.
-    let seen = t.hashes.get(..t.pairs.min(HASHED)).unwrap_or(&[]);
+    s.maybe_dup = t.pairs > HASHED || repeats(t.hashes.get(..t.pairs.min(HASHED)).unwrap_or(&[]));
+    Ok(())
+}
+
+/// Whether a key hash repeats among `seen`: maybe a duplicate (the
+/// rewrite pass decides). Out of line: its bitmap is not on the scan's
+/// frame.
+#[inline(never)]
+fn repeats(seen: &[u16]) -> bool {
     // (A hash's low byte first: the lines before it are looked through
     // only when one of them has that byte.)
     let mut low = [0u32; 8];
-    s.maybe_dup = t.pairs > HASHED
-        || seen.iter().enumerate().any(|(i, &h)| {
-            let b = usize::from(h as u8);
-            let (w, m) = (b / 32, 1u32 << (b % 32));
-            let maybe = low.get(w).is_some_and(|&x| x & m != 0);
-            if let Some(x) = low.get_mut(w) {
-                *x |= m;
-            }
-            maybe && seen.get(..i).is_some_and(|before| before.contains(&h))
-        });
-    Ok(())
+    seen.iter().enumerate().any(|(i, &h)| {
+        let b = usize::from(h as u8);
+        let (w, m) = (b / 32, 1u32 << (b % 32));
+        let maybe = low.get(w).is_some_and(|&x| x & m != 0);
+        if let Some(x) = low.get_mut(w) {
+            *x |= m;
+        }
+        maybe && seen.get(..i).is_some_and(|before| before.contains(&h))
+    })
 }
 
 /// What the scan counts of the store's lines (in any order: each is
@@ -1261,7 +1266,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
 struct Tally<'a> {
     /// The key edited, and its shard and fingerprint.
     key: &'a [u8],
-    mine: (usize, u16),
+    mine: (u8, u16),
     /// Key hashes of the first HASHED lines counted.
     hashes: [u16; HASHED],
     pairs: usize,
@@ -1269,9 +1274,9 @@ struct Tally<'a> {
     collides: bool,
     /// The entry holding the key (not a forgotten one).
     target: Option<u8>,
-    /// The shard being loaded: its lines, whether one collides, its entry
-    /// holding the key.
-    shard: (usize, bool, Option<u8>),
+    /// The shard being loaded: its lines (at most [`SHARD_RECORDS`]),
+    /// whether one collides, its entry holding the key.
+    shard: (u8, bool, Option<u8>),
 }
 
 impl Tally<'_> {
@@ -1280,7 +1285,7 @@ impl Tally<'_> {
         if let Some(slot) = self.hashes.get_mut(at) {
             *slot = hash16(f);
         }
-        place(f) == self.mine
+        small_place(f) == self.mine
     }
 
     /// A line of the base.
@@ -1299,7 +1304,7 @@ impl Tally<'_> {
             return;
         }
         let is_key = key == self.key;
-        let collides = self.hash_at(self.pairs + self.shard.0, fnv(key));
+        let collides = self.hash_at(self.pairs + usize::from(self.shard.0), fnv(key));
         self.shard.0 += 1;
         self.shard.1 |= collides && !is_key;
         if is_key {
@@ -1310,7 +1315,7 @@ impl Tally<'_> {
     /// The shard's entries count (or not: it is stale or not one of ours).
     fn shard_done(&mut self, counts: bool) {
         if counts {
-            self.pairs += self.shard.0;
+            self.pairs += usize::from(self.shard.0);
             self.collides |= self.shard.1;
             if self.shard.2.is_some() {
                 self.target = self.shard.2;
@@ -1346,38 +1351,25 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 /// Applies `e` to `key`: in its shard when it fits there, else by a fold
 /// (see the module docs). A change that changes nothing writes nothing;
 /// a failure leaves the store as it was.
+// A small frame: the scan's findings live in `prepare`'s, which returns
+// before the fold (the deepest path) runs from here.
+#[inline(always)]
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
-    // Filled in place: a returned `Scan` would sit in both frames.
-    let mut s = Scan {
-        maybe_dup: false,
-        skipped: false,
-        pairs: 0,
-        at: None,
-        collides: false,
-        generation: 0,
-        newest: 0,
-        in_base: false,
-        max_n: 0,
-        gone: 0,
-    };
-    // The passes before the write, out of line: this frame, which the
-    // fold's is under, holds little more than the scan's findings.
-    let Some(pinned) = begin(port, key, e, &mut s)? else {
-        return Ok(());
-    };
-    let res = match commit(port, key, e, &s, pinned) {
-        Ok(true) => Ok(()),
-        Ok(false) => fold(port, key, e, &s),
-        Err(err) => Err(err),
+    // The base's pairs a fold leaves out (a store that may hold a key twice).
+    let mut gone = Gone([0; 4]);
+    let res = match prepare(port, key, e, &mut gone).get() {
+        Ok(false) => return Ok(()),
+        Ok(true) => fold(port, key, e, &gone).get(),
+        Err(failed) => Err(failed),
     };
     let (err, check) = match res {
-        Ok(()) => return Ok(()),
+        Ok(_) => return Ok(()),
         Err((err, Check::No)) => return Err(err),
         Err(failed) => failed,
     };
     // A commit that landed but reported an error (littlefs reads it back):
     // the store must then hold the edit.
-    if landed(port, key, e, &mut s) {
+    if landed(port, key, e) {
         return Ok(());
     }
     if let Check::LandedElseRemove = check {
@@ -1386,16 +1378,58 @@ pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemErr
     Err(err)
 }
 
+impl Scan {
+    const fn new() -> Scan {
+        Scan {
+            maybe_dup: false,
+            skipped: false,
+            pairs: 0,
+            at: None,
+            collides: false,
+            generation: 0,
+            in_base: false,
+            max_n: 0,
+        }
+    }
+}
+
+/// [`edit`] up to the fold: the passes before the write and the shard
+/// write. Whether the store must fold (with the pairs it leaves out in
+/// `gone`).
+#[inline(never)]
+fn prepare<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut Gone) -> Outcome {
+    Outcome::of(prepare_in(port, key, e, gone))
+}
+
+/// [`prepare`]'s body.
+#[inline(always)]
+fn prepare_in<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    gone: &mut Gone,
+) -> Result<bool, (MemError, Check)> {
+    // Filled in place: a returned `Scan` would sit in both frames.
+    let mut s = Scan::new();
+    let pinned = match begin(port, key, e, &mut s, gone) {
+        Ok(Some(pinned)) => pinned,
+        Ok(None) => return Ok(false),
+        Err(err) => return Err((err, Check::No)),
+    };
+    commit(port, key, e, &s, pinned).get()
+}
+
 /// [`edit`]'s passes before it writes: the scan, the key's line read where
 /// the scan found it, and (for a store that may hold a key twice) the pairs
-/// a fold leaves out, into `s.gone`. `None` when the edit is done without
+/// a fold leaves out, into `gone`. `None` when the edit is done without
 /// a write (or is refused: `Err`); else whether the key is pinned.
-#[inline(never)]
+#[inline(always)]
 fn begin<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,
     s: &mut Scan,
+    gone: &mut Gone,
 ) -> Result<Option<bool>, MemError> {
     let new_value = match e {
         Edit::Set(v) => v,
@@ -1422,13 +1456,14 @@ fn begin<P: Port>(
     // the passes that find its superseded lines run here, before the
     // commit, as they did right before the fold, and not under its store.
     if !clean {
-        s.gone = superseded(port)?;
+        superseded(port, gone)?;
     }
     Ok(Some(found.is_some_and(|(_, p)| p)))
 }
 
 /// Whether a failed commit may have landed (then [`edit`] reads the store
 /// again, from its own frame: not under the commit's buffers).
+#[derive(Clone, Copy)]
 enum Check {
     No,
     /// A shard write failed.
@@ -1438,16 +1473,57 @@ enum Check {
     LandedElseRemove,
 }
 
-/// The edit written in the key's shard when it fits there; false when
-/// the store must fold instead.
+/// A step of [`edit`]'s result, `Result<bool, (MemError, Check)>` packed in
+/// a `u64` that comes back in registers (no result slot on its frame): the
+/// error's kind and the check in the high word, an `Errno` in the low.
+struct Outcome(u64);
+
+impl Outcome {
+    #[inline(always)]
+    fn of(r: Result<bool, (MemError, Check)>) -> Self {
+        let (err, check) = match r {
+            Ok(b) => return Outcome(u64::from(b)),
+            Err(failed) => failed,
+        };
+        let (kind, errno) = match err {
+            MemError::Invalid => (1, 0),
+            MemError::Full => (2, 0),
+            MemError::NotFound => (3, 0),
+            MemError::TooSmall => (4, 0),
+            MemError::Io(e) => (5, e.0 as u32),
+        };
+        let check: u64 = match check {
+            Check::No => 0,
+            Check::Landed => 1,
+            Check::LandedElseRemove => 2,
+        };
+        Outcome((kind << 32) | (check << 40) | u64::from(errno))
+    }
+
+    #[inline(always)]
+    fn get(self) -> Result<bool, (MemError, Check)> {
+        let errno = Errno(self.0 as u32 as i32);
+        let err = match (self.0 >> 32) as u8 {
+            0 => return Ok(self.0 != 0),
+            1 => MemError::Invalid,
+            2 => MemError::Full,
+            3 => MemError::NotFound,
+            4 => MemError::TooSmall,
+            _ => MemError::Io(errno),
+        };
+        let check = match (self.0 >> 40) as u8 {
+            0 => Check::No,
+            1 => Check::Landed,
+            _ => Check::LandedElseRemove,
+        };
+        Err((err, check))
+    }
+}
+
+/// The edit written in the key's shard when it fits there (packed:
+/// `Ok(false)`); `Ok(true)` when the store must fold instead.
 #[inline(never)]
-fn commit<P: Port>(
-    port: &mut P,
-    key: &[u8],
-    e: Edit<'_>,
-    s: &Scan,
-    pinned: bool,
-) -> Result<bool, (MemError, Check)> {
+fn commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan, pinned: bool) -> Outcome {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
     let clean = !s.maybe_dup && !s.skipped;
@@ -1460,13 +1536,13 @@ fn commit<P: Port>(
         };
         if let Some(n) = n {
             match shard_edit(port, key, e, n, s, pinned) {
-                Ok(true) => return Ok(true),
+                Ok(true) => return Outcome::of(Ok(false)),
                 Ok(false) => {}
-                Err(err) => return Err((err, Check::Landed)),
+                Err(err) => return Outcome::of(Err((err, Check::Landed))),
             }
         }
     }
-    Ok(false)
+    Outcome::of(Ok(true))
 }
 
 /// A pin written to the key's shard: its value read again where the scan
@@ -1725,24 +1801,23 @@ fn write_shard<P: Port>(
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename.
 #[inline(never)]
-fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), (MemError, Check)> {
+fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &Gone) -> Outcome {
+    Outcome::of(fold_in(port, key, e, gone).map(|()| false))
+}
+
+/// [`fold`]'s body.
+#[inline(always)]
+fn fold_in<P: Port>(
+    port: &mut P,
+    key: &[u8],
+    e: Edit<'_>,
+    gone: &Gone,
+) -> Result<(), (MemError, Check)> {
     let no = |e: Errno| (MemError::Io(e), Check::No);
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write).map_err(no)?;
     let mut w = LineWriter::new(tmp);
-    let copied = write_header(port, &mut w, s.newest.saturating_add(1))
-        .map_err(MemError::Io)
-        .and_then(|()| copy_pairs(port, &mut w, key, e, s.gone));
-    let result = match copied {
-        Ok((n, false)) if n >= MAX_ENTRIES => Err(MemError::Full),
-        Ok((_, true)) => w.flush(port).map_err(MemError::Io),
-        Ok((_, false)) => match e {
-            Edit::Set(v) => write_pair(port, &mut w, key, v, false, 0)
-                .and_then(|()| w.flush(port))
-                .map_err(MemError::Io),
-            _ => Err(MemError::NotFound),
-        },
-        Err(e) => Err(e),
-    };
+    let result =
+        copy_pairs(port, &mut w, key, e, gone).and_then(|()| w.flush(port).map_err(MemError::Io));
     let closed = port.close(tmp);
     let result = result.and(closed.map_err(MemError::Io));
     let result = match result {
@@ -1765,18 +1840,16 @@ fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan) -> Result<(), 
     result.map_err(|e| (e, Check::No))
 }
 
-/// Whether the store holds `e` applied to `key` (the last line counts).
-/// Reuses the first pass (and its `Scan`, no longer needed by then). Out
-/// of line: its locals are not on [`edit`]'s frame, which the fold's is
-/// under.
+/// Whether the store holds `e` applied to `key` (the last line counts):
+/// the first pass again. Out of line: its locals are not on [`edit`]'s
+/// frame, which the fold's is under.
 #[inline(never)]
-fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool {
+fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> bool {
     let value = match e {
         Edit::Set(v) => v,
         _ => b"",
     };
-    s.at = None;
-    s.pairs = 0;
+    let s = &mut Scan::new();
     if scan(port, key, s).is_err() {
         return false;
     }
@@ -1792,66 +1865,122 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
     }
 }
 
-/// Copies the merged store, keeping only the last line of a key the base
-/// holds twice and applying `e` to `key` in place. Returns how many other
-/// pairs were copied and whether `key` existed.
+/// Writes the header of the next generation (after the newest the load
+/// finds: the header is buffered, no write before the load's reads) and
+/// copies the merged store, keeping only the last line of a key the base
+/// holds twice and applying `e` to `key` in place (a new key set last;
+/// `Full` when there are [`MAX_ENTRIES`] others, else `NotFound` for a
+/// key not there to forget or pin).
 #[inline(always)]
 fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
     key: &[u8],
     e: Edit<'_>,
-    gone: u128,
-) -> Result<(usize, bool), MemError> {
+    gone: &Gone,
+) -> Result<(), MemError> {
     let mut store = Store::new();
     let mut pair = Pair::new();
     store.load_with(port, &mut pair)?;
+    if let Err(e) = write_header(port, w, store.newest.saturating_add(1)) {
+        store.close(port);
+        return Err(MemError::Io(e));
+    }
     let mut copied = 0usize;
     let mut existed = false;
     let res = loop {
         match store.next(port, &mut pair) {
             Ok(Some(())) => {
-                if store.from_base
-                    && gone & bit(usize::from(store.base_pairs).saturating_sub(1)) != 0
-                {
+                if store.from_base && is_gone(gone, store.base_pairs) {
                     continue;
                 }
-                let written = if pair.key() == key {
+                // The edit made in the pair: one write call, through
+                // `put` (no arguments on this frame's stack).
+                if pair.key() == key {
                     existed = true;
                     match e {
-                        Edit::Set(v) => write_pair(port, w, key, v, pair.pinned, 0),
-                        Edit::Forget => Ok(()),
+                        Edit::Set(v) => {
+                            if !set_value(&mut pair, v) {
+                                break Err(MemError::Invalid);
+                            }
+                        }
+                        Edit::Forget => continue,
                         #[cfg(feature = "recall")]
-                        Edit::Pin(on) => write_pair(port, w, key, pair.value(), on, 0),
+                        Edit::Pin(on) => pair.pinned = on,
                     }
                 } else {
                     copied += 1;
-                    write_pair(port, w, pair.key(), pair.value(), pair.pinned, 0)
-                };
-                if let Err(e) = written {
+                }
+                if let Err(e) = put(port, w, &pair) {
                     break Err(MemError::Io(e));
                 }
             }
-            Ok(None) => break Ok((copied, existed)),
+            Ok(None) => break Ok(()),
             Err(e) => break Err(MemError::Io(e)),
         }
     };
     store.close(port);
-    res
+    res?;
+    match e {
+        _ if existed => Ok(()),
+        _ if copied >= MAX_ENTRIES => Err(MemError::Full),
+        // A new key, unpinned, after the others.
+        Edit::Set(v) => {
+            pair.pinned = false;
+            if !(set_value(&mut pair, v) && key.len() <= KEY_MAX_BYTES) {
+                return Err(MemError::Invalid);
+            }
+            crate::text::copy_prefix(&mut pair.key, key);
+            pair.key_len = key.len() as u8;
+            put(port, w, &pair).map_err(MemError::Io)
+        }
+        _ => Err(MemError::NotFound),
+    }
 }
+
+/// `pair`'s value set to `v`; false when it does not fit (an edit's value
+/// is validated: it does).
+fn set_value(pair: &mut Pair, v: &[u8]) -> bool {
+    if v.len() > VAL_MAX_BYTES {
+        return false;
+    }
+    crate::text::copy_prefix(&mut pair.val, v);
+    pair.val_len = v.len() as u8;
+    true
+}
+
+/// Writes `pair` as a line of the base. Out of line: the fold's frame
+/// holds no arguments of a call with eight.
+#[inline(never)]
+fn put<P: Port>(port: &mut P, w: &mut LineWriter, pair: &Pair) -> Result<(), Errno> {
+    write_pair(port, w, pair.key(), pair.value(), pair.pinned, 0)
+}
+
+/// Whether `gone` holds base pair `n - 1` (out of line: the fold's loop
+/// keeps a pointer, not the four words).
+#[inline(never)]
+fn is_gone(gone: &Gone, n: u16) -> bool {
+    let i = usize::from(n).saturating_sub(1);
+    gone.0.get(i / 32).is_some_and(|w| w >> (i % 32) & 1 != 0)
+}
+
+/// The base's pairs a fold leaves out (a later line has their key): bit
+/// `i % 32` of word `i / 32` for pair `i` (words: no 8-byte alignment on
+/// the frames that hold it).
+struct Gone([u32; 4]);
 
 /// Bit `i` for pair index `i`, 0 past [`DEDUP_PAIRS`].
 fn bit(i: usize) -> u128 {
     if i < DEDUP_PAIRS { 1 << i } else { 0 }
 }
 
-/// Pairs of the base a later line with the same key supersedes: bit `i`
-/// for its pair `i`. Passes of their own, before the copy, so that the
+/// Pairs of the base a later line with the same key supersedes, into
+/// `out` (left as it is when there is no base): bit `i` for its pair `i`. Passes of their own, before the copy, so that the
 /// look-ahead reads are not nested under the copy's pair buffer (1 KiB
 /// stack budget). Covers the first [`DEDUP_PAIRS`] pairs; a hand-made store
 /// longer than that keeps later duplicates (reads still take the last line).
 #[inline(never)]
-fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
+fn superseded<P: Port>(port: &mut P, out: &mut Gone) -> Result<(), Errno> {
     let mut hashes = KeyHashes {
         hashes: [0; HASHED],
         len: 0,
@@ -1860,7 +1989,7 @@ fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
     let mut key = [0u8; KEY_MAX_BYTES];
     for pass in 0..2 {
         let Some(fd) = open_opt(port, MEMORY_PATH)? else {
-            return Ok(0);
+            return Ok(());
         };
         let mut slot = None;
         let reader = put_reader(&mut slot, fd);
@@ -1894,10 +2023,16 @@ fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
         let _ = port.close(fd);
         let gone = res?;
         if pass == 1 {
-            return Ok(gone);
+            *out = Gone([
+                gone as u32,
+                (gone >> 32) as u32,
+                (gone >> 64) as u32,
+                (gone >> 96) as u32,
+            ]);
+            return Ok(());
         }
     }
-    Ok(0)
+    Ok(())
 }
 
 /// Whether `key` is the key of a pair of the base after its first `index`.

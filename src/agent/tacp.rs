@@ -250,13 +250,63 @@ fn is_cmd(t: &[u8], cmd: &[u8]) -> bool {
 /// error; everything else is an answer line.
 pub fn tacp<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, Status> {
     super::ready(h);
-    tacp_ready(h, line, work)
+    match tacp_ready(h, line, work)? {
+        Ready::Answer(n) => Ok(n),
+        Ready::Remember { key, value } => remember(h, work, key, value),
+    }
+}
+
+/// What [`tacp_ready`] answered, or the store edit of a REMEMBER it leaves
+/// to [`tacp`]: the key and the value as (start, length) in the decoded
+/// tokens (`work` past the answer and the result).
+enum Ready {
+    Answer(usize),
+    Remember { key: (u16, u16), value: (u16, u16) },
+}
+
+/// REMEMBER's store edit, in a frame of its own under [`tacp`]'s (the
+/// dispatcher's is not above the store's deepest path, the fold).
+#[inline(never)]
+fn remember<H: Host>(
+    h: &mut H,
+    work: &mut [u8],
+    key: (u16, u16),
+    value: (u16, u16),
+) -> Result<usize, Status> {
+    // (`tacp_ready` checked the work buffer's size.)
+    let (answer, rest) = work
+        .split_at_mut_checked(ANSWER_MAX)
+        .unwrap_or((&mut [], &mut []));
+    let dec = rest.get(RESULT_MAX..).unwrap_or(&[]);
+    let t = |(start, len): (u16, u16)| -> &[u8] {
+        let start = usize::from(start);
+        dec.get(start..start + usize::from(len)).unwrap_or(&[])
+    };
+    let (a1, a2) = (t(key), t(value));
+    let ok = core(h, |_, p| crate::memory::set(p, a1, a2).is_ok())?;
+    let mut a = Answer {
+        out: wire::Buf::new(answer),
+    };
+    Ok(a.text(if ok { b"ok" } else { b"full" }))
 }
 
 /// [`tacp`] after [`super::ready`] (the files load under the caller's
 /// frame, not this one's).
 #[inline(never)]
-fn tacp_ready<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize, Status> {
+fn tacp_ready<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<Ready, Status> {
+    tacp_answer(h, line, work).map(|r| match r {
+        Ok(n) => Ready::Answer(n),
+        Err(remember) => remember,
+    })
+}
+
+/// [`tacp_ready`]'s body: `Err` is a REMEMBER's edit left to [`tacp`].
+#[inline(always)]
+fn tacp_answer<H: Host>(
+    h: &mut H,
+    line: &[u8],
+    work: &mut [u8],
+) -> Result<Result<usize, Ready>, Status> {
     if work.len() < WORK_SIZE {
         return Err(Status::WorkTooSmall);
     }
@@ -269,13 +319,13 @@ fn tacp_ready<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize,
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.len() > LINE_MAX {
-        return Ok(a.err(b"line too long"));
+        return Ok(Ok(a.err(b"line too long")));
     }
     if line.iter().any(|&c| c < 0x20 || c == 0x7F) {
-        return Ok(a.err(b"control character"));
+        return Ok(Ok(a.err(b"control character")));
     }
     if !crate::text::is_utf8(line) {
-        return Ok(a.err(b"invalid UTF-8"));
+        return Ok(Ok(a.err(b"invalid UTF-8")));
     }
     let mut tok = [
         Token { start: 0, len: 0 },
@@ -283,9 +333,9 @@ fn tacp_ready<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize,
         Token { start: 0, len: 0 },
     ];
     let n = match split(line, dec, &mut tok) {
-        Ok(0) => return Ok(a.err(b"empty line")),
+        Ok(0) => return Ok(Ok(a.err(b"empty line"))),
         Ok(n) => n,
-        Err(why) => return Ok(a.err(why)),
+        Err(why) => return Ok(Ok(a.err(why))),
     };
     let t = |i: usize| -> &[u8] {
         tok.get(i)
@@ -301,53 +351,61 @@ fn tacp_ready<H: Host>(h: &mut H, line: &[u8], work: &mut [u8]) -> Result<usize,
     let (a1, a2) = (t(1), t(2));
     if is_cmd(cmd, b"STATUS") {
         if argc != 0 {
-            return Ok(usage(&mut a, b"STATUS"));
+            return Ok(Ok(usage(&mut a, b"STATUS")));
         }
-        return cmd_status(h, &mut a);
+        return cmd_status(h, &mut a).map(Ok);
     }
     if is_cmd(cmd, b"SAFETY") {
         if argc != 0 {
-            return Ok(usage(&mut a, b"SAFETY"));
+            return Ok(Ok(usage(&mut a, b"SAFETY")));
         }
-        return cmd_safety(h, &mut a);
+        return cmd_safety(h, &mut a).map(Ok);
     }
     if is_cmd(cmd, b"REMEMBER") {
         if argc != 2 {
-            return Ok(usage(&mut a, b"REMEMBER <key> <value>"));
+            return Ok(Ok(usage(&mut a, b"REMEMBER <key> <value>")));
         }
         if a1.is_empty() || a1.len() > crate::memory::KEY_MAX_BYTES {
-            return Ok(a.err(b"key must be 1..31 bytes"));
+            return Ok(Ok(a.err(b"key must be 1..31 bytes")));
         }
         if a2.len() > crate::memory::VAL_MAX_BYTES {
-            return Ok(a.err(b"value must be 0..127 bytes"));
+            return Ok(Ok(a.err(b"value must be 0..127 bytes")));
         }
-        let ok = core(h, |_, p| crate::memory::set(p, a1, a2).is_ok())?;
-        return Ok(a.text(if ok { b"ok" } else { b"full" }));
+        let tok = |i: usize| tok.get(i).map(|t| (t.start, t.len));
+        let place = |t: Option<(usize, usize)>| {
+            let (start, len) = t?;
+            Some((u16::try_from(start).ok()?, u16::try_from(len).ok()?))
+        };
+        // (Tokens are decoded from a line of at most LINE_MAX bytes.)
+        return Ok(match (place(tok(1)), place(tok(2))) {
+            (Some(key), Some(value)) => Err(Ready::Remember { key, value }),
+            _ => Ok(a.err(b"line too long")),
+        });
     }
     if is_cmd(cmd, b"RECALL") {
         if argc != 1 {
-            return Ok(usage(&mut a, b"RECALL <key>"));
+            return Ok(Ok(usage(&mut a, b"RECALL <key>")));
         }
         if a1.is_empty() || a1.len() > crate::memory::KEY_MAX_BYTES {
-            return Ok(a.err(b"key must be 1..31 bytes"));
+            return Ok(Ok(a.err(b"key must be 1..31 bytes")));
         }
-        return cmd_recall(h, &mut a, a1);
+        return cmd_recall(h, &mut a, a1, result).map(Ok);
     }
     if is_cmd(cmd, b"TOOL") {
         if argc < 1 {
-            return Ok(usage(&mut a, b"TOOL <name> [arg]"));
+            return Ok(Ok(usage(&mut a, b"TOOL <name> [arg]")));
         }
         let arg = if argc == 2 { Arg::Text(a2) } else { Arg::None };
-        return cmd_tool(h, &mut a, a1, arg, result);
+        return cmd_tool(h, &mut a, a1, arg, result).map(Ok);
     }
     if is_cmd(cmd, b"CLEAR") {
         if argc != 0 {
-            return Ok(usage(&mut a, b"CLEAR"));
+            return Ok(Ok(usage(&mut a, b"CLEAR")));
         }
         super::session_clear(h)?;
-        return Ok(a.text(b"ok"));
+        return Ok(Ok(a.text(b"ok")));
     }
-    Ok(a.err(b"unknown command"))
+    Ok(Ok(a.err(b"unknown command")))
 }
 
 // Each command with buffers of its own has a frame of its own: the
@@ -374,9 +432,18 @@ fn cmd_safety<H: Host>(h: &mut H, a: &mut Answer<'_>) -> Result<usize, Status> {
 }
 
 #[inline(never)]
-fn cmd_recall<H: Host>(h: &mut H, a: &mut Answer<'_>, k: &[u8]) -> Result<usize, Status> {
-    let mut value = [0u8; crate::memory::VAL_MAX_BYTES];
-    let got = core(h, |_, p| crate::memory::get(p, k, &mut value).ok())?;
+fn cmd_recall<H: Host>(
+    h: &mut H,
+    a: &mut Answer<'_>,
+    k: &[u8],
+    result: &mut [u8],
+) -> Result<usize, Status> {
+    // The value in the work buffer's result area (not on the stack, above
+    // the store's load).
+    let value = result
+        .get_mut(..crate::memory::VAL_MAX_BYTES)
+        .unwrap_or(&mut []);
+    let got = core(h, |_, p| crate::memory::get(p, k, value).ok())?;
     Ok(match got {
         Some(n) => a.json(&wire::as_str(value.get(..n).unwrap_or(&[]))),
         None => a.err(b"not found"),
