@@ -1720,7 +1720,7 @@ fn shard_write<P: Port>(
     at: &Shard<'_>,
     change: Change<'_>,
 ) -> Result<bool, MemError> {
-    let (path, kept, generation, key) = (at.path, at.kept(), at.generation, at.key);
+    let path = at.path;
     // The shard's bytes: one of ours is at most SHARD_MAX.
     let mut old = [0u8; SHARD_MAX + 1];
     let len = match open_opt(port, path)? {
@@ -1735,7 +1735,7 @@ fn shard_write<P: Port>(
         return Ok(false);
     }
     let old = old.get(..len).unwrap_or(&[]);
-    let size = write_shard(port, NO_FD, old, kept, generation, key, change).map(|n| n as usize);
+    let size = write_shard(port, NO_FD, old, at, &change).map(|n| n as usize);
     if size.map_or(true, |n| n > SHARD_MAX) {
         return Ok(false);
     }
@@ -1744,7 +1744,7 @@ fn shard_write<P: Port>(
     let atomic = port.atomic_write(path);
     let target = if atomic { path } else { MEMORY_TMP_PATH };
     let fd = port.open(target, Mode::Write)?;
-    let written = write_shard(port, fd, old, kept, generation, key, change);
+    let written = write_shard(port, fd, old, at, &change);
     let closed = port.close(fd);
     let result = written.and(closed).and_then(|()| {
         if atomic {
@@ -1777,23 +1777,21 @@ fn write_shard<P: Port>(
     port: &mut P,
     fd: Fd,
     old: &[u8],
-    kept: &[(u8, u8)],
-    generation: u32,
-    key: &[u8],
-    change: Change<'_>,
+    at: &Shard<'_>,
+    change: &Change<'_>,
 ) -> Result<u32, Errno> {
     let mut w = LineWriter::new(fd);
-    write_header(port, &mut w, generation)?;
-    for &(a, b) in kept {
+    write_header(port, &mut w, at.generation)?;
+    for &(a, b) in at.kept() {
         let line = old.get(usize::from(a)..usize::from(b)).unwrap_or(&[]);
         w.raw(port, line)?;
         if line.last() != Some(&b'\n') {
             w.raw(port, b"\n")?;
         }
     }
-    match change {
-        Change::Pair(v, pinned, n) => write_pair(port, &mut w, key, v, pinned, n)?,
-        Change::Del => write_del(port, &mut w, key)?,
+    match *change {
+        Change::Pair(v, pinned, n) => write_pair(port, &mut w, at.key, v, pinned, n)?,
+        Change::Del => write_del(port, &mut w, at.key)?,
     }
     w.flush(port).map(|()| w.written())
 }

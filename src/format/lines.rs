@@ -1186,7 +1186,7 @@ impl LineWriter {
             let room = self.buf.len() - self.len;
             let (now, later) = rest.split_at_checked(room).unwrap_or((rest, &[]));
             if let Some(dst) = self.buf.get_mut(self.len..self.len + now.len()) {
-                crate::text::copy_prefix(dst, now);
+                copy_run(dst, now);
             }
             self.len += now.len();
             self.written = self.written.saturating_add(now.len() as u32);
