@@ -1181,7 +1181,7 @@ impl LineWriter {
         let mut rest = bytes;
         while !rest.is_empty() {
             if self.len >= self.buf.len() {
-                self.flush(port)?;
+                self.flush_in(port)?;
             }
             let room = self.buf.len() - self.len;
             let (now, later) = rest.split_at_checked(room).unwrap_or((rest, &[]));
@@ -1270,6 +1270,13 @@ impl LineWriter {
 
     /// Hands buffered bytes to the port.
     pub fn flush<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(), Errno> {
+        self.flush_in(port)
+    }
+
+    /// [`Self::flush`], inlined where a full buffer is handed on (no frame
+    /// under the copy's, at the bottom of every write path).
+    #[inline(always)]
+    fn flush_in<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(), Errno> {
         if self.len > 0 {
             let chunk = self.buf.get(..self.len).unwrap_or(&[]);
             self.len = 0;
