@@ -265,30 +265,7 @@ impl Choice {
         }
         let mut end = usize::from(self.end);
         if end + len > out.len() {
-            // Make room: drop the kept line worth least, while it is worth
-            // less than this one (worth: chosen now, then rank).
-            let mut buf = [0u16; MEMORY_LINES_MAX];
-            let (order, at) = self.rank(&mut buf);
-            let (now, _) = greedy(order, &self.need, room);
-            let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
-            let mine = worth(at, i);
-            while end + len > out.len() {
-                let (mut least, mut victim) = (mine, None);
-                for pos in 0..order.len() {
-                    let j = line_of(order.get(pos).copied().unwrap_or(0));
-                    if self.kept & (1 << j) != 0 && worth(pos, j) < least {
-                        (least, victim) = (worth(pos, j), Some(j));
-                    }
-                }
-                let Some(v) = victim else {
-                    break;
-                };
-                let from = kept_at(self.kept, &self.need, v);
-                let nv = usize::from(self.need.get(v).copied().unwrap_or(0));
-                move_down(out, from, from + nv, end);
-                end -= nv;
-                self.kept &= !(1 << v);
-            }
+            end = self.make_room(i, len, out, end);
         }
         if end + len <= out.len() {
             end = print_pair(out, end, p);
@@ -296,6 +273,39 @@ impl Choice {
         }
         self.end = end as u16;
         true
+    }
+
+    /// Makes room in `out` for line `i` of `len` bytes: drops the kept line
+    /// worth least, while it is worth less than this one (worth: chosen
+    /// now, then rank). Returns where the kept lines end. Out of line: its
+    /// ranking buffer is not on [`Choice::take`]'s frame, which the
+    /// printing of every line is under.
+    #[inline(never)]
+    fn make_room(&mut self, i: usize, len: usize, out: &mut [u8], mut end: usize) -> usize {
+        let room = usize::from(self.room);
+        let mut buf = [0u16; MEMORY_LINES_MAX];
+        let (order, at) = self.rank(&mut buf);
+        let (now, _) = greedy(order, &self.need, room);
+        let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
+        let mine = worth(at, i);
+        while end + len > out.len() {
+            let (mut least, mut victim) = (mine, None);
+            for pos in 0..order.len() {
+                let j = line_of(order.get(pos).copied().unwrap_or(0));
+                if self.kept & (1 << j) != 0 && worth(pos, j) < least {
+                    (least, victim) = (worth(pos, j), Some(j));
+                }
+            }
+            let Some(v) = victim else {
+                break;
+            };
+            let from = kept_at(self.kept, &self.need, v);
+            let nv = usize::from(self.need.get(v).copied().unwrap_or(0));
+            move_down(out, from, from + nv, end);
+            end -= nv;
+            self.kept &= !(1 << v);
+        }
+        end
     }
 }
 
