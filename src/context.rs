@@ -76,7 +76,8 @@ struct Out<'a> {
 impl Out<'_> {
     fn push(&mut self, bytes: &[u8]) {
         if let Some(dst) = self.buf.get_mut(self.len..self.len + bytes.len()) {
-            crate::text::copy_prefix(dst, bytes);
+            // No `memcpy` (its frame would be the deepest under a build).
+            crate::format::lines::copy_run(dst, bytes);
             self.len += bytes.len();
         }
     }
@@ -189,8 +190,9 @@ fn kept_at(kept: u64, need: &[u8; MEMORY_LINES_MAX], w: usize) -> usize {
 }
 
 /// Moves `buf[from..end]` down to `to` (`to` <= `from`): in pieces of at
-/// most `from - to` bytes, each a copy between disjoint parts (`memcpy`;
-/// `copy_within` would link a `memmove` of 1.5 KB).
+/// most `from - to` bytes, each a copy between disjoint parts (a word
+/// copy, no `memcpy` frame; `copy_within` would link a `memmove` of
+/// 1.5 KB).
 #[cfg(feature = "recall")]
 fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
     let Some(gap) = from.checked_sub(to).filter(|&g| g > 0) else {
@@ -203,7 +205,7 @@ fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
             return;
         };
         if let (Some(d), Some(s)) = (dst.get_mut(at..), src.get(..n)) {
-            crate::text::copy_prefix(d, s);
+            crate::format::lines::copy_run(d, s);
         }
         at += n;
     }
