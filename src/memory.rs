@@ -1546,10 +1546,11 @@ fn commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan, pinned: bool
 }
 
 /// A pin written to the key's shard: its value read again where the scan
-/// found it (a pin is rare; a copy of the value would sit on the stack of
-/// every edit), after the shard's records were read (not under it).
+/// found it (a pin is rare), after the shard's records were read (not
+/// under it). Inlined into `commit`: its pair is then on the stack of
+/// every edit's commit, but a frame less sits above the shard's write.
 #[cfg(feature = "recall")]
-#[inline(never)]
+#[inline(always)]
 fn shard_pin<P: Port>(port: &mut P, at: &Shard<'_>, on: bool, s: &Scan) -> Result<bool, MemError> {
     let mut pair = Pair::new();
     match s.at {
