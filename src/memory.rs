@@ -52,7 +52,9 @@ use core::ffi::CStr;
 
 use crate::format::lines::{LineWriter, NO_FD};
 pub use crate::format::memory::Pair;
-use crate::format::memory::{KeyRec, PairReader, Rec, write_del, write_header, write_pair};
+use crate::format::memory::{
+    KeyRec, PairReader, Rec, RecWord, write_del, write_header, write_pair,
+};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
@@ -451,14 +453,14 @@ impl Store {
             };
             // Keys only (the values checked, not kept): one copy of the
             // load for every slot.
-            match r.rec(port, key, &mut []) {
-                // (The record by reference: no copy of it on this frame.)
-                Ok(got) => self.load_rec(port, &got, key, sink.as_deref_mut()),
-                Err(e) => {
-                    self.close(port);
-                    return Err(e);
-                }
+            // (The record packed, passed in registers: no copy of it on
+            // this frame.)
+            let got = r.rec_word(port, key, &mut []);
+            if let Err(e) = got.get() {
+                self.close(port);
+                return Err(e);
             }
+            self.load_rec(port, got, key, sink.as_deref_mut());
         }
     }
 
@@ -504,11 +506,11 @@ impl Store {
     fn load_rec<P: Port>(
         &mut self,
         port: &mut P,
-        got: &Option<(Rec, u8, u8, bool)>,
+        got: RecWord,
         key: &[u8; KEY_MAX_BYTES],
         mut sink: Option<&mut Tally<'_>>,
     ) {
-        let (rec, key) = match *got {
+        let (rec, key) = match got.get().ok().flatten() {
             Some((rec, kl, _, _)) => (Some(rec), key.get(..usize::from(kl)).unwrap_or(&[])),
             None => (None, &[][..]),
         };

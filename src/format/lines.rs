@@ -662,7 +662,65 @@ pub fn read_record<P: Port + ?Sized>(
 
 /// [`read_record`], also filling `set` (with the fields that are in neither
 /// `strs` nor `scalars`).
+#[inline(always)]
 pub fn read_fields<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+    set: Option<&mut ScalarSet<'_>>,
+) -> Result<Line, Errno> {
+    fields(port, r, strs, scalars, set).get()
+}
+
+/// A `Result<Line, Errno>` packed in a `u64` (the line's variant in the
+/// high word, or the errno in the low one): it comes back in registers,
+/// not in a slot of the caller's frame, which is on the deepest path of
+/// every load.
+#[derive(Clone, Copy)]
+struct LineWord(u64);
+
+impl LineWord {
+    fn ok(line: Line) -> Self {
+        LineWord((line as u64 + 1) << 32)
+    }
+
+    #[inline(always)]
+    fn get(self) -> Result<Line, Errno> {
+        Ok(match (self.0 >> 32) as u32 {
+            0 => return Err(Errno(self.0 as u32 as i32)),
+            1 => Line::Record,
+            2 => Line::RecordAtEof,
+            3 => Line::Skipped,
+            _ => Line::Eof,
+        })
+    }
+}
+
+impl From<Result<Line, Errno>> for LineWord {
+    #[inline(always)]
+    fn from(got: Result<Line, Errno>) -> Self {
+        match got {
+            Ok(line) => LineWord::ok(line),
+            Err(e) => LineWord(u64::from(e.0 as u32)),
+        }
+    }
+}
+
+/// [`read_fields`]' one body.
+#[inline(never)]
+fn fields<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+    set: Option<&mut ScalarSet<'_>>,
+) -> LineWord {
+    fields_in(port, r, strs, scalars, set).into()
+}
+
+#[inline(always)]
+fn fields_in<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
