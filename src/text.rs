@@ -34,21 +34,17 @@ pub fn is_utf8(s: &[u8]) -> bool {
 /// keeping it): no overlong forms, surrogates or code points past U+10FFFF.
 /// Also what [`is_utf8`] uses, instead of `core::str::from_utf8` (its
 /// fast paths cost 370 bytes of flash).
+// One word (the code point so far in bits 0..21, the bytes still needed in
+// bits 24..26, the sequence's continuation bytes in bits 28..30, which give
+// the smallest code point it may encode): it sits on the JSON reader's
+// frame, on the deepest path of every load.
 #[derive(Clone, Copy)]
-pub struct Utf8 {
-    need: u8,
-    cp: u32,
-    min: u32,
-}
+pub struct Utf8(u32);
 
 impl Utf8 {
     /// Nothing seen yet.
     pub const fn new() -> Self {
-        Self {
-            need: 0,
-            cp: 0,
-            min: 0,
-        }
+        Self(0)
     }
 
     /// Takes the next byte; false when the text cannot be UTF-8.
@@ -60,33 +56,56 @@ impl Utf8 {
     /// registers: no frame under the JSON reader's string decode).
     #[inline(always)]
     pub fn feed_inline(&mut self, b: u8) -> bool {
-        if self.need == 0 {
-            let (need, bits, min) = match b {
+        if self.complete() {
+            let (need, bits) = match b {
                 0x00..=0x7F => return true,
-                0xC2..=0xDF => (1, b & 0x1F, 0x80),
-                0xE0..=0xEF => (2, b & 0x0F, 0x800),
-                0xF0..=0xF4 => (3, b & 0x07, 0x1_0000),
+                0xC2..=0xDF => (1, b & 0x1F),
+                0xE0..=0xEF => (2, b & 0x0F),
+                0xF0..=0xF4 => (3, b & 0x07),
                 _ => return false,
             };
-            self.need = need;
-            self.cp = u32::from(bits);
-            self.min = min;
+            self.0 = u32::from(bits) | need << 24 | need << 28;
             return true;
         }
         if b & 0xC0 != 0x80 {
             return false;
         }
-        self.cp = (self.cp << 6) | u32::from(b & 0x3F);
-        self.need -= 1;
-        self.need > 0
-            || (self.cp >= self.min
-                && self.cp <= 0x10_FFFF
-                && !(0xD800..=0xDFFF).contains(&self.cp))
+        let cp = ((self.0 & 0x1F_FFFF) << 6) | u32::from(b & 0x3F);
+        let need = ((self.0 >> 24) & 3).wrapping_sub(1);
+        let len = (self.0 >> 28) & 3;
+        self.0 = cp | need << 24 | len << 28;
+        let min = match len {
+            1 => 0x80,
+            2 => 0x800,
+            _ => 0x1_0000,
+        };
+        need > 0 || (cp >= min && cp <= 0x10_FFFF && !(0xD800..=0xDFFF).contains(&cp))
+    }
+
+    /// What [`Utf8::fed`] gives for text that cannot be UTF-8 (a state no
+    /// text reaches).
+    pub const INVALID: Utf8 = Utf8(u32::MAX);
+
+    /// [`Utf8::feed`] by value (the state comes back in a register): the
+    /// next state, or [`Utf8::INVALID`].
+    #[inline(never)]
+    pub fn fed(mut self, b: u8) -> Self {
+        if self.feed_inline(b) {
+            self
+        } else {
+            Self::INVALID
+        }
+    }
+
+    /// The state, `None` when [`Utf8::INVALID`].
+    #[inline(always)]
+    pub fn valid(self) -> Option<Self> {
+        (self.0 != u32::MAX).then_some(self)
     }
 
     /// True when no character is left open.
     pub fn complete(&self) -> bool {
-        self.need == 0
+        self.0 & (3 << 24) == 0
     }
 }
 

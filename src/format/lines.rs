@@ -532,9 +532,11 @@ impl<'a> ScalarSet<'a> {
     /// last occurrence wins, as with a [`ScalarField`]).
     // Out of line: a field not in the caller's slices is rare, and its
     // locals stay out of the parse's frame.
+    // (The name as [`padded`] gives it and the value packed: all in
+    // registers.)
     #[inline(never)]
-    fn set(&mut self, name: &[u8], v: Scalar) {
-        let key = padded(name);
+    fn set(&mut self, key: u32, v: Word) {
+        let v: Scalar = v.get().unwrap_or(Scalar::Absent);
         let Some(i) = self
             .names
             .iter()
@@ -801,7 +803,97 @@ fn skip_line<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(
     Ok(())
 }
 
+/// A parse step's result packed in a `u64` (the high word 0 and the low
+/// one the [`Bad`], or the high word what [`Packs`] makes of the value):
+/// it comes back in registers, where a `Result` of two words would take a
+/// slot of [`fields`]' frame, which is on the deepest path of every load.
+#[derive(Clone, Copy)]
+struct Word(u64);
+
+/// A value [`Word`] holds: (a tag, not 0; a word).
+trait Packs: Sized {
+    fn pack(self) -> (u32, u32);
+    fn unpack(tag: u32, low: u32) -> Self;
+}
+
+impl Packs for () {
+    #[inline(always)]
+    fn pack(self) -> (u32, u32) {
+        (1, 0)
+    }
+    #[inline(always)]
+    fn unpack(_: u32, _: u32) -> Self {}
+}
+
+impl Packs for Option<u8> {
+    #[inline(always)]
+    fn pack(self) -> (u32, u32) {
+        match self {
+            None => (1, 0),
+            Some(b) => (2, u32::from(b)),
+        }
+    }
+    #[inline(always)]
+    fn unpack(tag: u32, low: u32) -> Self {
+        (tag > 1).then_some(low as u8)
+    }
+}
+
+impl Packs for Scalar {
+    #[inline(always)]
+    fn pack(self) -> (u32, u32) {
+        match self {
+            Scalar::Absent => (1, 0),
+            Scalar::True => (2, 0),
+            Scalar::Other => (3, 0),
+            Scalar::Uint(x) => (4, x),
+            Scalar::Array(n) => (5, u32::from(n)),
+        }
+    }
+    #[inline(always)]
+    fn unpack(tag: u32, low: u32) -> Self {
+        match tag {
+            2 => Scalar::True,
+            3 => Scalar::Other,
+            4 => Scalar::Uint(low),
+            5 => Scalar::Array(low as u8),
+            _ => Scalar::Absent,
+        }
+    }
+}
+
+impl Word {
+    #[inline(always)]
+    fn of<T: Packs>(got: Result<T, Bad>) -> Self {
+        let (tag, low) = match got {
+            Ok(v) => v.pack(),
+            Err(b) => (0, b.0 as u32),
+        };
+        Word(u64::from(tag) << 32 | u64::from(low))
+    }
+
+    #[inline(always)]
+    fn get<T: Packs>(self) -> Result<T, Bad> {
+        let (tag, low) = ((self.0 >> 32) as u32, self.0 as u32);
+        if tag == 0 {
+            return Err(Bad(low as i32));
+        }
+        Ok(T::unpack(tag, low))
+    }
+}
+
+#[inline(always)]
 fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
+    skip_ws_word(port, r).get()
+}
+
+#[inline(never)]
+fn skip_ws_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
+    Word::of(skip_ws_in(port, r))
+}
+
+#[inline(always)]
+fn skip_ws_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
     loop {
         match r.peek(port)? {
             Some(b' ' | b'\t' | b'\r') => r.bump(),
@@ -879,7 +971,7 @@ fn parse_object<P: Port + ?Sized>(
                     if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                         f.set(v);
                     } else if let Some(u) = set.as_deref_mut() {
-                        u.set(name, v);
+                        u.set(padded(name), Word::of::<Scalar>(Ok(v)));
                     }
                 }
                 None => return Err(Bad::Syntax),
@@ -944,8 +1036,8 @@ fn decode_string<P: Port + ?Sized>(
         let (run, ascii) = r.plain_run(port)?;
         if run > 0 {
             let bytes = r.chunk().get(..run).unwrap_or(&[]);
-            if !(ascii && utf8_check.complete() || utf8_run(&mut utf8_check, bytes)) {
-                return Err(StrErr::Syntax);
+            if !(ascii && utf8_check.complete()) {
+                utf8_check = utf8_run(utf8_check, bytes).valid().ok_or(StrErr::Syntax)?;
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
@@ -986,8 +1078,8 @@ fn decode_string<P: Port + ?Sized>(
                 &utf8[..1]
             }
         };
-        if !piece.iter().all(|&b| utf8_check.feed(b)) {
-            return Err(StrErr::Syntax);
+        for &b in piece {
+            utf8_check = utf8_check.fed(b).valid().ok_or(StrErr::Syntax)?;
         }
         if too_long || len + piece.len() > max {
             too_long = true;
@@ -1019,7 +1111,7 @@ fn decode_string<P: Port + ?Sized>(
 // (no `core::str::from_utf8` call under it: its frames would make this the
 // deepest branch).
 #[inline(never)]
-fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
+fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::Utf8 {
     let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
     let mut i = 0usize;
     while let Some(&a) = bytes.get(i) {
@@ -1054,12 +1146,13 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
             }
         }
         // (A call: rare, and a leaf under this one.)
-        if !u.feed(a) {
-            return false;
+        u = u.fed(a);
+        if u.valid().is_none() {
+            return u;
         }
         i += 1;
     }
-    true
+    u
 }
 
 // Inlined: one frame less on the deepest path of a parse.
@@ -1162,7 +1255,18 @@ fn parse_scalar<P: Port + ?Sized>(
 
 /// A JSON number: a plain non-negative integer is `Uint` (saturating),
 /// any other number `Other`.
+#[inline(always)]
 fn parse_number<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
+    number_word(port, r).get()
+}
+
+#[inline(never)]
+fn number_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
+    Word::of(number_in(port, r))
+}
+
+#[inline(always)]
+fn number_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
     // A number longer than 64 characters is garbage.
     let mut len = 0u32;
     let (mut v, mut plain) = (0u32, true);
@@ -1187,7 +1291,22 @@ fn parse_number<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Resul
     })
 }
 
+#[inline(always)]
 fn literal<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, word: &[u8]) -> Result<(), Bad> {
+    literal_word(port, r, word).get()
+}
+
+#[inline(never)]
+fn literal_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, word: &[u8]) -> Word {
+    Word::of(literal_in(port, r, word))
+}
+
+#[inline(always)]
+fn literal_in<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    word: &[u8],
+) -> Result<(), Bad> {
     for &w in word {
         if r.next(port)? != Some(w) {
             return Err(Bad::Syntax);
@@ -1495,9 +1614,11 @@ mod tests {
         for t in &texts {
             let want = core::str::from_utf8(t).is_ok();
             for cut in 0..=t.len() {
-                let mut u = crate::text::Utf8::new();
-                let got =
-                    utf8_run(&mut u, &t[..cut]) && utf8_run(&mut u, &t[cut..]) && u.complete();
+                let u = crate::text::Utf8::new();
+                let got = utf8_run(u, &t[..cut])
+                    .valid()
+                    .and_then(|u| utf8_run(u, &t[cut..]).valid())
+                    .is_some_and(|u| u.complete());
                 assert_eq!(got, want, "{t:x?} cut at {cut}");
             }
         }
