@@ -670,9 +670,20 @@ impl Store {
     }
 
     /// Nothing is open: opens what is read next (the base, or the shard of
-    /// the next new key); false at the store's end.
+    /// the next new key): [`Stepped::READY`], or what [`Store::step`]
+    /// returns ([`Stepped::END`] at the store's end, or the error). Packed:
+    /// back in registers, not in a slot of the step's frame.
     #[inline(never)]
-    fn prepare<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+    fn prepare<P: Port>(&mut self, port: &mut P) -> Stepped {
+        match self.prepare_in(port) {
+            Ok(true) => Stepped::READY,
+            Ok(false) => Stepped::END,
+            Err(e) => Stepped::err(e),
+        }
+    }
+
+    #[inline(always)]
+    fn prepare_in<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         if self.phase == 0 {
             match open_opt(port, MEMORY_PATH)? {
                 Some(fd) => {
@@ -811,12 +822,9 @@ impl Store {
                 if mode == Pass::BaseKeys && self.phase > 0 {
                     return Stepped::END;
                 }
-                let ready = match self.prepare(port) {
-                    Ok(ready) => ready,
-                    Err(e) => return Stepped::err(e),
-                };
-                if !ready {
-                    return Stepped::END;
+                let ready = self.prepare(port);
+                if ready.0 != Stepped::READY.0 {
+                    return ready;
                 }
                 continue;
             };
@@ -903,6 +911,8 @@ struct Stepped(u64);
 impl Stepped {
     const END: Stepped = Stepped(1 << 32);
     const PAIR: Stepped = Stepped(2 << 32);
+    /// [`Store::prepare`]: a file is open (never returned by a step).
+    const READY: Stepped = Stepped(4 << 32);
 
     fn err(e: Errno) -> Self {
         Stepped(u64::from(e.0 as u32))

@@ -268,8 +268,9 @@ fn plain_len(s: &[u8]) -> (usize, bool) {
 /// A string field the caller wants decoded into its buffer (or only
 /// checked, see [`StrField::counted`]).
 pub struct StrField<'a> {
-    /// The field name in the file.
-    pub name: &'static [u8],
+    /// The field name in the file (a reference to a `&'static [u8]`
+    /// constant: a word, not a slice's two; 16 bytes a field).
+    pub name: &'static &'static [u8],
     /// Where the decoded UTF-8 goes.
     pub buf: &'a mut [u8],
     /// Decoded length, valid when `seen`.
@@ -291,7 +292,7 @@ fn clamp_max(n: usize) -> u8 {
 
 impl<'a> StrField<'a> {
     /// A field called `name` decoded into `buf`.
-    pub fn new(name: &'static [u8], buf: &'a mut [u8]) -> Self {
+    pub fn new(name: &'static &'static [u8], buf: &'a mut [u8]) -> Self {
         let max = clamp_max(buf.len());
         Self {
             name,
@@ -304,7 +305,7 @@ impl<'a> StrField<'a> {
     }
 
     /// Like [`StrField::new`], but a record may lack it.
-    pub fn optional(name: &'static [u8], buf: &'a mut [u8]) -> Self {
+    pub fn optional(name: &'static &'static [u8], buf: &'a mut [u8]) -> Self {
         Self {
             required: false,
             ..Self::new(name, buf)
@@ -313,7 +314,7 @@ impl<'a> StrField<'a> {
 
     /// A field that is checked (escapes, UTF-8, at most `max` bytes
     /// decoded) but not kept: no buffer, so no stack for one.
-    pub fn counted(name: &'static [u8], max: usize) -> Self {
+    pub fn counted(name: &'static &'static [u8], max: usize) -> Self {
         Self {
             name,
             buf: &mut [],
@@ -957,7 +958,10 @@ fn parse_object<P: Port + ?Sized>(
             match skip_ws(port, r)? {
                 Some(b'"') => {
                     r.bump();
-                    match strs.iter().position(|f| !name.is_empty() && f.name == name) {
+                    match strs
+                        .iter()
+                        .position(|f| !name.is_empty() && *f.name == name)
+                    {
                         Some(i) => {
                             field = Some(i);
                             continue;
@@ -1464,6 +1468,9 @@ mod tests {
     use crate::port::Mode;
     use crate::testing::MemPort;
 
+    const A: &[u8] = b"a";
+    const B: &[u8] = b"b";
+
     fn parse_all(text: &[u8]) -> Vec<(Line, String, String, Scalar)> {
         let mut port = MemPort::new();
         port.put(c"/f", text);
@@ -1473,7 +1480,7 @@ mod tests {
         loop {
             let mut a = [0u8; 20];
             let mut b = [0u8; 20];
-            let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
+            let mut strs = [StrField::new(&A, &mut a), StrField::new(&B, &mut b)];
             let mut sc = [ScalarField::new(b"end")];
             let line = read_record(&mut port, &mut r, &mut strs, &mut sc).unwrap();
             if line == Line::Eof {
@@ -1641,7 +1648,7 @@ mod tests {
         loop {
             let mut a = [0u8; 20];
             let mut b = [0u8; 20];
-            let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
+            let mut strs = [StrField::new(&A, &mut a), StrField::new(&B, &mut b)];
             let line = read_record(&mut port, &mut r, &mut strs, &mut []).unwrap();
             if line == Line::Eof {
                 break;

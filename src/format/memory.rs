@@ -10,6 +10,10 @@ use crate::format::lines::{
 };
 use crate::port::{Errno, Fd, Port};
 
+/// The string fields' names.
+const KEY: &[u8] = b"key";
+const VALUE: &[u8] = b"value";
+
 /// Longest key in bytes.
 pub(crate) const KEY_MAX_BYTES: usize = 31;
 /// Longest value in bytes.
@@ -203,8 +207,8 @@ impl<'a> PairReader<'a> {
     ) -> Result<Option<usize>, Errno> {
         loop {
             let mut strs = [
-                StrField::new(b"key", key),
-                StrField::counted(b"value", VAL_MAX_BYTES),
+                StrField::new(&KEY, key),
+                StrField::counted(&VALUE, VAL_MAX_BYTES),
             ];
             let line = read_record(port, &mut self.r, &mut strs, &mut [])?;
             match line {
@@ -254,12 +258,12 @@ impl<'a> PairReader<'a> {
     ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
         loop {
             let mut value = if val.is_empty() {
-                StrField::counted(b"value", VAL_MAX_BYTES)
+                StrField::counted(&VALUE, VAL_MAX_BYTES)
             } else {
-                StrField::new(b"value", &mut *val)
+                StrField::new(&VALUE, &mut *val)
             };
             value.required = false;
-            let mut strs = [StrField::optional(b"key", key), value];
+            let mut strs = [StrField::optional(&KEY, key), value];
             let mut extra = EXTRA;
             let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
             let [k, v] = &strs;
