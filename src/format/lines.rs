@@ -1149,10 +1149,9 @@ fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::Utf8 {
                 continue;
             }
         }
-        // (A call: rare, and a leaf under this one.)
-        u = u.fed(a);
-        if u.valid().is_none() {
-            return u;
+        // (Inlined: this is a leaf, not a frame more under the parse.)
+        if !u.feed_inline(a) {
+            return crate::text::Utf8::INVALID;
         }
         i += 1;
     }
@@ -1249,9 +1248,11 @@ fn parse_scalar<P: Port + ?Sized>(
                 }
             }
         }
-        b't' => literal(port, r, b"true").map(|()| Scalar::True),
-        b'f' => literal(port, r, b"false").map(|()| Scalar::Other),
-        b'n' => literal(port, r, b"null").map(|()| Scalar::Other),
+        // The word's letters after the first (peeked), NUL-padded: one
+        // word, kept in a register.
+        b't' => literal(port, r, b"rue\0").map(|()| Scalar::True),
+        b'f' => literal(port, r, b"alse").map(|()| Scalar::Other),
+        b'n' => literal(port, r, b"ull\0").map(|()| Scalar::Other),
         b'-' | b'0'..=b'9' => parse_number(port, r),
         _ => Err(Bad::Syntax),
     }
@@ -1271,24 +1272,27 @@ fn number_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
 
 #[inline(always)]
 fn number_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
-    // A number longer than 64 characters is garbage.
+    // A number longer than 64 characters is garbage. Its length, and
+    // NOT_PLAIN: one word (the values kept across the read of a chunk are
+    // four, with the port, the reader and the value: a small frame).
+    const NOT_PLAIN: u32 = 0x100;
     let mut len = 0u32;
-    let (mut v, mut plain) = (0u32, true);
+    let mut v = 0u32;
     while let Some(b @ (b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) = r.peek(port)? {
         match b {
             b'0'..=b'9' => v = v.saturating_mul(10).saturating_add(u32::from(b - b'0')),
-            _ => plain = false,
+            _ => len |= NOT_PLAIN,
         }
         r.bump();
         len += 1;
-        if len > 64 {
+        if len & 0xFF > 64 {
             return Err(Bad::Syntax);
         }
     }
-    if len == 0 {
+    if len & 0xFF == 0 {
         return Err(Bad::Syntax);
     }
-    Ok(if plain {
+    Ok(if len & NOT_PLAIN == 0 {
         Scalar::Uint(v)
     } else {
         Scalar::Other
@@ -1296,25 +1300,32 @@ fn number_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<S
 }
 
 #[inline(always)]
-fn literal<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, word: &[u8]) -> Result<(), Bad> {
-    literal_word(port, r, word).get()
+fn literal<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    rest: &[u8; 4],
+) -> Result<(), Bad> {
+    literal_word(port, r, u32::from_le_bytes(*rest)).get()
 }
 
 #[inline(never)]
-fn literal_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, word: &[u8]) -> Word {
-    Word::of(literal_in(port, r, word))
+fn literal_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, rest: u32) -> Word {
+    Word::of(literal_in(port, r, rest))
 }
 
 #[inline(always)]
 fn literal_in<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
-    word: &[u8],
+    mut rest: u32,
 ) -> Result<(), Bad> {
-    for &w in word {
-        if r.next(port)? != Some(w) {
+    // The first letter, peeked.
+    r.bump();
+    while rest != 0 {
+        if r.next(port)? != Some(rest as u8) {
             return Err(Bad::Syntax);
         }
+        rest >>= 8;
     }
     Ok(())
 }
