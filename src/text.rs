@@ -48,8 +48,12 @@ impl Utf8 {
     }
 
     /// Takes the next byte; false when the text cannot be UTF-8.
+    // (One copy of the check: [`Utf8::fed`]; after a false the state is
+    // [`Utf8::INVALID`].)
+    #[inline(always)]
     pub fn feed(&mut self, b: u8) -> bool {
-        self.feed_inline(b)
+        *self = self.fed(b);
+        self.valid().is_some()
     }
 
     /// [`Utf8::feed`] inlined (a loop over a run keeps the state in

@@ -1115,13 +1115,14 @@ fn decode_string<P: Port + ?Sized>(
 // (no `core::str::from_utf8` call under it: its frames would make this the
 // deepest branch).
 #[inline(never)]
-fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::Utf8 {
+fn utf8_run(mut u: crate::text::Utf8, mut bytes: &[u8]) -> crate::text::Utf8 {
     let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
-    let mut i = 0usize;
-    while let Some(&a) = bytes.get(i) {
+    // (The rest of the run, not an index: fewer values kept across the
+    // call below, a smaller frame.)
+    while let Some((&a, rest)) = bytes.split_first() {
         if u.complete() {
             if a < 0x80 {
-                i += 1;
+                bytes = rest;
                 continue;
             }
             // Its length and the range of its second byte (no overlong
@@ -1140,20 +1141,21 @@ fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::Utf8 {
                 0xF4 => 0x8F,
                 _ => 0xBF,
             };
-            if let Some(seq) = bytes.get(i..i + n).filter(|_| n > 0)
+            if let Some(seq) = bytes.get(..n).filter(|_| n > 0)
                 && seq.get(1).is_some_and(|&b| b >= lo && b <= hi)
                 && cont(seq.get(2))
                 && cont(seq.get(3))
             {
-                i += n;
+                bytes = bytes.get(n..).unwrap_or(&[]);
                 continue;
             }
         }
-        // (Inlined: this is a leaf, not a frame more under the parse.)
-        if !u.feed_inline(a) {
-            return crate::text::Utf8::INVALID;
+        // (A call: rare, and a leaf under this one.)
+        u = u.fed(a);
+        if u.valid().is_none() {
+            return u;
         }
-        i += 1;
+        bytes = rest;
     }
     u
 }
