@@ -27,7 +27,8 @@ pub fn copy_prefix(dst: &mut [u8], src: &[u8]) {
 /// Whether `s` is UTF-8 (the same rules as `core::str::from_utf8`).
 pub fn is_utf8(s: &[u8]) -> bool {
     let mut v = Utf8::new();
-    s.iter().all(|&b| v.feed(b)) && v.complete()
+    // (ASCII outside a character without the call.)
+    s.iter().all(|&b| b < 0x80 && v.complete() || v.feed(b)) && v.complete()
 }
 
 /// UTF-8 checked a byte at a time (so that a field can be checked without

@@ -1115,14 +1115,13 @@ fn decode_string<P: Port + ?Sized>(
 // (no `core::str::from_utf8` call under it: its frames would make this the
 // deepest branch).
 #[inline(never)]
-fn utf8_run(mut u: crate::text::Utf8, mut bytes: &[u8]) -> crate::text::Utf8 {
+fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::Utf8 {
     let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
-    // (The rest of the run, not an index: fewer values kept across the
-    // call below, a smaller frame.)
-    while let Some((&a, rest)) = bytes.split_first() {
+    let mut i = 0usize;
+    while let Some(&a) = bytes.get(i) {
         if u.complete() {
             if a < 0x80 {
-                bytes = rest;
+                i += 1;
                 continue;
             }
             // Its length and the range of its second byte (no overlong
@@ -1141,12 +1140,12 @@ fn utf8_run(mut u: crate::text::Utf8, mut bytes: &[u8]) -> crate::text::Utf8 {
                 0xF4 => 0x8F,
                 _ => 0xBF,
             };
-            if let Some(seq) = bytes.get(..n).filter(|_| n > 0)
+            if let Some(seq) = bytes.get(i..i + n).filter(|_| n > 0)
                 && seq.get(1).is_some_and(|&b| b >= lo && b <= hi)
                 && cont(seq.get(2))
                 && cont(seq.get(3))
             {
-                bytes = bytes.get(n..).unwrap_or(&[]);
+                i += n;
                 continue;
             }
         }
@@ -1155,7 +1154,7 @@ fn utf8_run(mut u: crate::text::Utf8, mut bytes: &[u8]) -> crate::text::Utf8 {
         if u.valid().is_none() {
             return u;
         }
-        bytes = rest;
+        i += 1;
     }
     u
 }
