@@ -75,16 +75,18 @@ impl Utf8 {
         if b & 0xC0 != 0x80 {
             return false;
         }
+        // One byte less needed (at least one is: not complete), the code
+        // point shifted in (few temporaries: a leaf with a small frame).
         let cp = ((self.0 & 0x1F_FFFF) << 6) | u32::from(b & 0x3F);
-        let need = ((self.0 >> 24) & 3).wrapping_sub(1);
-        let len = (self.0 >> 28) & 3;
-        self.0 = cp | need << 24 | len << 28;
-        let min = match len {
-            1 => 0x80,
-            2 => 0x800,
-            _ => 0x1_0000,
-        };
-        need > 0 || (cp >= min && cp <= 0x10_FFFF && !(0xD800..=0xDFFF).contains(&cp))
+        let rest = self.0.wrapping_sub(1 << 24) & !0x1F_FFFF;
+        self.0 = rest | cp;
+        if rest & (3 << 24) != 0 {
+            return true;
+        }
+        // The smallest code point of its length: 0x80, 0x800, 0x1_0000.
+        let len = rest >> 28 & 3;
+        let min = 0x80u32.wrapping_shl(4 * len.wrapping_sub(1) + (len >> 1 & len & 1));
+        cp >= min && cp <= 0x10_FFFF && !(0xD800..=0xDFFF).contains(&cp)
     }
 
     /// What [`Utf8::fed`] gives for text that cannot be UTF-8 (a state no
