@@ -52,7 +52,9 @@ use core::ffi::CStr;
 
 use crate::format::lines::{LineWriter, NO_FD};
 pub use crate::format::memory::Pair;
-use crate::format::memory::{KeyRec, PairReader, Rec, write_del, write_header, write_pair};
+use crate::format::memory::{
+    KeyRec, PairReader, Rec, RecWord, write_del, write_header, write_pair,
+};
 use crate::port::{Errno, Fd, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
@@ -451,14 +453,14 @@ impl Store {
             };
             // Keys only (the values checked, not kept): one copy of the
             // load for every slot.
-            match r.rec(port, key, &mut []) {
-                // (The record by reference: no copy of it on this frame.)
-                Ok(got) => self.load_rec(port, &got, key, sink.as_deref_mut()),
-                Err(e) => {
-                    self.close(port);
-                    return Err(e);
-                }
+            // (The record packed, passed in registers: no copy of it on
+            // this frame.)
+            let got = r.rec_word(port, key, &mut []);
+            if let Err(e) = got.get() {
+                self.close(port);
+                return Err(e);
             }
+            self.load_rec(port, got, key, sink.as_deref_mut());
         }
     }
 
@@ -504,11 +506,11 @@ impl Store {
     fn load_rec<P: Port>(
         &mut self,
         port: &mut P,
-        got: &Option<(Rec, u8, u8, bool)>,
+        got: RecWord,
         key: &[u8; KEY_MAX_BYTES],
         mut sink: Option<&mut Tally<'_>>,
     ) {
-        let (rec, key) = match *got {
+        let (rec, key) = match got.get().ok().flatten() {
             Some((rec, kl, _, _)) => (Some(rec), key.get(..usize::from(kl)).unwrap_or(&[])),
             None => (None, &[][..]),
         };
@@ -668,9 +670,20 @@ impl Store {
     }
 
     /// Nothing is open: opens what is read next (the base, or the shard of
-    /// the next new key); false at the store's end.
+    /// the next new key): [`Stepped::READY`], or what [`Store::step`]
+    /// returns ([`Stepped::END`] at the store's end, or the error). Packed:
+    /// back in registers, not in a slot of the step's frame.
     #[inline(never)]
-    fn prepare<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+    fn prepare<P: Port>(&mut self, port: &mut P) -> Stepped {
+        match self.prepare_in(port) {
+            Ok(true) => Stepped::READY,
+            Ok(false) => Stepped::END,
+            Err(e) => Stepped::err(e),
+        }
+    }
+
+    #[inline(always)]
+    fn prepare_in<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         if self.phase == 0 {
             match open_opt(port, MEMORY_PATH)? {
                 Some(fd) => {
@@ -809,12 +822,9 @@ impl Store {
                 if mode == Pass::BaseKeys && self.phase > 0 {
                     return Stepped::END;
                 }
-                let ready = match self.prepare(port) {
-                    Ok(ready) => ready,
-                    Err(e) => return Stepped::err(e),
-                };
-                if !ready {
-                    return Stepped::END;
+                let ready = self.prepare(port);
+                if ready.0 != Stepped::READY.0 {
+                    return ready;
                 }
                 continue;
             };
@@ -901,6 +911,8 @@ struct Stepped(u64);
 impl Stepped {
     const END: Stepped = Stepped(1 << 32);
     const PAIR: Stepped = Stepped(2 << 32);
+    /// [`Store::prepare`]: a file is open (never returned by a step).
+    const READY: Stepped = Stepped(4 << 32);
 
     fn err(e: Errno) -> Self {
         Stepped(u64::from(e.0 as u32))

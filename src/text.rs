@@ -27,66 +27,92 @@ pub fn copy_prefix(dst: &mut [u8], src: &[u8]) {
 /// Whether `s` is UTF-8 (the same rules as `core::str::from_utf8`).
 pub fn is_utf8(s: &[u8]) -> bool {
     let mut v = Utf8::new();
-    s.iter().all(|&b| v.feed(b)) && v.complete()
+    // (ASCII outside a character without the call.)
+    s.iter().all(|&b| b < 0x80 && v.complete() || v.feed(b)) && v.complete()
 }
 
 /// UTF-8 checked a byte at a time (so that a field can be checked without
 /// keeping it): no overlong forms, surrogates or code points past U+10FFFF.
 /// Also what [`is_utf8`] uses, instead of `core::str::from_utf8` (its
 /// fast paths cost 370 bytes of flash).
+// One word (the code point so far in bits 0..21, the bytes still needed in
+// bits 24..26, the sequence's continuation bytes in bits 28..30, which give
+// the smallest code point it may encode): it sits on the JSON reader's
+// frame, on the deepest path of every load.
 #[derive(Clone, Copy)]
-pub struct Utf8 {
-    need: u8,
-    cp: u32,
-    min: u32,
-}
+pub struct Utf8(u32);
 
 impl Utf8 {
     /// Nothing seen yet.
     pub const fn new() -> Self {
-        Self {
-            need: 0,
-            cp: 0,
-            min: 0,
-        }
+        Self(0)
     }
 
     /// Takes the next byte; false when the text cannot be UTF-8.
+    // (One copy of the check: [`Utf8::fed`]; after a false the state is
+    // [`Utf8::INVALID`].)
+    #[inline(always)]
     pub fn feed(&mut self, b: u8) -> bool {
-        self.feed_inline(b)
+        *self = self.fed(b);
+        self.valid().is_some()
     }
 
     /// [`Utf8::feed`] inlined (a loop over a run keeps the state in
     /// registers: no frame under the JSON reader's string decode).
     #[inline(always)]
     pub fn feed_inline(&mut self, b: u8) -> bool {
-        if self.need == 0 {
-            let (need, bits, min) = match b {
+        if self.complete() {
+            let (need, bits) = match b {
                 0x00..=0x7F => return true,
-                0xC2..=0xDF => (1, b & 0x1F, 0x80),
-                0xE0..=0xEF => (2, b & 0x0F, 0x800),
-                0xF0..=0xF4 => (3, b & 0x07, 0x1_0000),
+                0xC2..=0xDF => (1, b & 0x1F),
+                0xE0..=0xEF => (2, b & 0x0F),
+                0xF0..=0xF4 => (3, b & 0x07),
                 _ => return false,
             };
-            self.need = need;
-            self.cp = u32::from(bits);
-            self.min = min;
+            self.0 = u32::from(bits) | need << 24 | need << 28;
             return true;
         }
         if b & 0xC0 != 0x80 {
             return false;
         }
-        self.cp = (self.cp << 6) | u32::from(b & 0x3F);
-        self.need -= 1;
-        self.need > 0
-            || (self.cp >= self.min
-                && self.cp <= 0x10_FFFF
-                && !(0xD800..=0xDFFF).contains(&self.cp))
+        // One byte less needed (at least one is: not complete), the code
+        // point shifted in (few temporaries: a leaf with a small frame).
+        let cp = ((self.0 & 0x1F_FFFF) << 6) | u32::from(b & 0x3F);
+        let rest = self.0.wrapping_sub(1 << 24) & !0x1F_FFFF;
+        self.0 = rest | cp;
+        if rest & (3 << 24) != 0 {
+            return true;
+        }
+        // The smallest code point of its length: 0x80, 0x800, 0x1_0000.
+        let len = rest >> 28 & 3;
+        let min = 0x80u32.wrapping_shl(4 * len.wrapping_sub(1) + (len >> 1 & len & 1));
+        cp >= min && cp <= 0x10_FFFF && !(0xD800..=0xDFFF).contains(&cp)
+    }
+
+    /// What [`Utf8::fed`] gives for text that cannot be UTF-8 (a state no
+    /// text reaches).
+    pub const INVALID: Utf8 = Utf8(u32::MAX);
+
+    /// [`Utf8::feed`] by value (the state comes back in a register): the
+    /// next state, or [`Utf8::INVALID`].
+    #[inline(never)]
+    pub fn fed(mut self, b: u8) -> Self {
+        if self.feed_inline(b) {
+            self
+        } else {
+            Self::INVALID
+        }
+    }
+
+    /// The state, `None` when [`Utf8::INVALID`].
+    #[inline(always)]
+    pub fn valid(self) -> Option<Self> {
+        (self.0 != u32::MAX).then_some(self)
     }
 
     /// True when no character is left open.
     pub fn complete(&self) -> bool {
-        self.need == 0
+        self.0 & (3 << 24) == 0
     }
 }
 

@@ -269,8 +269,9 @@ fn plain_len(s: &[u8]) -> (usize, bool) {
 /// A string field the caller wants decoded into its buffer (or only
 /// checked, see [`StrField::counted`]).
 pub struct StrField<'a> {
-    /// The field name in the file.
-    pub name: &'static [u8],
+    /// The field name in the file (a reference to a `&'static [u8]`
+    /// constant: a word, not a slice's two; 16 bytes a field).
+    pub name: &'static &'static [u8],
     /// Where the decoded UTF-8 goes.
     pub buf: &'a mut [u8],
     /// Decoded length, valid when `seen`.
@@ -292,7 +293,7 @@ fn clamp_max(n: usize) -> u8 {
 
 impl<'a> StrField<'a> {
     /// A field called `name` decoded into `buf`.
-    pub fn new(name: &'static [u8], buf: &'a mut [u8]) -> Self {
+    pub fn new(name: &'static &'static [u8], buf: &'a mut [u8]) -> Self {
         let max = clamp_max(buf.len());
         Self {
             name,
@@ -305,7 +306,7 @@ impl<'a> StrField<'a> {
     }
 
     /// Like [`StrField::new`], but a record may lack it.
-    pub fn optional(name: &'static [u8], buf: &'a mut [u8]) -> Self {
+    pub fn optional(name: &'static &'static [u8], buf: &'a mut [u8]) -> Self {
         Self {
             required: false,
             ..Self::new(name, buf)
@@ -314,7 +315,7 @@ impl<'a> StrField<'a> {
 
     /// A field that is checked (escapes, UTF-8, at most `max` bytes
     /// decoded) but not kept: no buffer, so no stack for one.
-    pub fn counted(name: &'static [u8], max: usize) -> Self {
+    pub fn counted(name: &'static &'static [u8], max: usize) -> Self {
         Self {
             name,
             buf: &mut [],
@@ -533,9 +534,11 @@ impl<'a> ScalarSet<'a> {
     /// last occurrence wins, as with a [`ScalarField`]).
     // Out of line: a field not in the caller's slices is rare, and its
     // locals stay out of the parse's frame.
+    // (The name as [`padded`] gives it and the value packed: all in
+    // registers.)
     #[inline(never)]
-    fn set(&mut self, name: &[u8], v: Scalar) {
-        let key = padded(name);
+    fn set(&mut self, key: u32, v: Word) {
+        let v: Scalar = v.get().unwrap_or(Scalar::Absent);
         let Some(i) = self
             .names
             .iter()
@@ -663,7 +666,65 @@ pub fn read_record<P: Port + ?Sized>(
 
 /// [`read_record`], also filling `set` (with the fields that are in neither
 /// `strs` nor `scalars`).
+#[inline(always)]
 pub fn read_fields<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+    set: Option<&mut ScalarSet<'_>>,
+) -> Result<Line, Errno> {
+    fields(port, r, strs, scalars, set).get()
+}
+
+/// A `Result<Line, Errno>` packed in a `u64` (the line's variant in the
+/// high word, or the errno in the low one): it comes back in registers,
+/// not in a slot of the caller's frame, which is on the deepest path of
+/// every load.
+#[derive(Clone, Copy)]
+struct LineWord(u64);
+
+impl LineWord {
+    fn ok(line: Line) -> Self {
+        LineWord((line as u64 + 1) << 32)
+    }
+
+    #[inline(always)]
+    fn get(self) -> Result<Line, Errno> {
+        Ok(match (self.0 >> 32) as u32 {
+            0 => return Err(Errno(self.0 as u32 as i32)),
+            1 => Line::Record,
+            2 => Line::RecordAtEof,
+            3 => Line::Skipped,
+            _ => Line::Eof,
+        })
+    }
+}
+
+impl From<Result<Line, Errno>> for LineWord {
+    #[inline(always)]
+    fn from(got: Result<Line, Errno>) -> Self {
+        match got {
+            Ok(line) => LineWord::ok(line),
+            Err(e) => LineWord(u64::from(e.0 as u32)),
+        }
+    }
+}
+
+/// [`read_fields`]' one body.
+#[inline(never)]
+fn fields<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    strs: &mut [StrField<'_>],
+    scalars: &mut [ScalarField],
+    set: Option<&mut ScalarSet<'_>>,
+) -> LineWord {
+    fields_in(port, r, strs, scalars, set).into()
+}
+
+#[inline(always)]
+fn fields_in<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
@@ -744,7 +805,97 @@ fn skip_line<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(
     Ok(())
 }
 
+/// A parse step's result packed in a `u64` (the high word 0 and the low
+/// one the [`Bad`], or the high word what [`Packs`] makes of the value):
+/// it comes back in registers, where a `Result` of two words would take a
+/// slot of [`fields`]' frame, which is on the deepest path of every load.
+#[derive(Clone, Copy)]
+struct Word(u64);
+
+/// A value [`Word`] holds: (a tag, not 0; a word).
+trait Packs: Sized {
+    fn pack(self) -> (u32, u32);
+    fn unpack(tag: u32, low: u32) -> Self;
+}
+
+impl Packs for () {
+    #[inline(always)]
+    fn pack(self) -> (u32, u32) {
+        (1, 0)
+    }
+    #[inline(always)]
+    fn unpack(_: u32, _: u32) -> Self {}
+}
+
+impl Packs for Option<u8> {
+    #[inline(always)]
+    fn pack(self) -> (u32, u32) {
+        match self {
+            None => (1, 0),
+            Some(b) => (2, u32::from(b)),
+        }
+    }
+    #[inline(always)]
+    fn unpack(tag: u32, low: u32) -> Self {
+        (tag > 1).then_some(low as u8)
+    }
+}
+
+impl Packs for Scalar {
+    #[inline(always)]
+    fn pack(self) -> (u32, u32) {
+        match self {
+            Scalar::Absent => (1, 0),
+            Scalar::True => (2, 0),
+            Scalar::Other => (3, 0),
+            Scalar::Uint(x) => (4, x),
+            Scalar::Array(n) => (5, u32::from(n)),
+        }
+    }
+    #[inline(always)]
+    fn unpack(tag: u32, low: u32) -> Self {
+        match tag {
+            2 => Scalar::True,
+            3 => Scalar::Other,
+            4 => Scalar::Uint(low),
+            5 => Scalar::Array(low as u8),
+            _ => Scalar::Absent,
+        }
+    }
+}
+
+impl Word {
+    #[inline(always)]
+    fn of<T: Packs>(got: Result<T, Bad>) -> Self {
+        let (tag, low) = match got {
+            Ok(v) => v.pack(),
+            Err(b) => (0, b.0 as u32),
+        };
+        Word(u64::from(tag) << 32 | u64::from(low))
+    }
+
+    #[inline(always)]
+    fn get<T: Packs>(self) -> Result<T, Bad> {
+        let (tag, low) = ((self.0 >> 32) as u32, self.0 as u32);
+        if tag == 0 {
+            return Err(Bad(low as i32));
+        }
+        Ok(T::unpack(tag, low))
+    }
+}
+
+#[inline(always)]
 fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
+    skip_ws_word(port, r).get()
+}
+
+#[inline(never)]
+fn skip_ws_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
+    Word::of(skip_ws_in(port, r))
+}
+
+#[inline(always)]
+fn skip_ws_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
     loop {
         match r.peek(port)? {
             Some(b' ' | b'\t' | b'\r') => r.bump(),
@@ -808,7 +959,10 @@ fn parse_object<P: Port + ?Sized>(
             match skip_ws(port, r)? {
                 Some(b'"') => {
                     r.bump();
-                    match strs.iter().position(|f| !name.is_empty() && f.name == name) {
+                    match strs
+                        .iter()
+                        .position(|f| !name.is_empty() && *f.name == name)
+                    {
                         Some(i) => {
                             field = Some(i);
                             continue;
@@ -822,7 +976,7 @@ fn parse_object<P: Port + ?Sized>(
                     if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                         f.set(v);
                     } else if let Some(u) = set.as_deref_mut() {
-                        u.set(name, v);
+                        u.set(padded(name), Word::of::<Scalar>(Ok(v)));
                     }
                 }
                 None => return Err(Bad::Syntax),
@@ -887,8 +1041,8 @@ fn decode_string<P: Port + ?Sized>(
         let (run, ascii) = r.plain_run(port)?;
         if run > 0 {
             let bytes = r.chunk().get(..run).unwrap_or(&[]);
-            if !(ascii && utf8_check.complete() || utf8_run(&mut utf8_check, bytes)) {
-                return Err(StrErr::Syntax);
+            if !(ascii && utf8_check.complete()) {
+                utf8_check = utf8_run(utf8_check, bytes).valid().ok_or(StrErr::Syntax)?;
             }
             if !too_long && len + run <= max {
                 if let Some(dst) = out.get_mut(len..len + run) {
@@ -929,8 +1083,8 @@ fn decode_string<P: Port + ?Sized>(
                 &utf8[..1]
             }
         };
-        if !piece.iter().all(|&b| utf8_check.feed(b)) {
-            return Err(StrErr::Syntax);
+        for &b in piece {
+            utf8_check = utf8_check.fed(b).valid().ok_or(StrErr::Syntax)?;
         }
         if too_long || len + piece.len() > max {
             too_long = true;
@@ -962,7 +1116,7 @@ fn decode_string<P: Port + ?Sized>(
 // (no `core::str::from_utf8` call under it: its frames would make this the
 // deepest branch).
 #[inline(never)]
-fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
+fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::Utf8 {
     let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
     let mut i = 0usize;
     while let Some(&a) = bytes.get(i) {
@@ -997,12 +1151,13 @@ fn utf8_run(u: &mut crate::text::Utf8, bytes: &[u8]) -> bool {
             }
         }
         // (A call: rare, and a leaf under this one.)
-        if !u.feed(a) {
-            return false;
+        u = u.fed(a);
+        if u.valid().is_none() {
+            return u;
         }
         i += 1;
     }
-    true
+    u
 }
 
 // Inlined: one frame less on the deepest path of a parse.
@@ -1095,9 +1250,11 @@ fn parse_scalar<P: Port + ?Sized>(
                 }
             }
         }
-        b't' => literal(port, r, b"true").map(|()| Scalar::True),
-        b'f' => literal(port, r, b"false").map(|()| Scalar::Other),
-        b'n' => literal(port, r, b"null").map(|()| Scalar::Other),
+        // The word's letters after the first (peeked), NUL-padded: one
+        // word, kept in a register.
+        b't' => literal(port, r, b"rue\0").map(|()| Scalar::True),
+        b'f' => literal(port, r, b"alse").map(|()| Scalar::Other),
+        b'n' => literal(port, r, b"ull\0").map(|()| Scalar::Other),
         b'-' | b'0'..=b'9' => parse_number(port, r),
         _ => Err(Bad::Syntax),
     }
@@ -1105,36 +1262,72 @@ fn parse_scalar<P: Port + ?Sized>(
 
 /// A JSON number: a plain non-negative integer is `Uint` (saturating),
 /// any other number `Other`.
+#[inline(always)]
 fn parse_number<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
-    // A number longer than 64 characters is garbage.
+    number_word(port, r).get()
+}
+
+#[inline(never)]
+fn number_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
+    Word::of(number_in(port, r))
+}
+
+#[inline(always)]
+fn number_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
+    // A number longer than 64 characters is garbage. Its length, and
+    // NOT_PLAIN: one word (the values kept across the read of a chunk are
+    // four, with the port, the reader and the value: a small frame).
+    const NOT_PLAIN: u32 = 0x100;
     let mut len = 0u32;
-    let (mut v, mut plain) = (0u32, true);
+    let mut v = 0u32;
     while let Some(b @ (b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) = r.peek(port)? {
         match b {
             b'0'..=b'9' => v = v.saturating_mul(10).saturating_add(u32::from(b - b'0')),
-            _ => plain = false,
+            _ => len |= NOT_PLAIN,
         }
         r.bump();
         len += 1;
-        if len > 64 {
+        if len & 0xFF > 64 {
             return Err(Bad::Syntax);
         }
     }
-    if len == 0 {
+    if len & 0xFF == 0 {
         return Err(Bad::Syntax);
     }
-    Ok(if plain {
+    Ok(if len & NOT_PLAIN == 0 {
         Scalar::Uint(v)
     } else {
         Scalar::Other
     })
 }
 
-fn literal<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, word: &[u8]) -> Result<(), Bad> {
-    for &w in word {
-        if r.next(port)? != Some(w) {
+#[inline(always)]
+fn literal<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    rest: &[u8; 4],
+) -> Result<(), Bad> {
+    literal_word(port, r, u32::from_le_bytes(*rest)).get()
+}
+
+#[inline(never)]
+fn literal_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, rest: u32) -> Word {
+    Word::of(literal_in(port, r, rest))
+}
+
+#[inline(always)]
+fn literal_in<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    mut rest: u32,
+) -> Result<(), Bad> {
+    // The first letter, peeked.
+    r.bump();
+    while rest != 0 {
+        if r.next(port)? != Some(rest as u8) {
             return Err(Bad::Syntax);
         }
+        rest >>= 8;
     }
     Ok(())
 }
@@ -1295,6 +1488,9 @@ mod tests {
     use crate::port::Mode;
     use crate::testing::MemPort;
 
+    const A: &[u8] = b"a";
+    const B: &[u8] = b"b";
+
     fn parse_all(text: &[u8]) -> Vec<(Line, String, String, Scalar)> {
         let mut port = MemPort::new();
         port.put(c"/f", text);
@@ -1304,7 +1500,7 @@ mod tests {
         loop {
             let mut a = [0u8; 20];
             let mut b = [0u8; 20];
-            let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
+            let mut strs = [StrField::new(&A, &mut a), StrField::new(&B, &mut b)];
             let mut sc = [ScalarField::new(b"end")];
             let line = read_record(&mut port, &mut r, &mut strs, &mut sc).unwrap();
             if line == Line::Eof {
@@ -1445,9 +1641,11 @@ mod tests {
         for t in &texts {
             let want = core::str::from_utf8(t).is_ok();
             for cut in 0..=t.len() {
-                let mut u = crate::text::Utf8::new();
-                let got =
-                    utf8_run(&mut u, &t[..cut]) && utf8_run(&mut u, &t[cut..]) && u.complete();
+                let u = crate::text::Utf8::new();
+                let got = utf8_run(u, &t[..cut])
+                    .valid()
+                    .and_then(|u| utf8_run(u, &t[cut..]).valid())
+                    .is_some_and(|u| u.complete());
                 assert_eq!(got, want, "{t:x?} cut at {cut}");
             }
         }
@@ -1470,7 +1668,7 @@ mod tests {
         loop {
             let mut a = [0u8; 20];
             let mut b = [0u8; 20];
-            let mut strs = [StrField::new(b"a", &mut a), StrField::new(b"b", &mut b)];
+            let mut strs = [StrField::new(&A, &mut a), StrField::new(&B, &mut b)];
             let line = read_record(&mut port, &mut r, &mut strs, &mut []).unwrap();
             if line == Line::Eof {
                 break;

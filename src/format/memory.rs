@@ -10,6 +10,10 @@ use crate::format::lines::{
 };
 use crate::port::{Errno, Fd, Port};
 
+/// The string fields' names.
+const KEY: &[u8] = b"key";
+const VALUE: &[u8] = b"value";
+
 /// Longest key in bytes.
 pub(crate) const KEY_MAX_BYTES: usize = 31;
 /// Longest value in bytes.
@@ -118,6 +122,49 @@ const EXTRA: [ScalarField; 4] = [
     ScalarField::new(b"n"),
 ];
 
+/// What [`PairReader::rec`] gives back, packed in a `u64` so that it comes
+/// back in registers (not in a slot of the caller's frame, which is on the
+/// deepest path of every store read): the high word's low byte is what
+/// (0: an error, 1: the end, 2: a pair, 3: a forgotten key, 4: a header),
+/// its next bytes the key's and the value's length and whether pinned; the
+/// low word the errno, the pair's `n` or the header's generation.
+#[derive(Clone, Copy)]
+pub(crate) struct RecWord(u64);
+
+impl RecWord {
+    #[inline(always)]
+    fn of(got: Result<Option<(Rec, u8, u8, bool)>, Errno>) -> Self {
+        let (tag, low, kl, vl, pinned) = match got {
+            Err(e) => (0, e.0 as u32, 0, 0, false),
+            Ok(None) => (1, 0, 0, 0, false),
+            Ok(Some((rec, kl, vl, pinned))) => {
+                let (tag, low) = match rec {
+                    Rec::Pair(n) => (2, u32::from(n)),
+                    Rec::Del => (3, 0),
+                    Rec::Header(g) => (4, g),
+                };
+                (tag, low, kl, vl, pinned)
+            }
+        };
+        let high = u32::from_le_bytes([tag, kl, vl, u8::from(pinned)]);
+        RecWord(u64::from(high) << 32 | u64::from(low))
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(self) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
+        let low = self.0 as u32;
+        let [tag, kl, vl, pinned] = ((self.0 >> 32) as u32).to_le_bytes();
+        let rec = match tag {
+            0 => return Err(Errno(low as i32)),
+            1 => return Ok(None),
+            2 => Rec::Pair(low as u8),
+            3 => Rec::Del,
+            _ => Rec::Header(low),
+        };
+        Ok(Some((rec, kl, vl, pinned != 0)))
+    }
+}
+
 /// Reads the records of an open store file, one at a time.
 pub struct PairReader<'a> {
     r: ByteReader<'a>,
@@ -160,8 +207,8 @@ impl<'a> PairReader<'a> {
     ) -> Result<Option<usize>, Errno> {
         loop {
             let mut strs = [
-                StrField::new(b"key", key),
-                StrField::counted(b"value", VAL_MAX_BYTES),
+                StrField::new(&KEY, key),
+                StrField::counted(&VALUE, VAL_MAX_BYTES),
             ];
             let line = read_record(port, &mut self.r, &mut strs, &mut [])?;
             match line {
@@ -179,14 +226,25 @@ impl<'a> PairReader<'a> {
     // One copy for every reader of a record (code size); the store's
     // passes call it straight from their frame (`memory::Slot`), so it is
     // not a frame more on their stack paths.
-    #[inline(never)]
+    #[inline(always)]
     pub(crate) fn rec<P: Port>(
         &mut self,
         port: &mut P,
         key: &mut [u8; KEY_MAX_BYTES],
         val: &mut [u8],
     ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
-        self.rec_in(port, key, val)
+        self.rec_word(port, key, val).get()
+    }
+
+    /// [`PairReader::rec`]'s one body, its result packed ([`RecWord`]).
+    #[inline(never)]
+    pub(crate) fn rec_word<P: Port>(
+        &mut self,
+        port: &mut P,
+        key: &mut [u8; KEY_MAX_BYTES],
+        val: &mut [u8],
+    ) -> RecWord {
+        RecWord::of(self.rec_in(port, key, val))
     }
 
     /// [`PairReader::rec`] inlined (a reader of its own port type: the
@@ -200,12 +258,12 @@ impl<'a> PairReader<'a> {
     ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
         loop {
             let mut value = if val.is_empty() {
-                StrField::counted(b"value", VAL_MAX_BYTES)
+                StrField::counted(&VALUE, VAL_MAX_BYTES)
             } else {
-                StrField::new(b"value", &mut *val)
+                StrField::new(&VALUE, &mut *val)
             };
             value.required = false;
-            let mut strs = [StrField::optional(b"key", key), value];
+            let mut strs = [StrField::optional(&KEY, key), value];
             let mut extra = EXTRA;
             let line = read_record(port, &mut self.r, &mut strs, &mut extra)?;
             let [k, v] = &strs;

@@ -79,6 +79,10 @@ const FIELDS: [[u8; SCALAR_NAME_MAX]; 11] = [
 /// Where the old statistics fields start in [`FIELDS`].
 const OLD_STATS: usize = 4;
 
+/// The string fields' names.
+const ROLE: &[u8] = b"role";
+const CONTENT: &[u8] = b"content";
+
 /// Reads the next line; the message goes to `text` (`None`: it is checked,
 /// not kept), the statistics (when [`Record::stats`]) to `stats` (`None`:
 /// checked, not kept).
@@ -93,13 +97,13 @@ pub fn read<P: Port>(
 ) -> Result<Read, Errno> {
     let mut role = [0u8; 9];
     let content = match text {
-        Some(t) => StrField::optional(b"content", t),
+        Some(t) => StrField::optional(&CONTENT, t),
         None => StrField {
             required: false,
-            ..StrField::counted(b"content", MSG_MAX_BYTES)
+            ..StrField::counted(&CONTENT, MSG_MAX_BYTES)
         },
     };
-    let mut strs = [StrField::optional(b"role", &mut role), content];
+    let mut strs = [StrField::optional(&ROLE, &mut role), content];
     // Packed (4 bytes a field): this frame is on the deepest path of every
     // session load.
     let mut extra = ScalarSet::new(&FIELDS, stats);
