@@ -1045,18 +1045,24 @@ pub unsafe extern "C" fn claw_memory_import(
     let Some(work) = (unsafe { out_slice(work.cast(), CLAW_IMPORT_WORK) }) else {
         return Status::WorkTooSmall as claw_status_t;
     };
-    let mut res = claw_import_result_t::default();
+    // Only the count is kept through the import (the result is put
+    // together after it: not on the frame the store's fold runs under).
+    let mut nbad = 0u32;
     let r = with_state(Err(ImportError::Io(crate::port::Errno::EIO)), |_, p| {
         crate::markdown::import(p, text, strict, work, |line, why| {
-            if let Some(b) = bad.get_mut(res.bad as usize) {
+            if let Some(b) = bad.get_mut(nbad as usize) {
                 *b = claw_import_bad_t {
                     line,
                     why: why as u8,
                 };
             }
-            res.bad = res.bad.saturating_add(1);
+            nbad = nbad.saturating_add(1);
         })
     });
+    let mut res = claw_import_result_t {
+        bad: nbad,
+        ..Default::default()
+    };
     let status = match r {
         Ok(n) => {
             res.keys = n;
