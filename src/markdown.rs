@@ -570,6 +570,26 @@ pub fn import<P: Port>(
     text: &[u8],
     strict: bool,
     work: &mut [u8],
+    bad: impl FnMut(u32, Why),
+) -> Result<u32, ImportError> {
+    let text_keys = check_keys(p, text, strict, work, bad)?;
+    if text_keys == 0 {
+        return Ok(0);
+    }
+    store_pairs(p, text, work)?;
+    Ok(text_keys)
+}
+
+/// Pass 1 of [`import`] and the room check: the text's keys (their
+/// count), and `Full` when they and the store's would pass
+/// [`MAX_ENTRIES`]. Out of line: its state (and `bad`'s) is off the stack
+/// when pass 2 edits the store.
+#[inline(never)]
+fn check_keys<P: Port>(
+    p: &mut P,
+    text: &[u8],
+    strict: bool,
+    work: &mut [u8],
     mut bad: impl FnMut(u32, Why),
 ) -> Result<u32, ImportError> {
     let mut nkeys = text_keys(text, strict, work, &mut bad)?;
@@ -588,7 +608,6 @@ pub fn import<P: Port>(
     if full {
         return Err(ImportError::Full);
     }
-    store_pairs(p, text, work)?;
     Ok(text_keys)
 }
 
