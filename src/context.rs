@@ -211,6 +211,22 @@ fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
     }
 }
 
+/// A bitmap of the first 40 lines from its 5 bytes.
+#[cfg(feature = "recall")]
+#[inline(always)]
+fn bits(b: [u8; 5]) -> u64 {
+    let [b0, b1, b2, b3, b4] = b;
+    u64::from_le_bytes([b0, b1, b2, b3, b4, 0, 0, 0])
+}
+
+/// The 5 bytes of bitmap `v` (of the first 40 lines).
+#[cfg(feature = "recall")]
+#[inline(always)]
+fn put(v: u64) -> [u8; 5] {
+    let [b0, b1, b2, b3, b4, ..] = v.to_le_bytes();
+    [b0, b1, b2, b3, b4]
+}
+
 /// The memory lines read so far, and those kept in the buffer.
 #[cfg(feature = "recall")]
 struct Choice {
@@ -218,10 +234,14 @@ struct Choice {
     /// and a score is kept at a quarter of its 0..=1000 scale.
     need: [u8; MEMORY_LINES_MAX],
     score: [u8; MEMORY_LINES_MAX],
-    pinned: u64,
-    /// The lines kept: printed at `out[header..end]`, in store order (once
-    /// the store is read: the lines chosen).
-    kept: u64,
+    /// Bitmaps of the lines (bit `i`: line `i`) in 5 bytes each (see
+    /// [`bits`]): the pinned ones, and those kept: printed at
+    /// `out[header..end]`, in store order (once the store is read: the
+    /// lines chosen). Bytes, not `u64`s: the choice is 4-aligned and 160
+    /// bytes, which takes the scratch (on the stack of a
+    /// `claw_session_build_context`) from 640 to 632.
+    pinned: [u8; 5],
+    kept: [u8; 5],
     /// The query of the newest turns.
     query: crate::recall::Query,
     /// The bytes for lines (a longer line is never chosen nor kept), at
@@ -230,6 +250,9 @@ struct Choice {
     lines: u8,
     /// At most 8 + 40 × 163 (the kept lines).
     end: u16,
+    /// The store read a second time (the chosen lines printed, not taken):
+    /// [`choose_memory`].
+    render: bool,
 }
 
 #[cfg(feature = "recall")]
@@ -238,12 +261,13 @@ impl Choice {
         Choice {
             need: [0; MEMORY_LINES_MAX],
             score: [0; MEMORY_LINES_MAX],
-            pinned: 0,
-            kept: 0,
+            pinned: [0; 5],
+            kept: [0; 5],
             query: crate::recall::Query::new(),
             room: 0,
             lines: 0,
             end: MEMORY_HEADER.len() as u16,
+            render: false,
         }
     }
 
@@ -254,11 +278,19 @@ impl Choice {
         let (Some(n), Some(s)) = (self.need.get_mut(i), self.score.get_mut(i)) else {
             return false;
         };
+        if self.render {
+            // The second reading: the chosen lines printed in order.
+            self.lines += 1;
+            if bits(self.kept) & 1 << i != 0 {
+                self.end = print_pair(out, usize::from(self.end), p) as u16;
+            }
+            return true;
+        }
         let len = memory_line_len(p.key(), p.value());
         *n = len.min(255) as u8;
         *s = (self.query.score(p.key(), p.value()) / 4).min(255) as u8;
         if p.pinned() {
-            self.pinned |= 1 << i;
+            self.pinned = put(bits(self.pinned) | 1 << i);
         }
         self.lines += 1;
         let room = usize::from(self.room);
@@ -271,7 +303,7 @@ impl Choice {
         }
         if end + len <= out.len() {
             end = print_pair(out, end, p);
-            self.kept |= 1 << i;
+            self.kept = put(bits(self.kept) | 1 << i);
         }
         self.end = end as u16;
         true
@@ -294,18 +326,18 @@ impl Choice {
             let (mut least, mut victim) = (mine, None);
             for pos in 0..order.len() {
                 let j = line_of(order.get(pos).copied().unwrap_or(0));
-                if self.kept & (1 << j) != 0 && worth(pos, j) < least {
+                if bits(self.kept) & (1 << j) != 0 && worth(pos, j) < least {
                     (least, victim) = (worth(pos, j), Some(j));
                 }
             }
             let Some(v) = victim else {
                 break;
             };
-            let from = kept_at(self.kept, &self.need, v);
+            let from = kept_at(bits(self.kept), &self.need, v);
             let nv = usize::from(self.need.get(v).copied().unwrap_or(0));
             move_down(out, from, from + nv, end);
             end -= nv;
-            self.kept &= !(1 << v);
+            self.kept = put(bits(self.kept) & !(1 << v));
         }
         end
     }
@@ -313,8 +345,7 @@ impl Choice {
 
 /// Pinned lines first, then by relevance to the newest turns (ties: the
 /// newer line), each that fits (so all of them when all fit). Returns the
-/// length printed into `out` (the header included; 0 when they were not
-/// printed: then `render_memory` prints them) and `used` with their bytes
+/// length printed into `out` (the header included; 0 when none was chosen) and `used` with their bytes
 /// added; the bitmap of chosen lines is left in the scratch's choice.
 ///
 /// The store is read once: each line is printed into `out` (the buffer of
@@ -325,7 +356,7 @@ impl Choice {
 /// unless one came back when a better line pushed out one ranked above it
 /// (then the store is read a second time).
 #[cfg(feature = "recall")]
-#[inline(never)]
+#[inline(always)]
 fn choose_memory<P: Port>(
     port: &mut P,
     ring: &SessionRing,
@@ -334,33 +365,58 @@ fn choose_memory<P: Port>(
     out: &mut [u8],
     scratch: &mut Scratch,
 ) -> (usize, usize) {
+    start(&mut scratch.choice, ring, cap, used);
+    // The store is read here rather than through `memory::for_each`: with
+    // the scratch's store and pair (the 1 KiB stack budget); loaded in
+    // place, from the frame that holds the scratch (no frame of its own
+    // above the load), each line taken by a call of its own.
+    if load(port, scratch).is_ok() {
+        take_lines(port, out, scratch);
+    }
+    let (printed, used) = scratch.choice.finish(used, out);
+    if !scratch.choice.render {
+        return (printed, used);
+    }
+    // Read again: the chosen lines printed in order, by the same loop.
+    if load(port, scratch).is_ok() {
+        take_lines(port, out, scratch);
+    }
+    (usize::from(scratch.choice.end), used)
+}
+
+/// Loads the scratch's store (its pair clobbered). Out of line: the
+/// addresses of the two are not held on the frame of the scratch.
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn load<P: Port>(port: &mut P, scratch: &mut Scratch) -> Result<(), crate::port::Errno> {
+    scratch.store.load_with(port, &mut scratch.pair)
+}
+
+/// The lines of the loaded store, each taken into the choice; closes the
+/// store.
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn take_lines<P: Port>(port: &mut P, out: &mut [u8], scratch: &mut Scratch) {
     let Scratch {
         store,
         pair: p,
         choice: c,
     } = scratch;
-    start(c, ring, cap.saturating_sub(used + MEMORY_HEADER.len()));
-    // The store is read here rather than through `memory::for_each`: with
-    // the scratch's store and pair (the 1 KiB stack budget); loaded in
-    // place. Each line is taken by a call of its own: its work is not on
-    // the frame that reads the store.
-    if store.load_with(port, p).is_ok() {
-        while let Ok(Some(())) = store.next(port, p) {
-            if !c.take(p, out) {
-                break;
-            }
+    while let Ok(Some(())) = store.next(port, p) {
+        if !c.take(p, out) {
+            break;
         }
-        store.close(port);
     }
-    c.finish(used, out)
+    store.close(port);
 }
 
-/// A new choice of lines in `room` bytes, with the query of the newest
-/// turns.
+/// A new choice of lines in what `cap` bytes leave after `used` and the
+/// header, with the query of the newest turns.
 #[cfg(feature = "recall")]
 #[inline(never)]
-fn start(c: &mut Choice, ring: &SessionRing, room: usize) {
+fn start(c: &mut Choice, ring: &SessionRing, cap: usize, used: usize) {
     *c = Choice::new();
+    let room = cap.saturating_sub(used + MEMORY_HEADER.len());
     c.room = room.min(usize::from(u16::MAX)) as u16;
     for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
         c.query.add(&m.text);
@@ -378,7 +434,7 @@ impl Choice {
         // calls.)
         let n = usize::from(self.lines);
         let (mut i, mut at) = (0, 0);
-        let mut pins = self.pinned;
+        let mut pins = bits(self.pinned);
         while i < n {
             let Some(&s) = self.score.get(i) else {
                 break;
@@ -412,12 +468,15 @@ impl Choice {
         let lines = usize::from(c.lines);
         let mut buf = [0u16; MEMORY_LINES_MAX];
         let (chosen, sum) = greedy(c.rank(&mut buf).0, &c.need, usize::from(c.room));
-        let kept = core::mem::replace(&mut c.kept, chosen);
+        let kept = bits(core::mem::replace(&mut c.kept, put(chosen)));
         if chosen == 0 {
             return (0, used);
         }
         let used = used + MEMORY_HEADER.len() + sum;
         if chosen & !kept != 0 {
+            // To be read again (the chosen lines fit, and the header does).
+            crate::text::copy_prefix(out, MEMORY_HEADER);
+            (c.render, c.lines, c.end) = (true, 0, MEMORY_HEADER.len() as u16);
             return (0, used);
         }
         // Drop the kept lines not chosen.
@@ -436,39 +495,6 @@ impl Choice {
         crate::text::copy_prefix(out, MEMORY_HEADER);
         (to, used)
     }
-}
-
-/// Prints the chosen memory lines (the choice's `kept`) by reading the
-/// store again (after the header, into `out`); returns the length printed
-/// (0 when none was chosen).
-#[cfg(feature = "recall")]
-#[inline(never)]
-fn render_memory<P: Port>(port: &mut P, out: &mut [u8], scratch: &mut Scratch) -> usize {
-    let Scratch {
-        store,
-        pair,
-        choice,
-        ..
-    } = scratch;
-    let mut chosen = choice.kept;
-    if chosen == 0 {
-        return 0;
-    }
-    // (`chosen` lines fit: the header does.)
-    crate::text::copy_prefix(out, MEMORY_HEADER);
-    let mut len = MEMORY_HEADER.len();
-    if store.load_with(port, pair).is_ok() {
-        // Line `i`'s bit shifted to bit 0 (no index held across the read;
-        // the bits are those of the first `MEMORY_LINES_MAX` lines).
-        while let Ok(Some(())) = store.next(port, pair) {
-            if chosen & 1 != 0 {
-                len = print_pair(out, len, pair);
-            }
-            chosen >>= 1;
-        }
-        store.close(port);
-    }
-    len
 }
 
 /// Renders into `out` and NUL-terminates; returns the bytes written without
@@ -511,8 +537,9 @@ struct Plan {
 }
 
 /// The body of [`build_new`] and [`build_loaded`]: a few calls, each part
-/// out of line, so that the frames above the store's reader (that of
-/// `choose_memory` or `render_memory` and this one) hold little.
+/// out of line, so that the frames above the store's reader (this one,
+/// which loads the store, and `take_lines`, which reads its lines) hold
+/// little.
 #[inline(always)]
 fn build_in<P: Port>(
     port: &mut P,
@@ -534,12 +561,7 @@ fn build_in<P: Port>(
         out.get_mut(..cap).unwrap_or(&mut []),
         scratch,
     );
-    #[cfg(feature = "recall")]
-    let printed = match printed {
-        0 => render_memory(port, out.get_mut(..cap).unwrap_or(&mut []), scratch),
-        n => n,
-    };
-    render_turns(session, out, plan, printed, used)
+    render_turns(session, out, printed, used)
 }
 
 /// Steps 1 and 1b, within `cap` bytes.
@@ -581,16 +603,13 @@ fn plan(session: &Session, cap: usize) -> Plan {
 /// taken) and the turns' rendering after the `printed` bytes of memory;
 /// NUL-terminates.
 #[cfg_attr(feature = "recall", inline(never))]
-fn render_turns(
-    session: &Session,
-    out: &mut [u8],
-    plan: Plan,
-    printed: usize,
-    mut used: usize,
-) -> usize {
+fn render_turns(session: &Session, out: &mut [u8], printed: usize, mut used: usize) -> usize {
     let Some(cap) = out.len().checked_sub(1) else {
         return 0;
     };
+    // (Steps 1 and 1b again: a few comparisons, and no plan held across
+    // the reading of the store.)
+    let plan = plan(session, cap);
     let ring = session.ring_loaded();
     let n = ring.len();
     let newest_text = usize::from(plan.newest_text);
