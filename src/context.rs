@@ -76,8 +76,7 @@ struct Out<'a> {
 impl Out<'_> {
     fn push(&mut self, bytes: &[u8]) {
         if let Some(dst) = self.buf.get_mut(self.len..self.len + bytes.len()) {
-            // No `memcpy` (its frame would be the deepest under a build).
-            crate::format::lines::copy_run(dst, bytes);
+            crate::text::copy_prefix(dst, bytes);
             self.len += bytes.len();
         }
     }
@@ -176,23 +175,9 @@ fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, us
     (chosen, sum)
 }
 
-/// Where line `w` of the kept ones starts in the buffer (the kept lines
-/// follow the header, in store order).
-#[cfg(feature = "recall")]
-fn kept_at(kept: u64, need: &[u8; MEMORY_LINES_MAX], w: usize) -> usize {
-    let mut at = MEMORY_HEADER.len();
-    for j in 0..w {
-        if kept & (1 << j) != 0 {
-            at += usize::from(need.get(j).copied().unwrap_or(0));
-        }
-    }
-    at
-}
-
 /// Moves `buf[from..end]` down to `to` (`to` <= `from`): in pieces of at
-/// most `from - to` bytes, each a copy between disjoint parts (a word
-/// copy, no `memcpy` frame; `copy_within` would link a `memmove` of
-/// 1.5 KB).
+/// most `from - to` bytes, each a copy between disjoint parts (`memcpy`;
+/// `copy_within` would link a `memmove` of 1.5 KB).
 #[cfg(feature = "recall")]
 fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
     let Some(gap) = from.checked_sub(to).filter(|&g| g > 0) else {
@@ -205,7 +190,7 @@ fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
             return;
         };
         if let (Some(d), Some(s)) = (dst.get_mut(at..), src.get(..n)) {
-            crate::format::lines::copy_run(d, s);
+            crate::text::copy_prefix(d, s);
         }
         at += n;
     }
@@ -299,7 +284,12 @@ impl Choice {
         }
         let mut end = usize::from(self.end);
         if end + len > out.len() {
-            end = self.make_room(i, len, out, end);
+            // Make room: the lines that give way, then the others moved
+            // down once (each out of line: not on this frame, which the
+            // printing of every line is under).
+            let kept = bits(self.kept);
+            end = self.pick(i, len, out.len(), end);
+            compact(out, kept, bits(self.kept), &self.need);
         }
         if end + len <= out.len() {
             end = print_pair(out, end, p);
@@ -309,20 +299,20 @@ impl Choice {
         true
     }
 
-    /// Makes room in `out` for line `i` of `len` bytes: drops the kept line
-    /// worth least, while it is worth less than this one (worth: chosen
-    /// now, then rank). Returns where the kept lines end. Out of line: its
-    /// ranking buffer is not on [`Choice::take`]'s frame, which the
-    /// printing of every line is under.
+    /// The kept lines that give way to line `i` of `len` bytes in a buffer
+    /// of `cap`: the kept line worth least, while it is worth less than
+    /// this one (worth: chosen now, then rank), until the line fits. Takes
+    /// them out of the kept ones; returns where the kept lines will end.
+    /// Out of line: its ranking buffer is not on [`Choice::take`]'s frame.
     #[inline(never)]
-    fn make_room(&mut self, i: usize, len: usize, out: &mut [u8], mut end: usize) -> usize {
+    fn pick(&mut self, i: usize, len: usize, cap: usize, mut end: usize) -> usize {
         let room = usize::from(self.room);
         let mut buf = [0u16; MEMORY_LINES_MAX];
         let (order, at) = self.rank(&mut buf);
         let (now, _) = greedy(order, &self.need, room);
         let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
         let mine = worth(at, i);
-        while end + len > out.len() {
+        while end + len > cap {
             let (mut least, mut victim) = (mine, None);
             for pos in 0..order.len() {
                 let j = line_of(order.get(pos).copied().unwrap_or(0));
@@ -333,14 +323,32 @@ impl Choice {
             let Some(v) = victim else {
                 break;
             };
-            let from = kept_at(bits(self.kept), &self.need, v);
-            let nv = usize::from(self.need.get(v).copied().unwrap_or(0));
-            move_down(out, from, from + nv, end);
-            end -= nv;
+            end -= usize::from(self.need.get(v).copied().unwrap_or(0));
             self.kept = put(bits(self.kept) & !(1 << v));
         }
         end
     }
+}
+
+/// Moves the lines of `was` (printed at `out[header..]` in store order,
+/// line `j` `need[j]` bytes) that are in `keep` down over those that are
+/// not, each once; returns where they end.
+#[cfg(feature = "recall")]
+#[inline(never)]
+fn compact(out: &mut [u8], was: u64, keep: u64, need: &[u8; MEMORY_LINES_MAX]) -> usize {
+    let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
+    for (j, &n) in need.iter().enumerate() {
+        if was & (1 << j) == 0 {
+            continue;
+        }
+        let n = usize::from(n);
+        if keep & (1 << j) != 0 {
+            move_down(out, to, from, from + n);
+            to += n;
+        }
+        from += n;
+    }
+    to
 }
 
 /// Pinned lines first, then by relevance to the newest turns (ties: the
@@ -465,7 +473,6 @@ impl Choice {
     #[inline(never)]
     fn finish(&mut self, used: usize, out: &mut [u8]) -> (usize, usize) {
         let c = self;
-        let lines = usize::from(c.lines);
         let mut buf = [0u16; MEMORY_LINES_MAX];
         let (chosen, sum) = greedy(c.rank(&mut buf).0, &c.need, usize::from(c.room));
         let kept = bits(core::mem::replace(&mut c.kept, put(chosen)));
@@ -480,18 +487,7 @@ impl Choice {
             return (0, used);
         }
         // Drop the kept lines not chosen.
-        let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
-        for (j, &n) in c.need.iter().enumerate().take(lines) {
-            if kept & (1 << j) == 0 {
-                continue;
-            }
-            let n = usize::from(n);
-            if chosen & (1 << j) != 0 {
-                move_down(out, to, from, from + n);
-                to += n;
-            }
-            from += n;
-        }
+        let to = compact(out, kept, chosen, &c.need);
         crate::text::copy_prefix(out, MEMORY_HEADER);
         (to, used)
     }

@@ -222,10 +222,9 @@ fn copy_chunk(dst: &mut [u8], src: &[u8]) {
 }
 
 /// [`copy_chunk`] out of line, for a string's bytes (a leaf under the
-/// parse; one copy of it in flash), a line the writer buffers and the
-/// context's lines (any length: words, then the last bytes).
+/// parse; one copy of it in flash) and the bytes the writer buffers.
 #[inline(never)]
-pub(crate) fn copy_run(dst: &mut [u8], src: &[u8]) {
+fn copy_run(dst: &mut [u8], src: &[u8]) {
     copy_chunk(dst, src);
 }
 
