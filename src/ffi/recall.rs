@@ -58,7 +58,9 @@ pub unsafe extern "C" fn claw_memory_forget(key: *const c_char) -> bool {
     let Some(key) = (unsafe { c_bytes(key) }) else {
         return false;
     };
-    with_state(false, |_, p| memory::forget(p, key).is_ok())
+    with_state(false, |_, p| {
+        memory::apply(p, key, memory::Edit::Forget).is_ok()
+    })
 }
 
 /// Pins (`true`) or unpins a stored key. Pinned keys always reach the
@@ -72,7 +74,9 @@ pub unsafe extern "C" fn claw_memory_pin(key: *const c_char, pinned: bool) -> bo
     let Some(key) = (unsafe { c_bytes(key) }) else {
         return false;
     };
-    with_state(false, |_, p| memory::pin(p, key, pinned).is_ok())
+    with_state(false, |_, p| {
+        memory::apply(p, key, memory::Edit::Pin(pinned)).is_ok()
+    })
 }
 
 /// Ranks the memory store against `query` (lexical: character bigrams, for

@@ -103,7 +103,9 @@ pub unsafe extern "C" fn claw_memory_set(key: *const c_char, value: *const c_cha
     let (Some(key), Some(value)) = (unsafe { c_bytes(key) }, unsafe { c_bytes(value) }) else {
         return false;
     };
-    with_state(false, |_, p| memory::set(p, key, value).is_ok())
+    with_state(false, |_, p| {
+        memory::apply(p, key, memory::Edit::Set(value)).is_ok()
+    })
 }
 
 /// Copies the value of `key` into `out`, NUL-terminated. False when absent,
