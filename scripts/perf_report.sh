@@ -68,8 +68,12 @@ STACK_GOAL=1024
 
 # Ceilings of the goals missed today (scripts/goals.sh).
 # issue 10 goal "library + binding code <= 26,616 B" not met; ceiling =
-# measured 68350 B (library + binding, M33 firmware) + 5 %.
-FW_CODE_CEILING=71800
+# measured 68350 B (library + binding, M33 firmware) + 5 % = 71800, raised
+# to 72400 when issue 12's stack goal (every export within 1 KiB) was met:
+# measured 72044 B, about 900 B more than before (frames split out of line;
+# the store's edit inlined where a frame less was needed: REMEMBER, the
+# import). The vendor-ABI image went down (23,199 -> 22,938 B).
+FW_CODE_CEILING=72400
 # (MIN_CODE_CEILING: scripts/goals.sh, shared with scripts/size_report.sh.)
 # issue 12 goal "<= 50 instructions per byte read" not met on these paths;
 # ceiling = measured figure + 5 %, keyed by the harness's label.
