@@ -46,9 +46,13 @@ struct tracked {
 static unsigned long s_bytes_read;
 
 static char s_root[PATH_MAX_LEN];
+static size_t s_root_len;
 static uint32_t s_ticks;
 static struct port_file s_files[CLAW_PORT_MAX_FILES];
 static struct port_fault s_faults[MAX_FAULTS];
+/* Faults armed now: with none (every run that measures), a call does not
+ * scan the table. */
+static unsigned s_armed;
 static struct tracked s_tracked[MAX_TRACKED];
 static unsigned long s_calls[PORT_OP_COUNT];
 static unsigned long s_opens_w;
@@ -83,6 +87,9 @@ static void enter(enum port_op op)
  * matches only those). */
 static int32_t fault_for(enum port_op op, const char *path, bool writing, size_t *torn)
 {
+    if (s_armed == 0) {
+        return 0;
+    }
     for (unsigned i = 0; i < MAX_FAULTS; i++) {
         struct port_fault *f = &s_faults[i];
         if (!f->armed || f->op != op) {
@@ -100,6 +107,7 @@ static int32_t fault_for(enum port_op op, const char *path, bool writing, size_t
         }
         if (--f->countdown == 0) {
             f->armed = false;
+            s_armed--;
             if (torn) {
                 *torn = f->torn;
             }
@@ -115,12 +123,20 @@ static bool map_path(const char *path, char *out, size_t out_max)
         violation("NULL path", NULL);
         return false;
     }
-    if (path[0] != '/' || strstr(path, "..") || strlen(path) >= 128) {
+    size_t len = strlen(path);
+    if (path[0] != '/' || strstr(path, "..") || len >= 128) {
         violation("path not absolute or not plain", path);
         return false;
     }
-    int n = snprintf(out, out_max, "%s%s", s_root, path);
-    return n > 0 && (size_t)n < out_max;
+    /* By hand, not snprintf: the callgrind harness measures the library
+     * with this port under it, and a formatted join cost ~750 instructions
+     * an open. */
+    if (s_root_len + len >= out_max) {
+        return false;
+    }
+    memcpy(out, s_root, s_root_len);
+    memcpy(out + s_root_len, path, len + 1);
+    return true;
 }
 
 static struct port_file *file_of(int32_t fd, const char *op)
@@ -157,6 +173,7 @@ static void track_bytes(const char *path, size_t n)
 void port_init(const char *root_dir)
 {
     snprintf(s_root, sizeof s_root, "%s", root_dir);
+    s_root_len = strlen(s_root);
     for (unsigned i = 0; i < CLAW_PORT_MAX_FILES; i++) {
         if (s_files[i].used) {
             close(s_files[i].os_fd);
@@ -186,6 +203,7 @@ static void arm(enum port_op op, unsigned nth, int32_t err, size_t torn, const c
             f->err = err;
             f->torn = torn;
             snprintf(f->filter, sizeof f->filter, "%s", filter ? filter : "");
+            s_armed++;
             return;
         }
     }
@@ -203,7 +221,11 @@ void port_fail_torn_write(unsigned nth, int32_t neg_errno, size_t torn_bytes,
     arm(PORT_OP_WRITE, nth, neg_errno, torn_bytes, path_filter);
 }
 
-void port_clear_faults(void) { memset(s_faults, 0, sizeof s_faults); }
+void port_clear_faults(void)
+{
+    memset(s_faults, 0, sizeof s_faults);
+    s_armed = 0;
+}
 
 unsigned port_faults_armed(void)
 {
@@ -344,7 +366,7 @@ int32_t claw_port_open(const char *path, uint8_t mode)
     f->used = true;
     f->os_fd = fd;
     f->mode = mode;
-    snprintf(f->path, sizeof f->path, "%s", path);
+    memcpy(f->path, path, strlen(path) + 1); /* < 128 bytes: map_path */
     if (mode != CLAW_PORT_MODE_READ) {
         s_opens_w++;
     }
