@@ -82,18 +82,26 @@ impl Out<'_> {
     }
 }
 
-/// Prints a memory line, `- key: value\n`, into `buf` at `at` (when it
-/// fits); returns where it ends. Four words of arguments: all in registers
-/// (the callers keep no `Out` on their frames).
+/// Prints a memory line, `- key: value\n`, into `buf` at `at` when it
+/// fits (the callers make room for it first); returns where it ends. Four
+/// words of arguments: all in registers (the callers keep no `Out` on
+/// their frames).
 #[inline(never)]
 fn print_pair(buf: &mut [u8], at: usize, p: &memory::Pair) -> usize {
-    let mut o = Out { buf, len: at };
-    // One call site (five calls through a register would be an indirect
-    // call to the stack bound, scripts/stack_bounds.py).
-    for part in &[b"- ", p.key(), b": ", p.value(), b"\n"] {
-        o.push(part);
+    let (key, value) = (p.key(), p.value());
+    let end = at + memory_line_len(key, value);
+    // The line's parts: the separators stored, the key and the value
+    // copied (two calls, not five).
+    if let Some(([dash, s0, k @ ..], [colon, s1, v @ .., nl])) = buf
+        .get_mut(at..end)
+        .and_then(|line| line.split_at_mut_checked(2 + key.len()))
+    {
+        (*dash, *s0, *colon, *s1, *nl) = (b'-', b' ', b':', b' ', b'\n');
+        crate::text::copy_prefix(k, key);
+        crate::text::copy_prefix(v, value);
+        return end;
     }
-    o.len
+    at
 }
 
 fn turn_len(m: &Message) -> usize {
@@ -180,19 +188,19 @@ fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, us
 /// `copy_within` would link a `memmove` of 1.5 KB).
 #[cfg(feature = "recall")]
 fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
-    let Some(gap) = from.checked_sub(to).filter(|&g| g > 0) else {
+    let (Some(gap), Some(mut run)) = (
+        from.checked_sub(to).filter(|&g| g > 0),
+        buf.get_mut(to..end),
+    ) else {
         return;
     };
-    let mut at = to;
-    while at + gap < end {
-        let n = gap.min(end - (at + gap));
-        let Some((dst, src)) = buf.split_at_mut_checked(at + gap) else {
-            return;
-        };
-        if let (Some(d), Some(s)) = (dst.get_mut(at..), src.get(..n)) {
-            crate::text::copy_prefix(d, s);
+    // `run` from the next piece's destination: `gap` bytes, then the rest.
+    while let Some((dst, rest)) = run.split_at_mut_checked(gap) {
+        if rest.is_empty() {
+            break;
         }
-        at += n;
+        crate::text::copy_prefix(dst, rest);
+        run = rest;
     }
 }
 
@@ -332,23 +340,33 @@ impl Choice {
 
 /// Moves the lines of `was` (printed at `out[header..]` in store order,
 /// line `j` `need[j]` bytes) that are in `keep` down over those that are
-/// not, each once; returns where they end.
+/// not, each run of them once; returns where they end.
 #[cfg(feature = "recall")]
 #[inline(never)]
 fn compact(out: &mut [u8], was: u64, keep: u64, need: &[u8; MEMORY_LINES_MAX]) -> usize {
-    let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
-    for (j, &n) in need.iter().enumerate() {
-        if was & (1 << j) == 0 {
-            continue;
+    // The kept run at `from..from + len` goes to `to` when a line that is
+    // not kept ends it (a run that is in place is not moved).
+    let (mut to, mut from, mut len) = (MEMORY_HEADER.len(), MEMORY_HEADER.len(), 0);
+    let (mut was, mut keep) = (was, keep);
+    for &n in need {
+        if was == 0 {
+            break;
         }
         let n = usize::from(n);
-        if keep & (1 << j) != 0 {
-            move_down(out, to, from, from + n);
-            to += n;
+        if was & 1 != 0 {
+            if keep & 1 != 0 {
+                len += n;
+            } else {
+                move_down(out, to, from, from + len);
+                to += len;
+                from += len + n;
+                len = 0;
+            }
         }
-        from += n;
+        (was, keep) = (was >> 1, keep >> 1);
     }
-    to
+    move_down(out, to, from, from + len);
+    to + len
 }
 
 /// Pinned lines first, then by relevance to the newest turns (ties: the
@@ -867,6 +885,43 @@ mod tests {
             assert_eq!(n, m, "{size}");
             let end = (n + 1).min(size);
             assert_eq!(a[..end], b[..end], "{size}");
+        }
+    }
+
+    /// `compact` against the lines copied one by one: holes at the start,
+    /// in the middle and at the end, runs of lines longer and shorter than
+    /// the holes before them.
+    #[cfg(feature = "recall")]
+    #[test]
+    fn compact_moves_each_kept_run_over_the_holes() {
+        let mut need = [0u8; MEMORY_LINES_MAX];
+        for (j, n) in need.iter_mut().enumerate() {
+            *n = [1, 7, 3, 163, 20][j % 5] + j as u8 % 3;
+        }
+        let patterns: [(u64, u64); 6] = [
+            (0b1111_1111, 0b1111_1110),
+            (0b1111_1111, 0b0111_1111),
+            (0b1011_0111, 0b1001_0101),
+            (0xFF_FFFF_FFFF, 0xF0_F0F0_0FF0),
+            (0xFF_FFFF_FFFF, 0x55_5555_5555),
+            (0b1111_0000, 0),
+        ];
+        for (was, keep) in patterns {
+            let mut out = vec![0u8; 8000];
+            let (mut lines, mut at) = (Vec::new(), MEMORY_HEADER.len());
+            for (j, &n) in need.iter().enumerate() {
+                if was & 1 << j != 0 {
+                    let line: Vec<u8> = (0..n).map(|b| (j * 7 + usize::from(b)) as u8).collect();
+                    out[at..at + line.len()].copy_from_slice(&line);
+                    at += line.len();
+                    if keep & 1 << j != 0 {
+                        lines.extend(line);
+                    }
+                }
+            }
+            let to = compact(&mut out, was, keep, &need);
+            assert_eq!(to, MEMORY_HEADER.len() + lines.len(), "{was:x} {keep:x}");
+            assert_eq!(out[MEMORY_HEADER.len()..to], lines[..], "{was:x} {keep:x}");
         }
     }
 
