@@ -168,9 +168,11 @@ fn line_of(k: u16) -> usize {
 }
 
 /// The lines chosen from `order` (ranking keys, worst first: taken from
-/// its end), each that fits in `room` bytes, and their bytes.
+/// its end), each that fits in `room` bytes, and their bytes: a bitmap of
+/// 40 lines with the bytes above it (one register pair, not a return slot
+/// on the caller's frame).
 #[cfg(feature = "recall")]
-fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
+fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> u64 {
     let (mut chosen, mut sum) = (0u64, 0usize);
     for &k in order.iter().rev() {
         let j = line_of(k);
@@ -180,8 +182,13 @@ fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, us
             chosen |= 1 << j;
         }
     }
-    (chosen, sum)
+    chosen | (sum as u64) << MEMORY_LINES_MAX
 }
+
+// The bitmaps of lines are 5 bytes ([`bits`]), and [`greedy`] packs the
+// bytes above 40 lines.
+#[cfg(feature = "recall")]
+const _: () = assert!(MEMORY_LINES_MAX == 40);
 
 /// Moves `buf[from..end]` down to `to` (`to` <= `from`): in pieces of at
 /// most `from - to` bytes, each a copy between disjoint parts (`memcpy`;
@@ -312,27 +319,31 @@ impl Choice {
     /// this one (worth: chosen now, then rank), until the line fits. Takes
     /// them out of the kept ones; returns where the kept lines will end.
     /// Out of line: its ranking buffer is not on [`Choice::take`]'s frame.
+    ///
+    /// Only lines not chosen now give way: when this one is chosen now,
+    /// the kept lines chosen now and it take at most `room` bytes, which
+    /// the buffer holds after the header, so it fits once the others are
+    /// out; when it is not, no line chosen now is worth less.
     #[inline(never)]
     fn pick(&mut self, i: usize, len: usize, cap: usize, mut end: usize) -> usize {
         let room = usize::from(self.room);
         let mut buf = [0u16; MEMORY_LINES_MAX];
-        let (order, at) = self.rank(&mut buf);
-        let (now, _) = greedy(order, &self.need, room);
-        let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
-        let mine = worth(at, i);
-        while end + len > cap {
-            let (mut least, mut victim) = (mine, None);
-            for pos in 0..order.len() {
-                let j = line_of(order.get(pos).copied().unwrap_or(0));
-                if bits(self.kept) & (1 << j) != 0 && worth(pos, j) < least {
-                    (least, victim) = (worth(pos, j), Some(j));
-                }
-            }
-            let Some(v) = victim else {
+        let at = self.rank(&mut buf);
+        let order = buf.get(..usize::from(self.lines)).unwrap_or(&[]);
+        let now = greedy(order, &self.need, room);
+        // Worst first: any of them when this line is chosen now, else
+        // those ranked below it.
+        let below = if (now >> i) & 1 != 0 { order.len() } else { at };
+        let of = bits(self.kept) & !now;
+        for &k in order.get(..below).unwrap_or(&[]) {
+            if end + len <= cap {
                 break;
-            };
-            end -= usize::from(self.need.get(v).copied().unwrap_or(0));
-            self.kept = put(bits(self.kept) & !(1 << v));
+            }
+            let j = line_of(k);
+            if (of >> j) & 1 != 0 {
+                end -= usize::from(self.need.get(j).copied().unwrap_or(0));
+                self.kept = put(bits(self.kept) & !(1 << j));
+            }
         }
         end
     }
@@ -451,11 +462,11 @@ fn start(c: &mut Choice, ring: &SessionRing, cap: usize, used: usize) {
 
 #[cfg(feature = "recall")]
 impl Choice {
-    /// The ranking keys of the lines read, worst first, into `order`, and
-    /// the place of the last line. (Not kept in the choice, which is on
+    /// The ranking keys of the lines read, worst first, into `order`
+    /// (its first `lines`); returns the place of the last line. (Not kept in the choice, which is on
     /// the stack while the store is read: made when the buffer is full and
     /// at the end.)
-    fn rank<'a>(&self, order: &'a mut [u16; MEMORY_LINES_MAX]) -> (&'a [u16], usize) {
+    fn rank(&self, order: &mut [u16; MEMORY_LINES_MAX]) -> usize {
         // (Loops by index: at `opt-level = "z"` iterator adapters are
         // calls.)
         let n = usize::from(self.lines);
@@ -483,7 +494,7 @@ impl Choice {
             }
             i += 1;
         }
-        (order.get(..n).unwrap_or(&[]), at)
+        at
     }
 
     /// The end of [`choose_memory`] (its results), once the store is read:
@@ -492,7 +503,10 @@ impl Choice {
     fn finish(&mut self, used: usize, out: &mut [u8]) -> (usize, usize) {
         let c = self;
         let mut buf = [0u16; MEMORY_LINES_MAX];
-        let (chosen, sum) = greedy(c.rank(&mut buf).0, &c.need, usize::from(c.room));
+        c.rank(&mut buf);
+        let order = buf.get(..usize::from(c.lines)).unwrap_or(&[]);
+        let g = greedy(order, &c.need, usize::from(c.room));
+        let (chosen, sum) = (bits(put(g)), (g >> MEMORY_LINES_MAX) as usize);
         let kept = bits(core::mem::replace(&mut c.kept, put(chosen)));
         if chosen == 0 {
             return (0, used);
