@@ -304,7 +304,13 @@ impl Choice {
             // printing of every line is under).
             let kept = bits(self.kept);
             end = self.pick(i, len, out.len(), end);
-            compact(out, kept, bits(self.kept), &self.need);
+            compact(
+                out,
+                kept,
+                bits(self.kept),
+                &self.need,
+                usize::from(self.end),
+            );
         }
         if end + len <= out.len() {
             end = print_pair(out, end, p);
@@ -349,23 +355,30 @@ impl Choice {
     }
 }
 
-/// Moves the lines of `was` (printed at `out[header..]` in store order,
-/// line `j` `need[j]` bytes) that are in `keep` down over those that are
-/// not, each run of them once; returns where they end.
+/// Moves the lines of `was` (printed at `out[header..end]` in store
+/// order, line `j` `need[j]` bytes) that are in `keep` down over those
+/// that are not, each run of them once; returns where they end.
 #[cfg(feature = "recall")]
 #[inline(never)]
-fn compact(out: &mut [u8], was: u64, keep: u64, need: &[u8; MEMORY_LINES_MAX]) -> usize {
+fn compact(
+    out: &mut [u8],
+    was: u64,
+    keep: u64,
+    need: &[u8; MEMORY_LINES_MAX],
+    end: usize,
+) -> usize {
     // The kept run at `from..from + len` goes to `to` when a line that is
-    // not kept ends it (a run that is in place is not moved).
+    // not kept ends it (a run that is in place is not moved); the lines
+    // after the last of those are the last run, up to `end`.
     let (mut to, mut from, mut len) = (MEMORY_HEADER.len(), MEMORY_HEADER.len(), 0);
-    let (mut was, mut keep) = (was, keep);
+    let (mut was, mut gone) = (was, was & !keep);
     for &n in need {
-        if was == 0 {
+        if gone == 0 {
             break;
         }
         let n = usize::from(n);
         if was & 1 != 0 {
-            if keep & 1 != 0 {
+            if gone & 1 == 0 {
                 len += n;
             } else {
                 move_down(out, to, from, from + len);
@@ -374,10 +387,10 @@ fn compact(out: &mut [u8], was: u64, keep: u64, need: &[u8; MEMORY_LINES_MAX]) -
                 len = 0;
             }
         }
-        (was, keep) = (was >> 1, keep >> 1);
+        (was, gone) = (was >> 1, gone >> 1);
     }
-    move_down(out, to, from, from + len);
-    to + len
+    move_down(out, to, from, end);
+    to + end.saturating_sub(from)
 }
 
 /// Pinned lines first, then by relevance to the newest turns (ties: the
@@ -519,7 +532,7 @@ impl Choice {
             return (0, used);
         }
         // Drop the kept lines not chosen.
-        let to = compact(out, kept, chosen, &c.need);
+        let to = compact(out, kept, chosen, &c.need, usize::from(c.end));
         crate::text::copy_prefix(out, MEMORY_HEADER);
         (to, used)
     }
@@ -912,7 +925,8 @@ mod tests {
         for (j, n) in need.iter_mut().enumerate() {
             *n = [1, 7, 3, 163, 20][j % 5] + j as u8 % 3;
         }
-        let patterns: [(u64, u64); 6] = [
+        let patterns: [(u64, u64); 7] = [
+            (0b1011_0110, 0b1011_0110),
             (0b1111_1111, 0b1111_1110),
             (0b1111_1111, 0b0111_1111),
             (0b1011_0111, 0b1001_0101),
@@ -933,7 +947,7 @@ mod tests {
                     }
                 }
             }
-            let to = compact(&mut out, was, keep, &need);
+            let to = compact(&mut out, was, keep, &need, at);
             assert_eq!(to, MEMORY_HEADER.len() + lines.len(), "{was:x} {keep:x}");
             assert_eq!(out[MEMORY_HEADER.len()..to], lines[..], "{was:x} {keep:x}");
         }
