@@ -321,15 +321,15 @@ impl Choice {
     }
 
     /// The kept lines that give way to line `i` of `len` bytes in a buffer
-    /// of `cap`: the kept line worth least, while it is worth less than
-    /// this one (worth: chosen now, then rank), until the line fits. Takes
-    /// them out of the kept ones; returns where the kept lines will end.
-    /// Out of line: its ranking buffer is not on [`Choice::take`]'s frame.
+    /// of `cap`, until it fits: those not chosen now (by the lines read so
+    /// far), the lowest-ranked first, and when this one is not chosen now
+    /// only those ranked below it. Takes them out of the kept ones; returns
+    /// where the kept lines will end. Out of line: its ranking buffer is
+    /// not on [`Choice::take`]'s frame.
     ///
-    /// Only lines not chosen now give way: when this one is chosen now,
-    /// the kept lines chosen now and it take at most `room` bytes, which
-    /// the buffer holds after the header, so it fits once the others are
-    /// out; when it is not, no line chosen now is worth less.
+    /// (A line chosen now never has to give way: when this one is chosen
+    /// now, it and the kept lines chosen now take at most `room` bytes,
+    /// which the buffer holds after the header.)
     #[inline(never)]
     fn pick(&mut self, i: usize, len: usize, cap: usize, mut end: usize) -> usize {
         let room = usize::from(self.room);
@@ -400,8 +400,8 @@ fn compact(
 ///
 /// The store is read once: each line is printed into `out` (the buffer of
 /// the whole context) as it is read, and when the buffer is full, lines
-/// give way to better ones: first those the lines read so far would not
-/// choose, then the lowest-ranked. The lines chosen among those read so
+/// give way to better ones: those the lines read so far would not choose,
+/// the lowest-ranked first. The lines chosen among those read so
 /// far are never dropped, so all chosen lines are among the kept ones
 /// unless one came back when a better line pushed out one ranked above it
 /// (then the store is read a second time).
