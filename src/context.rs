@@ -82,18 +82,26 @@ impl Out<'_> {
     }
 }
 
-/// Prints a memory line, `- key: value\n`, into `buf` at `at` (when it
-/// fits); returns where it ends. Four words of arguments: all in registers
-/// (the callers keep no `Out` on their frames).
+/// Prints a memory line, `- key: value\n`, into `buf` at `at` when it
+/// fits (the callers make room for it first); returns where it ends. Four
+/// words of arguments: all in registers (the callers keep no `Out` on
+/// their frames).
 #[inline(never)]
 fn print_pair(buf: &mut [u8], at: usize, p: &memory::Pair) -> usize {
-    let mut o = Out { buf, len: at };
-    // One call site (five calls through a register would be an indirect
-    // call to the stack bound, scripts/stack_bounds.py).
-    for part in &[b"- ", p.key(), b": ", p.value(), b"\n"] {
-        o.push(part);
+    let (key, value) = (p.key(), p.value());
+    let end = at + memory_line_len(key, value);
+    // The line's parts: the separators stored, the key and the value
+    // copied (two calls, not five).
+    if let Some(([dash, s0, k @ ..], [colon, s1, v @ .., nl])) = buf
+        .get_mut(at..end)
+        .and_then(|line| line.split_at_mut_checked(2 + key.len()))
+    {
+        (*dash, *s0, *colon, *s1, *nl) = (b'-', b' ', b':', b' ', b'\n');
+        crate::text::copy_prefix(k, key);
+        crate::text::copy_prefix(v, value);
+        return end;
     }
-    o.len
+    at
 }
 
 fn turn_len(m: &Message) -> usize {
@@ -160,9 +168,11 @@ fn line_of(k: u16) -> usize {
 }
 
 /// The lines chosen from `order` (ranking keys, worst first: taken from
-/// its end), each that fits in `room` bytes, and their bytes.
+/// its end), each that fits in `room` bytes, and their bytes: a bitmap of
+/// 40 lines with the bytes above it (one register pair, not a return slot
+/// on the caller's frame).
 #[cfg(feature = "recall")]
-fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, usize) {
+fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> u64 {
     let (mut chosen, mut sum) = (0u64, 0usize);
     for &k in order.iter().rev() {
         let j = line_of(k);
@@ -172,27 +182,32 @@ fn greedy(order: &[u16], need: &[u8; MEMORY_LINES_MAX], room: usize) -> (u64, us
             chosen |= 1 << j;
         }
     }
-    (chosen, sum)
+    chosen | (sum as u64) << MEMORY_LINES_MAX
 }
+
+// The bitmaps of lines are 5 bytes ([`bits`]), and [`greedy`] packs the
+// bytes above 40 lines.
+#[cfg(feature = "recall")]
+const _: () = assert!(MEMORY_LINES_MAX == 40);
 
 /// Moves `buf[from..end]` down to `to` (`to` <= `from`): in pieces of at
 /// most `from - to` bytes, each a copy between disjoint parts (`memcpy`;
 /// `copy_within` would link a `memmove` of 1.5 KB).
 #[cfg(feature = "recall")]
 fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
-    let Some(gap) = from.checked_sub(to).filter(|&g| g > 0) else {
+    let (Some(gap), Some(mut run)) = (
+        from.checked_sub(to).filter(|&g| g > 0),
+        buf.get_mut(to..end),
+    ) else {
         return;
     };
-    let mut at = to;
-    while at + gap < end {
-        let n = gap.min(end - (at + gap));
-        let Some((dst, src)) = buf.split_at_mut_checked(at + gap) else {
-            return;
-        };
-        if let (Some(d), Some(s)) = (dst.get_mut(at..), src.get(..n)) {
-            crate::text::copy_prefix(d, s);
+    // `run` from the next piece's destination: `gap` bytes, then the rest.
+    while let Some((dst, rest)) = run.split_at_mut_checked(gap) {
+        if rest.is_empty() {
+            break;
         }
-        at += n;
+        crate::text::copy_prefix(dst, rest);
+        run = rest;
     }
 }
 
@@ -289,7 +304,13 @@ impl Choice {
             // printing of every line is under).
             let kept = bits(self.kept);
             end = self.pick(i, len, out.len(), end);
-            compact(out, kept, bits(self.kept), &self.need);
+            compact(
+                out,
+                kept,
+                bits(self.kept),
+                &self.need,
+                usize::from(self.end),
+            );
         }
         if end + len <= out.len() {
             end = print_pair(out, end, p);
@@ -300,55 +321,76 @@ impl Choice {
     }
 
     /// The kept lines that give way to line `i` of `len` bytes in a buffer
-    /// of `cap`: the kept line worth least, while it is worth less than
-    /// this one (worth: chosen now, then rank), until the line fits. Takes
-    /// them out of the kept ones; returns where the kept lines will end.
-    /// Out of line: its ranking buffer is not on [`Choice::take`]'s frame.
+    /// of `cap`, until it fits: those not chosen now (by the lines read so
+    /// far), the lowest-ranked first, and when this one is not chosen now
+    /// only those ranked below it. Takes them out of the kept ones; returns
+    /// where the kept lines will end. Out of line: its ranking buffer is
+    /// not on [`Choice::take`]'s frame.
+    ///
+    /// (A line chosen now never has to give way: when this one is chosen
+    /// now, it and the kept lines chosen now take at most `room` bytes,
+    /// which the buffer holds after the header.)
     #[inline(never)]
     fn pick(&mut self, i: usize, len: usize, cap: usize, mut end: usize) -> usize {
         let room = usize::from(self.room);
         let mut buf = [0u16; MEMORY_LINES_MAX];
-        let (order, at) = self.rank(&mut buf);
-        let (now, _) = greedy(order, &self.need, room);
-        let worth = |pos: usize, j: usize| ((now >> j) & 1) as usize * 64 + pos;
-        let mine = worth(at, i);
-        while end + len > cap {
-            let (mut least, mut victim) = (mine, None);
-            for pos in 0..order.len() {
-                let j = line_of(order.get(pos).copied().unwrap_or(0));
-                if bits(self.kept) & (1 << j) != 0 && worth(pos, j) < least {
-                    (least, victim) = (worth(pos, j), Some(j));
-                }
-            }
-            let Some(v) = victim else {
+        let at = self.rank(&mut buf);
+        let order = buf.get(..usize::from(self.lines)).unwrap_or(&[]);
+        let now = greedy(order, &self.need, room);
+        // Worst first: any of them when this line is chosen now, else
+        // those ranked below it.
+        let below = if (now >> i) & 1 != 0 { order.len() } else { at };
+        let of = bits(self.kept) & !now;
+        for &k in order.get(..below).unwrap_or(&[]) {
+            if end + len <= cap {
                 break;
-            };
-            end -= usize::from(self.need.get(v).copied().unwrap_or(0));
-            self.kept = put(bits(self.kept) & !(1 << v));
+            }
+            let j = line_of(k);
+            if (of >> j) & 1 != 0 {
+                end -= usize::from(self.need.get(j).copied().unwrap_or(0));
+                self.kept = put(bits(self.kept) & !(1 << j));
+            }
         }
         end
     }
 }
 
-/// Moves the lines of `was` (printed at `out[header..]` in store order,
-/// line `j` `need[j]` bytes) that are in `keep` down over those that are
-/// not, each once; returns where they end.
+/// Moves the lines of `was` (printed at `out[header..end]` in store
+/// order, line `j` `need[j]` bytes) that are in `keep` down over those
+/// that are not, each run of them once; returns where they end.
 #[cfg(feature = "recall")]
 #[inline(never)]
-fn compact(out: &mut [u8], was: u64, keep: u64, need: &[u8; MEMORY_LINES_MAX]) -> usize {
-    let (mut from, mut to) = (MEMORY_HEADER.len(), MEMORY_HEADER.len());
-    for (j, &n) in need.iter().enumerate() {
-        if was & (1 << j) == 0 {
-            continue;
+fn compact(
+    out: &mut [u8],
+    was: u64,
+    keep: u64,
+    need: &[u8; MEMORY_LINES_MAX],
+    end: usize,
+) -> usize {
+    // The kept run at `from..from + len` goes to `to` when a line that is
+    // not kept ends it (a run that is in place is not moved); the lines
+    // after the last of those are the last run, up to `end`.
+    let (mut to, mut from, mut len) = (MEMORY_HEADER.len(), MEMORY_HEADER.len(), 0);
+    let (mut was, mut gone) = (was, was & !keep);
+    for &n in need {
+        if gone == 0 {
+            break;
         }
         let n = usize::from(n);
-        if keep & (1 << j) != 0 {
-            move_down(out, to, from, from + n);
-            to += n;
+        if was & 1 != 0 {
+            if gone & 1 == 0 {
+                len += n;
+            } else {
+                move_down(out, to, from, from + len);
+                to += len;
+                from += len + n;
+                len = 0;
+            }
         }
-        from += n;
+        (was, gone) = (was >> 1, gone >> 1);
     }
-    to
+    move_down(out, to, from, end);
+    to + end.saturating_sub(from)
 }
 
 /// Pinned lines first, then by relevance to the newest turns (ties: the
@@ -358,8 +400,8 @@ fn compact(out: &mut [u8], was: u64, keep: u64, need: &[u8; MEMORY_LINES_MAX]) -
 ///
 /// The store is read once: each line is printed into `out` (the buffer of
 /// the whole context) as it is read, and when the buffer is full, lines
-/// give way to better ones: first those the lines read so far would not
-/// choose, then the lowest-ranked. The lines chosen among those read so
+/// give way to better ones: those the lines read so far would not choose,
+/// the lowest-ranked first. The lines chosen among those read so
 /// far are never dropped, so all chosen lines are among the kept ones
 /// unless one came back when a better line pushed out one ranked above it
 /// (then the store is read a second time).
@@ -433,11 +475,11 @@ fn start(c: &mut Choice, ring: &SessionRing, cap: usize, used: usize) {
 
 #[cfg(feature = "recall")]
 impl Choice {
-    /// The ranking keys of the lines read, worst first, into `order`, and
-    /// the place of the last line. (Not kept in the choice, which is on
+    /// The ranking keys of the lines read, worst first, into `order`
+    /// (its first `lines`); returns the place of the last line. (Not kept in the choice, which is on
     /// the stack while the store is read: made when the buffer is full and
     /// at the end.)
-    fn rank<'a>(&self, order: &'a mut [u16; MEMORY_LINES_MAX]) -> (&'a [u16], usize) {
+    fn rank(&self, order: &mut [u16; MEMORY_LINES_MAX]) -> usize {
         // (Loops by index: at `opt-level = "z"` iterator adapters are
         // calls.)
         let n = usize::from(self.lines);
@@ -465,7 +507,7 @@ impl Choice {
             }
             i += 1;
         }
-        (order.get(..n).unwrap_or(&[]), at)
+        at
     }
 
     /// The end of [`choose_memory`] (its results), once the store is read:
@@ -474,7 +516,10 @@ impl Choice {
     fn finish(&mut self, used: usize, out: &mut [u8]) -> (usize, usize) {
         let c = self;
         let mut buf = [0u16; MEMORY_LINES_MAX];
-        let (chosen, sum) = greedy(c.rank(&mut buf).0, &c.need, usize::from(c.room));
+        c.rank(&mut buf);
+        let order = buf.get(..usize::from(c.lines)).unwrap_or(&[]);
+        let g = greedy(order, &c.need, usize::from(c.room));
+        let (chosen, sum) = (bits(put(g)), (g >> MEMORY_LINES_MAX) as usize);
         let kept = bits(core::mem::replace(&mut c.kept, put(chosen)));
         if chosen == 0 {
             return (0, used);
@@ -487,7 +532,7 @@ impl Choice {
             return (0, used);
         }
         // Drop the kept lines not chosen.
-        let to = compact(out, kept, chosen, &c.need);
+        let to = compact(out, kept, chosen, &c.need, usize::from(c.end));
         crate::text::copy_prefix(out, MEMORY_HEADER);
         (to, used)
     }
@@ -867,6 +912,44 @@ mod tests {
             assert_eq!(n, m, "{size}");
             let end = (n + 1).min(size);
             assert_eq!(a[..end], b[..end], "{size}");
+        }
+    }
+
+    /// `compact` against the lines copied one by one: holes at the start,
+    /// in the middle and at the end, runs of lines longer and shorter than
+    /// the holes before them.
+    #[cfg(feature = "recall")]
+    #[test]
+    fn compact_moves_each_kept_run_over_the_holes() {
+        let mut need = [0u8; MEMORY_LINES_MAX];
+        for (j, n) in need.iter_mut().enumerate() {
+            *n = [1, 7, 3, 163, 20][j % 5] + j as u8 % 3;
+        }
+        let patterns: [(u64, u64); 7] = [
+            (0b1011_0110, 0b1011_0110),
+            (0b1111_1111, 0b1111_1110),
+            (0b1111_1111, 0b0111_1111),
+            (0b1011_0111, 0b1001_0101),
+            (0xFF_FFFF_FFFF, 0xF0_F0F0_0FF0),
+            (0xFF_FFFF_FFFF, 0x55_5555_5555),
+            (0b1111_0000, 0),
+        ];
+        for (was, keep) in patterns {
+            let mut out = vec![0u8; 8000];
+            let (mut lines, mut at) = (Vec::new(), MEMORY_HEADER.len());
+            for (j, &n) in need.iter().enumerate() {
+                if was & 1 << j != 0 {
+                    let line: Vec<u8> = (0..n).map(|b| (j * 7 + usize::from(b)) as u8).collect();
+                    out[at..at + line.len()].copy_from_slice(&line);
+                    at += line.len();
+                    if keep & 1 << j != 0 {
+                        lines.extend(line);
+                    }
+                }
+            }
+            let to = compact(&mut out, was, keep, &need, at);
+            assert_eq!(to, MEMORY_HEADER.len() + lines.len(), "{was:x} {keep:x}");
+            assert_eq!(out[MEMORY_HEADER.len()..to], lines[..], "{was:x} {keep:x}");
         }
     }
 
