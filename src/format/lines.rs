@@ -185,17 +185,6 @@ impl<'a> ByteReader<'a> {
         }
         Ok(())
     }
-
-    /// The run of "plain" string bytes (not `"`, `\`, nor a control
-    /// character) at the start of the buffer, refilling it first: its
-    /// length, and whether it is all ASCII (see [`plain_len`]).
-    #[inline(always)]
-    fn plain_run<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(usize, bool), Errno> {
-        if self.peek(port)?.is_none() {
-            return Ok((0, true));
-        }
-        Ok(plain_len(self.chunk()))
-    }
 }
 
 /// Copies `src` (at most a chunk) to the start of `dst` (as much as fits)
@@ -840,6 +829,18 @@ impl Packs for Option<u8> {
     }
 }
 
+impl Packs for (Option<u8>, bool) {
+    #[inline(always)]
+    fn pack(self) -> (u32, u32) {
+        let (tag, low) = self.0.pack();
+        (tag, low | u32::from(self.1) << 8)
+    }
+    #[inline(always)]
+    fn unpack(tag: u32, low: u32) -> Self {
+        (Option::unpack(tag, low), low & 0x100 != 0)
+    }
+}
+
 impl Packs for Scalar {
     #[inline(always)]
     fn pack(self) -> (u32, u32) {
@@ -883,34 +884,48 @@ impl Word {
     }
 }
 
+/// What [`sep`] never matches (not a byte): it then only skips whitespace.
+const NO_SEP: u32 = 0x100;
+
 #[inline(always)]
 fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
-    skip_ws_word(port, r).get()
+    Ok(sep(port, r, NO_SEP)?.0)
 }
 
+/// Skips whitespace; when the byte there is `want`, consumes it and the
+/// whitespace after it. The byte then peeked (`None`: the end of the file)
+/// and whether `want` was consumed: a separator and what follows it in one
+/// call (a field is `"name"`, `:`, its value, then `,` or `}`).
+#[inline(always)]
+fn sep<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    want: u32,
+) -> Result<(Option<u8>, bool), Bad> {
+    sep_word(port, r, want).get()
+}
+
+// Out of line: the one frame between a parse and the port.
 #[inline(never)]
-fn skip_ws_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
-    Word::of(skip_ws_in(port, r))
+fn sep_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Word {
+    Word::of(sep_in(port, r, want))
 }
 
 #[inline(always)]
-fn skip_ws_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
+fn sep_in<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    mut want: u32,
+) -> Result<(Option<u8>, bool), Bad> {
+    // `want` once consumed: matches no byte either (one register).
+    const MATCHED: u32 = 0x200;
     loop {
         match r.peek(port)? {
-            Some(b' ' | b'\t' | b'\r') => r.bump(),
-            other => return Ok(other),
+            Some(b' ' | b'\t' | b'\r') => {}
+            Some(b) if u32::from(b) == want => want = MATCHED,
+            other => return Ok((other, want == MATCHED)),
         }
-    }
-}
-
-// Inlined: `skip_ws` is then the one frame between a parse and the port.
-#[inline(always)]
-fn expect<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u8) -> Result<(), Bad> {
-    if skip_ws(port, r)? == Some(want) {
         r.bump();
-        Ok(())
-    } else {
-        Err(Bad::Syntax)
     }
 }
 
@@ -921,14 +936,21 @@ fn parse_object<P: Port + ?Sized>(
     scalars: &mut [ScalarField],
     mut set: Option<&mut ScalarSet<'_>>,
 ) -> Result<(), Bad> {
-    expect(port, r, b'{')?;
-    if skip_ws(port, r)? == Some(b'}') {
+    // The byte after each separator comes with it: no call of its own.
+    let (mut next, open) = sep(port, r, u32::from(b'{'))?;
+    if !open {
+        return Err(Bad::Syntax);
+    }
+    if next == Some(b'}') {
         r.bump();
         return Ok(());
     }
     loop {
+        if next != Some(b'"') {
+            return Err(Bad::Syntax);
+        }
+        r.bump();
         let mut name = [0u8; NAME_MAX];
-        expect(port, r, b'"')?;
         // The field's name, then (when it is one of `strs`) its value: one
         // call of `decode_string`, inlined (one frame less on the deepest
         // path of every parse).
@@ -953,9 +975,12 @@ fn parse_object<P: Port + ?Sized>(
                 Err(StrErr::TooLong) => None,
                 Err(e) => return Err(e.into_bad()),
             };
-            expect(port, r, b':')?;
+            let (value, colon) = sep(port, r, u32::from(b':'))?;
+            if !colon {
+                return Err(Bad::Syntax);
+            }
             let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
-            match skip_ws(port, r)? {
+            match value {
                 Some(b'"') => {
                     r.bump();
                     match strs
@@ -982,13 +1007,14 @@ fn parse_object<P: Port + ?Sized>(
             }
             break;
         }
-        match skip_ws(port, r)? {
-            Some(b',') => r.bump(),
-            Some(b'}') => {
-                r.bump();
-                return Ok(());
+        let comma;
+        (next, comma) = sep(port, r, u32::from(b','))?;
+        if !comma {
+            if next != Some(b'}') {
+                return Err(Bad::Syntax);
             }
-            _ => return Err(Bad::Syntax),
+            r.bump();
+            return Ok(());
         }
     }
 }
@@ -1035,29 +1061,33 @@ fn decode_string<P: Port + ?Sized>(
     let mut too_long = false;
     let mut utf8_check = crate::text::Utf8::new();
     loop {
-        // The fast path: a run of plain bytes, copied whole; then the byte
-        // that ended it (or the first of the next chunk).
-        let (run, ascii) = r.plain_run(port)?;
-        if run > 0 {
-            let bytes = r.chunk().get(..run).unwrap_or(&[]);
-            if !(ascii && utf8_check.complete()) {
-                utf8_check = utf8_run(utf8_check, bytes).valid().ok_or(StrErr::Syntax)?;
-            }
-            if !too_long && len + run <= max {
-                if let Some(dst) = out.get_mut(len..len + run) {
-                    copy_run(dst, bytes);
-                }
-                len += run;
-            } else {
-                too_long = true;
-            }
-            r.consume(run);
+        // A run of plain bytes, copied whole, then the byte that ended it:
+        // a quote, an escape or a control character; none when the run
+        // ends the chunk (it goes on in the next one).
+        if r.peek(port)?.is_none() {
+            return Err(StrErr::Syntax);
         }
-        let b = r.next(port)?.ok_or(StrErr::Syntax)?;
+        let chunk = r.chunk();
+        let (run, ascii) = plain_len(chunk);
+        let bytes = chunk.get(..run).unwrap_or(&[]);
+        if !(ascii && utf8_check.complete()) {
+            utf8_check = utf8_run(utf8_check, bytes).valid().ok_or(StrErr::Syntax)?;
+        }
+        if !too_long && len + run <= max {
+            if let Some(dst) = out.get_mut(len..len + run) {
+                copy_run(dst, bytes);
+            }
+            len += run;
+        } else {
+            too_long = true;
+        }
+        let stop = chunk.get(run).copied();
+        r.consume(run + 1);
         let mut utf8 = [0u8; 4];
-        let piece: &[u8] = match b {
-            b'"' => break,
-            b'\\' => {
+        let piece: &[u8] = match stop {
+            None => continue,
+            Some(b'"') => break,
+            Some(b'\\') => {
                 let e = r.next(port)?.ok_or(StrErr::Syntax)?;
                 let c = match e {
                     b'"' => '"',
@@ -1076,14 +1106,11 @@ fn decode_string<P: Port + ?Sized>(
                 }
                 c.encode_utf8(&mut utf8).as_bytes()
             }
-            0x00..=0x1F => return Err(StrErr::Syntax),
-            _ => {
-                utf8[0] = b;
-                &utf8[..1]
-            }
+            Some(_) => return Err(StrErr::Syntax),
         };
-        for &b in piece {
-            utf8_check = utf8_check.fed(b).valid().ok_or(StrErr::Syntax)?;
+        // An escape is a whole character: none may be open before it.
+        if !utf8_check.complete() {
+            return Err(StrErr::Syntax);
         }
         if too_long || len + piece.len() > max {
             too_long = true;
@@ -1191,18 +1218,22 @@ fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Re
 
 fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
     loop {
-        let (run, _) = r.plain_run(port)?;
-        r.consume(run);
-        match r.next(port)? {
-            None => return Err(Bad::Syntax),
+        // As in `decode_string`, unchecked.
+        if r.peek(port)?.is_none() {
+            return Err(Bad::Syntax);
+        }
+        let chunk = r.chunk();
+        let (run, _) = plain_len(chunk);
+        let stop = chunk.get(run).copied();
+        r.consume(run + 1);
+        match stop {
+            None => {}
             Some(b'"') => return Ok(()),
+            // Any byte may follow the backslash.
             Some(b'\\') => {
-                if r.next(port)?.is_none() {
-                    return Err(Bad::Syntax);
-                }
+                r.next(port)?.ok_or(Bad::Syntax)?;
             }
-            Some(0x00..=0x1F) => return Err(Bad::Syntax),
-            Some(_) => {}
+            Some(_) => return Err(Bad::Syntax),
         }
     }
 }
@@ -1647,6 +1678,28 @@ mod tests {
                     .is_some_and(|u| u.complete());
                 assert_eq!(got, want, "{t:x?} cut at {cut}");
             }
+        }
+    }
+
+    /// Strings decode the same wherever the 64-byte chunks cut them:
+    /// through a character, before an escape, at the closing quote; a
+    /// character left open before an escape, or at the end, is refused.
+    #[test]
+    fn strings_decode_across_chunk_cuts() {
+        for pad in 0..(READ_CHUNK + 8) {
+            let x = "x".repeat(pad % 13);
+            let mut text = format!("{{\"zz\":\"{}\",", "p".repeat(pad)).into_bytes();
+            text.extend_from_slice(format!("\"a\":\"{x}ก\\n\\\"ไ\",\"b\":\"\"}}\n").as_bytes());
+            for bad in [&b"\xe0\xb8\\n"[..], b"\xe0\\n\xb8\x81"] {
+                text.extend_from_slice(format!("{{\"a\":\"{x}").as_bytes());
+                text.extend_from_slice(bad);
+                text.extend_from_slice(b"\",\"b\":\"\"}\n");
+            }
+            let lines = parse_all(&text);
+            assert_eq!(lines.len(), 3, "pad {pad}");
+            assert_eq!(lines[0].0, Line::Record, "pad {pad}");
+            assert_eq!(lines[0].1, format!("{x}ก\n\"ไ"), "pad {pad}");
+            assert_eq!((lines[1].0, lines[2].0), (Line::Skipped, Line::Skipped));
         }
     }
 
