@@ -829,18 +829,6 @@ impl Packs for Option<u8> {
     }
 }
 
-impl Packs for (Option<u8>, bool) {
-    #[inline(always)]
-    fn pack(self) -> (u32, u32) {
-        let (tag, low) = self.0.pack();
-        (tag, low | u32::from(self.1) << 8)
-    }
-    #[inline(always)]
-    fn unpack(tag: u32, low: u32) -> Self {
-        (Option::unpack(tag, low), low & 0x100 != 0)
-    }
-}
-
 impl Packs for Scalar {
     #[inline(always)]
     fn pack(self) -> (u32, u32) {
@@ -902,28 +890,37 @@ fn sep<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     want: u32,
 ) -> Result<(Option<u8>, bool), Bad> {
-    sep_word(port, r, want).get()
+    let w = sep_word(port, r, want).0;
+    let low = w as u32;
+    if w >> 32 == 0 {
+        return Err(Bad(low as i32));
+    }
+    Ok(((low & SOME != 0).then_some(low as u8), low & MATCHED != 0))
 }
 
-// Out of line: the one frame between a parse and the port.
+/// In [`sep_word`]'s low word: a byte was peeked (it is the low byte).
+const SOME: u32 = 0x100;
+/// In [`sep_word`]'s low word: `want` was consumed (also what `want`
+/// becomes then: it matches no byte).
+const MATCHED: u32 = 0x200;
+
+/// [`sep`] out of line (the one frame between a parse and the port), its
+/// result packed by hand: the high word 0 and the low one the [`Bad`], or
+/// the high word 1 and the low one the byte, [`SOME`] and [`MATCHED`].
 #[inline(never)]
-fn sep_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Word {
-    Word::of(sep_in(port, r, want))
-}
-
-#[inline(always)]
-fn sep_in<P: Port + ?Sized>(
-    port: &mut P,
-    r: &mut ByteReader<'_>,
-    mut want: u32,
-) -> Result<(Option<u8>, bool), Bad> {
-    // `want` once consumed: matches no byte either (one register).
-    const MATCHED: u32 = 0x200;
+fn sep_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, mut want: u32) -> Word {
     loop {
-        match r.peek(port)? {
+        let b = match r.peek(port) {
+            Ok(b) => b,
+            Err(e) => return Word(u64::from(e.0 as u32)),
+        };
+        match b {
             Some(b' ' | b'\t' | b'\r') => {}
             Some(b) if u32::from(b) == want => want = MATCHED,
-            other => return Ok((other, want == MATCHED)),
+            _ => {
+                let low = b.map_or(0, |b| u32::from(b) | SOME) | (want & MATCHED);
+                return Word(1 << 32 | u64::from(low));
+            }
         }
         r.bump();
     }
