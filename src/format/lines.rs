@@ -202,6 +202,15 @@ fn copy_chunk(dst: &mut [u8], src: &[u8]) {
         }
         i += W;
     }
+    // The last bytes: the word that ends with them (again over bytes
+    // already copied), when there is one.
+    let end = n.wrapping_sub(W)..n;
+    if let (Some(d), Some(s)) = (dst.get_mut(end.clone()), src.get(end)) {
+        if let (Ok(d), Ok(s)) = (<&mut [u8; W]>::try_from(d), <&[u8; W]>::try_from(s)) {
+            *d = *s;
+        }
+        return;
+    }
     while i < n {
         if let (Some(d), Some(&s)) = (dst.get_mut(i), src.get(i)) {
             *d = s;
