@@ -170,6 +170,23 @@ impl<'a> ByteReader<'a> {
             .unwrap_or(&[])
     }
 
+    /// The bytes buffered and not consumed yet, reading the next chunk
+    /// first when there are none (none: the end of the file).
+    #[inline(always)]
+    fn fill<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<&[u8], Errno> {
+        if self.pos >= self.len {
+            self.refill(port)?;
+        }
+        Ok(self.chunk())
+    }
+
+    /// Consumes the first `n` bytes of [`ByteReader::chunk`], `n` at most
+    /// its length (inlined: one addition).
+    #[inline(always)]
+    fn pass(&mut self, n: usize) {
+        self.pos = self.pos.wrapping_add(n as u8);
+    }
+
     /// Consumes the first `n` bytes of [`ByteReader::chunk`].
     #[inline(never)]
     fn consume(&mut self, n: usize) {
@@ -886,7 +903,7 @@ const NO_SEP: u32 = 0x100;
 
 #[inline(always)]
 fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
-    Ok(sep(port, r, NO_SEP)?.0)
+    Ok(sep(port, r, NO_SEP)?.byte())
 }
 
 /// Skips whitespace; when the byte there is `want`, consumes it and the
@@ -894,17 +911,33 @@ fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Opt
 /// and whether `want` was consumed: a separator and what follows it in one
 /// call (a field is `"name"`, `:`, its value, then `,` or `}`).
 #[inline(always)]
-fn sep<P: Port + ?Sized>(
-    port: &mut P,
-    r: &mut ByteReader<'_>,
-    want: u32,
-) -> Result<(Option<u8>, bool), Bad> {
+fn sep<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Result<Peeked, Bad> {
     let w = sep_word(port, r, want).0;
     let low = w as u32;
     if w >> 32 == 0 {
         return Err(Bad(low as i32));
     }
-    Ok(((low & SOME != 0).then_some(low as u8), low & MATCHED != 0))
+    Ok(Peeked(low))
+}
+
+/// What [`sep`] found: the byte peeked, [`SOME`] (a byte was: not the end
+/// of the file), [`MATCHED`] (the separator was consumed). Tested as it
+/// is: no `Option` to rebuild.
+#[derive(Clone, Copy)]
+struct Peeked(u32);
+
+impl Peeked {
+    /// The byte peeked, `None` at the end of the file.
+    #[inline(always)]
+    fn byte(self) -> Option<u8> {
+        (self.0 & SOME != 0).then_some(self.0 as u8)
+    }
+
+    /// Whether the separator was consumed.
+    #[inline(always)]
+    fn matched(self) -> bool {
+        self.0 & MATCHED != 0
+    }
 }
 
 /// In [`sep_word`]'s low word: a byte was peeked (it is the low byte).
@@ -943,10 +976,11 @@ fn parse_object<P: Port + ?Sized>(
     mut set: Option<&mut ScalarSet<'_>>,
 ) -> Result<(), Bad> {
     // The byte after each separator comes with it: no call of its own.
-    let (mut next, open) = sep(port, r, u32::from(b'{'))?;
-    if !open {
+    let first = sep(port, r, u32::from(b'{'))?;
+    if !first.matched() {
         return Err(Bad::Syntax);
     }
+    let mut next = first.byte();
     if next == Some(b'}') {
         r.bump();
         return Ok(());
@@ -981,12 +1015,12 @@ fn parse_object<P: Port + ?Sized>(
                 Err(StrErr::TooLong) => None,
                 Err(e) => return Err(e.into_bad()),
             };
-            let (value, colon) = sep(port, r, u32::from(b':'))?;
-            if !colon {
+            let value = sep(port, r, u32::from(b':'))?;
+            if !value.matched() {
                 return Err(Bad::Syntax);
             }
             let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
-            match value {
+            match value.byte() {
                 Some(b'"') => {
                     r.bump();
                     match strs
@@ -1013,9 +1047,9 @@ fn parse_object<P: Port + ?Sized>(
             }
             break;
         }
-        let comma;
-        (next, comma) = sep(port, r, u32::from(b','))?;
-        if !comma {
+        let after = sep(port, r, u32::from(b','))?;
+        next = after.byte();
+        if !after.matched() {
             if next != Some(b'}') {
                 return Err(Bad::Syntax);
             }
@@ -1070,10 +1104,10 @@ fn decode_string<P: Port + ?Sized>(
         // A run of plain bytes, copied whole, then the byte that ended it:
         // a quote, an escape or a control character; none when the run
         // ends the chunk (it goes on in the next one).
-        if r.peek(port)?.is_none() {
+        let chunk = r.fill(port)?;
+        if chunk.is_empty() {
             return Err(StrErr::Syntax);
         }
-        let chunk = r.chunk();
         let (run, ascii) = plain_len(chunk);
         let bytes = chunk.get(..run).unwrap_or(&[]);
         if !(ascii && utf8_check.complete()) {
@@ -1088,7 +1122,7 @@ fn decode_string<P: Port + ?Sized>(
             too_long = true;
         }
         let stop = chunk.get(run).copied();
-        r.consume(run + 1);
+        r.pass(run + usize::from(stop.is_some()));
         let mut utf8 = [0u8; 4];
         let piece: &[u8] = match stop {
             None => continue,
@@ -1225,13 +1259,13 @@ fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Re
 fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
     loop {
         // As in `decode_string`, unchecked.
-        if r.peek(port)?.is_none() {
+        let chunk = r.fill(port)?;
+        if chunk.is_empty() {
             return Err(Bad::Syntax);
         }
-        let chunk = r.chunk();
         let (run, _) = plain_len(chunk);
         let stop = chunk.get(run).copied();
-        r.consume(run + 1);
+        r.pass(run + usize::from(stop.is_some()));
         match stop {
             None => {}
             Some(b'"') => return Ok(()),
