@@ -181,7 +181,8 @@ impl<'a> ByteReader<'a> {
     }
 
     /// Consumes the first `n` bytes of [`ByteReader::chunk`], `n` at most
-    /// its length (inlined: one addition).
+    /// its length (inlined: one addition; `pass(1)` after a peek that
+    /// found a byte is a [`ByteReader::bump`] without its call).
     #[inline(always)]
     fn pass(&mut self, n: usize) {
         self.pos = self.pos.wrapping_add(n as u8);
@@ -964,7 +965,7 @@ fn sep_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, mut want: u3
                 return Word(1 << 32 | u64::from(low));
             }
         }
-        r.bump();
+        r.pass(1);
     }
 }
 
@@ -982,14 +983,14 @@ fn parse_object<P: Port + ?Sized>(
     }
     let mut next = first.byte();
     if next == Some(b'}') {
-        r.bump();
+        r.pass(1);
         return Ok(());
     }
     loop {
         if next != Some(b'"') {
             return Err(Bad::Syntax);
         }
-        r.bump();
+        r.pass(1);
         let mut name = [0u8; NAME_MAX];
         // The field's name, then (when it is one of `strs`) its value: one
         // call of `decode_string`, inlined (one frame less on the deepest
@@ -1022,7 +1023,7 @@ fn parse_object<P: Port + ?Sized>(
             let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
             match value.byte() {
                 Some(b'"') => {
-                    r.bump();
+                    r.pass(1);
                     match strs
                         .iter()
                         .position(|f| !name.is_empty() && *f.name == name)
@@ -1053,7 +1054,7 @@ fn parse_object<P: Port + ?Sized>(
             if next != Some(b'}') {
                 return Err(Bad::Syntax);
             }
-            r.bump();
+            r.pass(1);
             return Ok(());
         }
     }
