@@ -899,14 +899,6 @@ impl Word {
     }
 }
 
-/// What [`sep`] never matches (not a byte): it then only skips whitespace.
-const NO_SEP: u32 = 0x100;
-
-#[inline(always)]
-fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
-    Ok(sep(port, r, NO_SEP)?.byte())
-}
-
 /// Skips whitespace; when the byte there is `want`, consumes it and the
 /// whitespace after it. The byte then peeked (`None`: the end of the file)
 /// and whether `want` was consumed: a separator and what follows it in one
@@ -1290,17 +1282,17 @@ fn parse_scalar<P: Port + ?Sized>(
     let first = r.peek(port)?.ok_or(Bad::Syntax)?;
     match first {
         b'[' => {
-            r.bump();
             if let Some(a) = array.as_deref_mut() {
                 *a = [0; ARRAY_MAX];
             }
             let mut n = 0usize;
-            if skip_ws(port, r)? == Some(b']') {
-                r.bump();
+            // The bracket (peeked), then as in an object: each separator
+            // with the whitespace around it.
+            if sep(port, r, u32::from(b'['))?.byte() == Some(b']') {
+                r.pass(1);
                 return Ok(Scalar::Array(0));
             }
             loop {
-                skip_ws(port, r)?;
                 let Scalar::Uint(x) = parse_number(port, r)? else {
                     return Err(Bad::Syntax);
                 };
@@ -1311,13 +1303,13 @@ fn parse_scalar<P: Port + ?Sized>(
                     *v = x;
                 }
                 n += 1;
-                match skip_ws(port, r)? {
-                    Some(b',') => r.bump(),
-                    Some(b']') => {
-                        r.bump();
-                        return Ok(Scalar::Array(n as u8));
+                let next = sep(port, r, u32::from(b','))?;
+                if !next.matched() {
+                    if next.byte() != Some(b']') {
+                        return Err(Bad::Syntax);
                     }
-                    _ => return Err(Bad::Syntax),
+                    r.pass(1);
+                    return Ok(Scalar::Array(n as u8));
                 }
             }
         }
@@ -1652,6 +1644,17 @@ mod tests {
         }
     }
 
+    /// `bad` then a valid line: `bad` is skipped, the next line read.
+    fn skipped_then_next(bad: &[u8]) {
+        let mut text = bad.to_vec();
+        text.extend_from_slice(b"\n{\"a\":\"next\",\"b\":\"1\"}\n");
+        let lines = parse_all(&text);
+        let what = String::from_utf8_lossy(bad);
+        assert_eq!(lines.len(), 2, "{what:?}");
+        assert_eq!(lines[0].0, Line::Skipped, "{what:?}");
+        assert_eq!((lines[1].0, lines[1].1.as_str()), (Line::Record, "next"));
+    }
+
     #[test]
     fn a_line_torn_inside_a_string_does_not_swallow_the_next() {
         for torn in [
@@ -1662,12 +1665,7 @@ mod tests {
             b"{\"a\":\"x\",\"zz\":\"skipped",
             b"{\"a\":\"x\",\"zz\":12",
         ] {
-            let mut text = torn.to_vec();
-            text.extend_from_slice(b"\n{\"a\":\"next\",\"b\":\"1\"}\n");
-            let lines = parse_all(&text);
-            assert_eq!(lines.len(), 2, "{:?}", String::from_utf8_lossy(torn));
-            assert_eq!(lines[0].0, Line::Skipped);
-            assert_eq!((lines[1].0, lines[1].1.as_str()), (Line::Record, "next"));
+            skipped_then_next(torn);
         }
     }
 
@@ -1741,6 +1739,55 @@ mod tests {
             assert_eq!(lines[0].0, Line::Record, "pad {pad}");
             assert_eq!(lines[0].1, format!("{x}ก\n\"ไ"), "pad {pad}");
             assert_eq!((lines[1].0, lines[2].0), (Line::Skipped, Line::Skipped));
+        }
+    }
+
+    /// Whitespace may sit around every separator of an object and an
+    /// array; a separator missing, doubled or trailing is not a record.
+    #[test]
+    fn separators_with_and_without_whitespace() {
+        let ok: [(&[u8], Scalar); 6] = [
+            (b"{\"a\":\"x\",\"b\":\"y\",\"end\":[]}", Scalar::Array(0)),
+            (b"{\"a\":\"x\",\"b\":\"y\",\"end\":[ \t]}", Scalar::Array(0)),
+            (b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,2]}", Scalar::Array(2)),
+            (
+                b" \t{ \"a\" :\t\"x\" , \"b\": \"y\",\"end\" : [ 1 ,\r2 ,3\t] } \r",
+                Scalar::Array(3),
+            ),
+            (
+                b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,2,3,4,5,6,7]}",
+                Scalar::Array(7),
+            ),
+            (b"{\"end\":true , \"b\":\"y\",\"a\":\"x\"}", Scalar::True),
+        ];
+        for (text, want) in ok {
+            let mut line = text.to_vec();
+            line.push(b'\n');
+            let got = parse_all(&line);
+            assert_eq!(got.len(), 1, "{:?}", String::from_utf8_lossy(text));
+            assert_eq!(
+                (got[0].0, got[0].3),
+                (Line::Record, want),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        for bad in [
+            &b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,]}"[..],
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[,1]}",
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1 2]}",
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,2,3,4,5,6,7,8]}",
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1",
+            b"{\"a\":\"x\",\"b\":\"y\",}",
+            b"{,\"a\":\"x\",\"b\":\"y\"}",
+            b"{\"a\":\"x\",,\"b\":\"y\"}",
+            b"{\"a\" \"x\",\"b\":\"y\"}",
+            b"{\"a\"::\"x\",\"b\":\"y\"}",
+            b"{\"a\":\"x\" \"b\":\"y\"}",
+            b"[\"a\",\"x\"]",
+            b"{\"a\":\"x\",\"b\":\"y\"",
+        ] {
+            skipped_then_next(bad);
         }
     }
 
