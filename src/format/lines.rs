@@ -782,29 +782,22 @@ fn fields_in<P: Port + ?Sized>(
         Err(Bad(e)) => return Err(Errno(e)),
     }
     // Only whitespace may follow the object on its line.
-    loop {
+    let line = loop {
         match r.next(port)? {
-            None => {
-                return Ok(if strs.iter().all(|f| f.seen || !f.required) {
-                    Line::RecordAtEof
-                } else {
-                    Line::Skipped
-                });
-            }
-            Some(b'\n') => {
-                return Ok(if strs.iter().all(|f| f.seen || !f.required) {
-                    Line::Record
-                } else {
-                    Line::Skipped
-                });
-            }
+            None => break Line::RecordAtEof,
+            Some(b'\n') => break Line::Record,
             Some(b' ' | b'\t' | b'\r') => {}
             Some(_) => {
                 skip_line(port, r)?;
                 return Ok(Line::Skipped);
             }
         }
-    }
+    };
+    Ok(if strs.iter().all(|f| f.seen || !f.required) {
+        line
+    } else {
+        Line::Skipped
+    })
 }
 
 fn skip_line<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Errno> {
