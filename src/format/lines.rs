@@ -248,6 +248,12 @@ fn copy_run(dst: &mut [u8], src: &[u8]) {
 /// 0x20) at the start of `s`, and whether they are all ASCII: a machine
 /// word a step while none is special.
 fn plain_len(s: &[u8]) -> (usize, bool) {
+    plain_len_in(s)
+}
+
+/// [`plain_len`] inlined: in a string's decode, once a chunk.
+#[inline(always)]
+fn plain_len_in(s: &[u8]) -> (usize, bool) {
     const W: usize = core::mem::size_of::<usize>();
     const LO: usize = usize::MAX / 0xFF;
     const HI: usize = LO << 7;
@@ -1094,7 +1100,7 @@ fn decode_string<P: Port + ?Sized>(
         if chunk.is_empty() {
             return Err(StrErr::Syntax);
         }
-        let (run, ascii) = plain_len(chunk);
+        let (run, ascii) = plain_len_in(chunk);
         let bytes = chunk.get(..run).unwrap_or(&[]);
         if !(ascii && utf8_check.complete()) {
             utf8_check = utf8_run(utf8_check, bytes).valid().ok_or(StrErr::Syntax)?;
