@@ -170,6 +170,24 @@ impl<'a> ByteReader<'a> {
             .unwrap_or(&[])
     }
 
+    /// The bytes buffered and not consumed yet, reading the next chunk
+    /// first when there are none (none: the end of the file).
+    #[inline(always)]
+    fn fill<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<&[u8], Errno> {
+        if self.pos >= self.len {
+            self.refill(port)?;
+        }
+        Ok(self.chunk())
+    }
+
+    /// Consumes the first `n` bytes of [`ByteReader::chunk`], `n` at most
+    /// its length (inlined: one addition; `pass(1)` after a peek that
+    /// found a byte is a [`ByteReader::bump`] without its call).
+    #[inline(always)]
+    fn pass(&mut self, n: usize) {
+        self.pos = self.pos.wrapping_add(n as u8);
+    }
+
     /// Consumes the first `n` bytes of [`ByteReader::chunk`].
     #[inline(never)]
     fn consume(&mut self, n: usize) {
@@ -184,17 +202,6 @@ impl<'a> ByteReader<'a> {
             self.consume(want.min(self.chunk().len()));
         }
         Ok(())
-    }
-
-    /// The run of "plain" string bytes (not `"`, `\`, nor a control
-    /// character) at the start of the buffer, refilling it first: its
-    /// length, and whether it is all ASCII (see [`plain_len`]).
-    #[inline(always)]
-    fn plain_run<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(usize, bool), Errno> {
-        if self.peek(port)?.is_none() {
-            return Ok((0, true));
-        }
-        Ok(plain_len(self.chunk()))
     }
 }
 
@@ -212,6 +219,15 @@ fn copy_chunk(dst: &mut [u8], src: &[u8]) {
             *d = *s;
         }
         i += W;
+    }
+    // The last bytes: the word that ends with them (again over bytes
+    // already copied), when there is one.
+    let end = n.wrapping_sub(W)..n;
+    if let (Some(d), Some(s)) = (dst.get_mut(end.clone()), src.get(end)) {
+        if let (Ok(d), Ok(s)) = (<&mut [u8; W]>::try_from(d), <&[u8; W]>::try_from(s)) {
+            *d = *s;
+        }
+        return;
     }
     while i < n {
         if let (Some(d), Some(&s)) = (dst.get_mut(i), src.get(i)) {
@@ -232,6 +248,12 @@ fn copy_run(dst: &mut [u8], src: &[u8]) {
 /// 0x20) at the start of `s`, and whether they are all ASCII: a machine
 /// word a step while none is special.
 fn plain_len(s: &[u8]) -> (usize, bool) {
+    plain_len_in(s)
+}
+
+/// [`plain_len`] inlined: in a string's decode, once a chunk.
+#[inline(always)]
+fn plain_len_in(s: &[u8]) -> (usize, bool) {
     const W: usize = core::mem::size_of::<usize>();
     const LO: usize = usize::MAX / 0xFF;
     const HI: usize = LO << 7;
@@ -766,29 +788,22 @@ fn fields_in<P: Port + ?Sized>(
         Err(Bad(e)) => return Err(Errno(e)),
     }
     // Only whitespace may follow the object on its line.
-    loop {
+    let line = loop {
         match r.next(port)? {
-            None => {
-                return Ok(if strs.iter().all(|f| f.seen || !f.required) {
-                    Line::RecordAtEof
-                } else {
-                    Line::Skipped
-                });
-            }
-            Some(b'\n') => {
-                return Ok(if strs.iter().all(|f| f.seen || !f.required) {
-                    Line::Record
-                } else {
-                    Line::Skipped
-                });
-            }
+            None => break Line::RecordAtEof,
+            Some(b'\n') => break Line::Record,
             Some(b' ' | b'\t' | b'\r') => {}
             Some(_) => {
                 skip_line(port, r)?;
                 return Ok(Line::Skipped);
             }
         }
-    }
+    };
+    Ok(if strs.iter().all(|f| f.seen || !f.required) {
+        line
+    } else {
+        Line::Skipped
+    })
 }
 
 fn skip_line<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Errno> {
@@ -883,34 +898,65 @@ impl Word {
     }
 }
 
+/// Skips whitespace; when the byte there is `want`, consumes it and the
+/// whitespace after it. The byte then peeked (`None`: the end of the file)
+/// and whether `want` was consumed: a separator and what follows it in one
+/// call (a field is `"name"`, `:`, its value, then `,` or `}`).
 #[inline(always)]
-fn skip_ws<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
-    skip_ws_word(port, r).get()
+fn sep<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Result<Peeked, Bad> {
+    let w = sep_word(port, r, want).0;
+    let low = w as u32;
+    if w >> 32 == 0 {
+        return Err(Bad(low as i32));
+    }
+    Ok(Peeked(low))
 }
 
-#[inline(never)]
-fn skip_ws_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
-    Word::of(skip_ws_in(port, r))
-}
+/// What [`sep`] found: the byte peeked, [`SOME`] (a byte was: not the end
+/// of the file), [`MATCHED`] (the separator was consumed). Tested as it
+/// is: no `Option` to rebuild.
+#[derive(Clone, Copy)]
+struct Peeked(u32);
 
-#[inline(always)]
-fn skip_ws_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Option<u8>, Bad> {
-    loop {
-        match r.peek(port)? {
-            Some(b' ' | b'\t' | b'\r') => r.bump(),
-            other => return Ok(other),
-        }
+impl Peeked {
+    /// The byte peeked, `None` at the end of the file.
+    #[inline(always)]
+    fn byte(self) -> Option<u8> {
+        (self.0 & SOME != 0).then_some(self.0 as u8)
+    }
+
+    /// Whether the separator was consumed.
+    #[inline(always)]
+    fn matched(self) -> bool {
+        self.0 & MATCHED != 0
     }
 }
 
-// Inlined: `skip_ws` is then the one frame between a parse and the port.
-#[inline(always)]
-fn expect<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u8) -> Result<(), Bad> {
-    if skip_ws(port, r)? == Some(want) {
-        r.bump();
-        Ok(())
-    } else {
-        Err(Bad::Syntax)
+/// In [`sep_word`]'s low word: a byte was peeked (it is the low byte).
+const SOME: u32 = 0x100;
+/// In [`sep_word`]'s low word: `want` was consumed (also what `want`
+/// becomes then: it matches no byte).
+const MATCHED: u32 = 0x200;
+
+/// [`sep`] out of line (the one frame between a parse and the port), its
+/// result packed by hand: the high word 0 and the low one the [`Bad`], or
+/// the high word 1 and the low one the byte, [`SOME`] and [`MATCHED`].
+#[inline(never)]
+fn sep_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, mut want: u32) -> Word {
+    loop {
+        let b = match r.peek(port) {
+            Ok(b) => b,
+            Err(e) => return Word(u64::from(e.0 as u32)),
+        };
+        match b {
+            Some(b' ' | b'\t' | b'\r') => {}
+            Some(b) if u32::from(b) == want => want = MATCHED,
+            _ => {
+                let low = b.map_or(0, |b| u32::from(b) | SOME) | (want & MATCHED);
+                return Word(1 << 32 | u64::from(low));
+            }
+        }
+        r.pass(1);
     }
 }
 
@@ -921,14 +967,22 @@ fn parse_object<P: Port + ?Sized>(
     scalars: &mut [ScalarField],
     mut set: Option<&mut ScalarSet<'_>>,
 ) -> Result<(), Bad> {
-    expect(port, r, b'{')?;
-    if skip_ws(port, r)? == Some(b'}') {
-        r.bump();
+    // The byte after each separator comes with it: no call of its own.
+    let first = sep(port, r, u32::from(b'{'))?;
+    if !first.matched() {
+        return Err(Bad::Syntax);
+    }
+    let mut next = first.byte();
+    if next == Some(b'}') {
+        r.pass(1);
         return Ok(());
     }
     loop {
+        if next != Some(b'"') {
+            return Err(Bad::Syntax);
+        }
+        r.pass(1);
         let mut name = [0u8; NAME_MAX];
-        expect(port, r, b'"')?;
         // The field's name, then (when it is one of `strs`) its value: one
         // call of `decode_string`, inlined (one frame less on the deepest
         // path of every parse).
@@ -953,11 +1007,14 @@ fn parse_object<P: Port + ?Sized>(
                 Err(StrErr::TooLong) => None,
                 Err(e) => return Err(e.into_bad()),
             };
-            expect(port, r, b':')?;
+            let value = sep(port, r, u32::from(b':'))?;
+            if !value.matched() {
+                return Err(Bad::Syntax);
+            }
             let name = name_len.and_then(|n| name.get(..n)).unwrap_or(&[]);
-            match skip_ws(port, r)? {
+            match value.byte() {
                 Some(b'"') => {
-                    r.bump();
+                    r.pass(1);
                     match strs
                         .iter()
                         .position(|f| !name.is_empty() && *f.name == name)
@@ -982,13 +1039,14 @@ fn parse_object<P: Port + ?Sized>(
             }
             break;
         }
-        match skip_ws(port, r)? {
-            Some(b',') => r.bump(),
-            Some(b'}') => {
-                r.bump();
-                return Ok(());
+        let after = sep(port, r, u32::from(b','))?;
+        next = after.byte();
+        if !after.matched() {
+            if next != Some(b'}') {
+                return Err(Bad::Syntax);
             }
-            _ => return Err(Bad::Syntax),
+            r.pass(1);
+            return Ok(());
         }
     }
 }
@@ -1035,29 +1093,33 @@ fn decode_string<P: Port + ?Sized>(
     let mut too_long = false;
     let mut utf8_check = crate::text::Utf8::new();
     loop {
-        // The fast path: a run of plain bytes, copied whole; then the byte
-        // that ended it (or the first of the next chunk).
-        let (run, ascii) = r.plain_run(port)?;
-        if run > 0 {
-            let bytes = r.chunk().get(..run).unwrap_or(&[]);
-            if !(ascii && utf8_check.complete()) {
-                utf8_check = utf8_run(utf8_check, bytes).valid().ok_or(StrErr::Syntax)?;
-            }
-            if !too_long && len + run <= max {
-                if let Some(dst) = out.get_mut(len..len + run) {
-                    copy_run(dst, bytes);
-                }
-                len += run;
-            } else {
-                too_long = true;
-            }
-            r.consume(run);
+        // A run of plain bytes, copied whole, then the byte that ended it:
+        // a quote, an escape or a control character; none when the run
+        // ends the chunk (it goes on in the next one).
+        let chunk = r.fill(port)?;
+        if chunk.is_empty() {
+            return Err(StrErr::Syntax);
         }
-        let b = r.next(port)?.ok_or(StrErr::Syntax)?;
+        let (run, ascii) = plain_len_in(chunk);
+        let bytes = chunk.get(..run).unwrap_or(&[]);
+        if !(ascii && utf8_check.complete()) {
+            utf8_check = utf8_run(utf8_check, bytes).valid().ok_or(StrErr::Syntax)?;
+        }
+        if !too_long && len + run <= max {
+            if let Some(dst) = out.get_mut(len..len + run) {
+                copy_run(dst, bytes);
+            }
+            len += run;
+        } else {
+            too_long = true;
+        }
+        let stop = chunk.get(run).copied();
+        r.pass(run + usize::from(stop.is_some()));
         let mut utf8 = [0u8; 4];
-        let piece: &[u8] = match b {
-            b'"' => break,
-            b'\\' => {
+        let piece: &[u8] = match stop {
+            None => continue,
+            Some(b'"') => break,
+            Some(b'\\') => {
                 let e = r.next(port)?.ok_or(StrErr::Syntax)?;
                 let c = match e {
                     b'"' => '"',
@@ -1076,14 +1138,11 @@ fn decode_string<P: Port + ?Sized>(
                 }
                 c.encode_utf8(&mut utf8).as_bytes()
             }
-            0x00..=0x1F => return Err(StrErr::Syntax),
-            _ => {
-                utf8[0] = b;
-                &utf8[..1]
-            }
+            Some(_) => return Err(StrErr::Syntax),
         };
-        for &b in piece {
-            utf8_check = utf8_check.fed(b).valid().ok_or(StrErr::Syntax)?;
+        // An escape is a whole character: none may be open before it.
+        if !utf8_check.complete() {
+            return Err(StrErr::Syntax);
         }
         if too_long || len + piece.len() > max {
             too_long = true;
@@ -1191,18 +1250,22 @@ fn decode_u_escape<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Re
 
 fn skip_string<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<(), Bad> {
     loop {
-        let (run, _) = r.plain_run(port)?;
-        r.consume(run);
-        match r.next(port)? {
-            None => return Err(Bad::Syntax),
+        // As in `decode_string`, unchecked.
+        let chunk = r.fill(port)?;
+        if chunk.is_empty() {
+            return Err(Bad::Syntax);
+        }
+        let (run, _) = plain_len(chunk);
+        let stop = chunk.get(run).copied();
+        r.pass(run + usize::from(stop.is_some()));
+        match stop {
+            None => {}
             Some(b'"') => return Ok(()),
+            // Any byte may follow the backslash.
             Some(b'\\') => {
-                if r.next(port)?.is_none() {
-                    return Err(Bad::Syntax);
-                }
+                r.next(port)?.ok_or(Bad::Syntax)?;
             }
-            Some(0x00..=0x1F) => return Err(Bad::Syntax),
-            Some(_) => {}
+            Some(_) => return Err(Bad::Syntax),
         }
     }
 }
@@ -1218,17 +1281,17 @@ fn parse_scalar<P: Port + ?Sized>(
     let first = r.peek(port)?.ok_or(Bad::Syntax)?;
     match first {
         b'[' => {
-            r.bump();
             if let Some(a) = array.as_deref_mut() {
                 *a = [0; ARRAY_MAX];
             }
             let mut n = 0usize;
-            if skip_ws(port, r)? == Some(b']') {
-                r.bump();
+            // The bracket (peeked), then as in an object: each separator
+            // with the whitespace around it.
+            if sep(port, r, u32::from(b'['))?.byte() == Some(b']') {
+                r.pass(1);
                 return Ok(Scalar::Array(0));
             }
             loop {
-                skip_ws(port, r)?;
                 let Scalar::Uint(x) = parse_number(port, r)? else {
                     return Err(Bad::Syntax);
                 };
@@ -1239,13 +1302,13 @@ fn parse_scalar<P: Port + ?Sized>(
                     *v = x;
                 }
                 n += 1;
-                match skip_ws(port, r)? {
-                    Some(b',') => r.bump(),
-                    Some(b']') => {
-                        r.bump();
-                        return Ok(Scalar::Array(n as u8));
+                let next = sep(port, r, u32::from(b','))?;
+                if !next.matched() {
+                    if next.byte() != Some(b']') {
+                        return Err(Bad::Syntax);
                     }
-                    _ => return Err(Bad::Syntax),
+                    r.pass(1);
+                    return Ok(Scalar::Array(n as u8));
                 }
             }
         }
@@ -1580,6 +1643,17 @@ mod tests {
         }
     }
 
+    /// `bad` then a valid line: `bad` is skipped, the next line read.
+    fn skipped_then_next(bad: &[u8]) {
+        let mut text = bad.to_vec();
+        text.extend_from_slice(b"\n{\"a\":\"next\",\"b\":\"1\"}\n");
+        let lines = parse_all(&text);
+        let what = String::from_utf8_lossy(bad);
+        assert_eq!(lines.len(), 2, "{what:?}");
+        assert_eq!(lines[0].0, Line::Skipped, "{what:?}");
+        assert_eq!((lines[1].0, lines[1].1.as_str()), (Line::Record, "next"));
+    }
+
     #[test]
     fn a_line_torn_inside_a_string_does_not_swallow_the_next() {
         for torn in [
@@ -1590,12 +1664,7 @@ mod tests {
             b"{\"a\":\"x\",\"zz\":\"skipped",
             b"{\"a\":\"x\",\"zz\":12",
         ] {
-            let mut text = torn.to_vec();
-            text.extend_from_slice(b"\n{\"a\":\"next\",\"b\":\"1\"}\n");
-            let lines = parse_all(&text);
-            assert_eq!(lines.len(), 2, "{:?}", String::from_utf8_lossy(torn));
-            assert_eq!(lines[0].0, Line::Skipped);
-            assert_eq!((lines[1].0, lines[1].1.as_str()), (Line::Record, "next"));
+            skipped_then_next(torn);
         }
     }
 
@@ -1647,6 +1716,77 @@ mod tests {
                     .is_some_and(|u| u.complete());
                 assert_eq!(got, want, "{t:x?} cut at {cut}");
             }
+        }
+    }
+
+    /// Strings decode the same wherever the 64-byte chunks cut them:
+    /// through a character, before an escape, at the closing quote; a
+    /// character left open before an escape, or at the end, is refused.
+    #[test]
+    fn strings_decode_across_chunk_cuts() {
+        for pad in 0..(READ_CHUNK + 8) {
+            let x = "x".repeat(pad % 13);
+            let mut text = format!("{{\"zz\":\"{}\",", "p".repeat(pad)).into_bytes();
+            text.extend_from_slice(format!("\"a\":\"{x}ก\\n\\\"ไ\",\"b\":\"\"}}\n").as_bytes());
+            for bad in [&b"\xe0\xb8\\n"[..], b"\xe0\\n\xb8\x81"] {
+                text.extend_from_slice(format!("{{\"a\":\"{x}").as_bytes());
+                text.extend_from_slice(bad);
+                text.extend_from_slice(b"\",\"b\":\"\"}\n");
+            }
+            let lines = parse_all(&text);
+            assert_eq!(lines.len(), 3, "pad {pad}");
+            assert_eq!(lines[0].0, Line::Record, "pad {pad}");
+            assert_eq!(lines[0].1, format!("{x}ก\n\"ไ"), "pad {pad}");
+            assert_eq!((lines[1].0, lines[2].0), (Line::Skipped, Line::Skipped));
+        }
+    }
+
+    /// Whitespace may sit around every separator of an object and an
+    /// array; a separator missing, doubled or trailing is not a record.
+    #[test]
+    fn separators_with_and_without_whitespace() {
+        let ok: [(&[u8], Scalar); 6] = [
+            (b"{\"a\":\"x\",\"b\":\"y\",\"end\":[]}", Scalar::Array(0)),
+            (b"{\"a\":\"x\",\"b\":\"y\",\"end\":[ \t]}", Scalar::Array(0)),
+            (b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,2]}", Scalar::Array(2)),
+            (
+                b" \t{ \"a\" :\t\"x\" , \"b\": \"y\",\"end\" : [ 1 ,\r2 ,3\t] } \r",
+                Scalar::Array(3),
+            ),
+            (
+                b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,2,3,4,5,6,7]}",
+                Scalar::Array(7),
+            ),
+            (b"{\"end\":true , \"b\":\"y\",\"a\":\"x\"}", Scalar::True),
+        ];
+        for (text, want) in ok {
+            let mut line = text.to_vec();
+            line.push(b'\n');
+            let got = parse_all(&line);
+            assert_eq!(got.len(), 1, "{:?}", String::from_utf8_lossy(text));
+            assert_eq!(
+                (got[0].0, got[0].3),
+                (Line::Record, want),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        for bad in [
+            &b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,]}"[..],
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[,1]}",
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1 2]}",
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1,2,3,4,5,6,7,8]}",
+            b"{\"a\":\"x\",\"b\":\"y\",\"end\":[1",
+            b"{\"a\":\"x\",\"b\":\"y\",}",
+            b"{,\"a\":\"x\",\"b\":\"y\"}",
+            b"{\"a\":\"x\",,\"b\":\"y\"}",
+            b"{\"a\" \"x\",\"b\":\"y\"}",
+            b"{\"a\"::\"x\",\"b\":\"y\"}",
+            b"{\"a\":\"x\" \"b\":\"y\"}",
+            b"[\"a\",\"x\"]",
+            b"{\"a\":\"x\",\"b\":\"y\"",
+        ] {
+            skipped_then_next(bad);
         }
     }
 

@@ -108,19 +108,26 @@ pub(crate) enum Rec {
     Header(u32),
 }
 
-/// The scalar fields of a store record, built once (a copy a record).
+/// The scalar fields of a store record, built once (a copy a record); the
+/// most frequent first (a scalar read is looked up in this order): a new
+/// key's `"n"`, a header's `"seq"`.
 // Pins exist for relevant recall only: a build without it reads every pair
 // as unpinned (and a rewrite drops the flag).
 const EXTRA: [ScalarField; 4] = [
+    ScalarField::new(b"n"),
+    ScalarField::new(b"seq"),
+    ScalarField::new(b"del"),
     ScalarField::new(if cfg!(feature = "recall") {
         b"pin"
     } else {
         b""
     }),
-    ScalarField::new(b"del"),
-    ScalarField::new(b"seq"),
-    ScalarField::new(b"n"),
 ];
+/// Where each field is in [`EXTRA`].
+const N: usize = 0;
+const SEQ: usize = 1;
+const DEL: usize = 2;
+const PIN: usize = 3;
 
 /// What [`PairReader::rec`] gives back, packed in a `u64` so that it comes
 /// back in registers (not in a slot of the caller's frame, which is on the
@@ -271,10 +278,10 @@ impl<'a> PairReader<'a> {
                 k.seen,
                 k.len > 0,
                 v.seen,
-                extra[1].value(),
-                extra[2].value(),
+                extra[DEL].value(),
+                extra[SEQ].value(),
             ) {
-                (true, true, true, _, _) => Some(Rec::Pair(extra[3].value().uint().min(255) as u8)),
+                (true, true, true, _, _) => Some(Rec::Pair(extra[N].value().uint().min(255) as u8)),
                 (true, true, false, Scalar::True, _) => Some(Rec::Del),
                 (false, _, false, _, Scalar::Uint(g)) => Some(Rec::Header(g)),
                 _ => None,
@@ -286,7 +293,7 @@ impl<'a> PairReader<'a> {
                         self.skipped = true;
                     }
                     // At most 31 and 127: the fields' limits.
-                    let pinned = extra[0].value() == Scalar::True;
+                    let pinned = extra[PIN].value() == Scalar::True;
                     return Ok(Some((rec, k.len, v.len, pinned)));
                 }
                 _ => self.skipped = true,
