@@ -108,7 +108,7 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
                 continue;
             }
             _ if is_thai_mark(c) => continue,
-            _ => c,
+            _ => wide(c),
         };
         single = prev == NONE;
         if !single {
@@ -127,6 +127,7 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
             }
             rest = tail;
             if !is_thai_mark(c) {
+                let c = wide(c);
                 let (w, h) = index(key(prev, c));
                 if let Some(&word) = bits.get(w) {
                     n.0 += word.wrapping_shr(h) & 1;
@@ -256,8 +257,17 @@ fn take(n: &mut (u32, u32), bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>,
     }
 }
 
-/// The feature of bigram `a`, `b` (of a lone `a`: `key(a, 0)`, just `a`).
-/// For two ASCII characters, their two bytes read little-endian.
+/// A character past ASCII as [`key`] takes it: its code point + 0x80, so
+/// that its low byte cannot pass for an ASCII one (`U+0E32 U+0061` would
+/// make the key of `"2o"`).
+#[inline(always)]
+fn wide(c: u32) -> u32 {
+    c + 0x80
+}
+
+/// The feature of bigram `a`, `b` (of a lone `a`: `key(a, 0)`, just `a`),
+/// of characters as ASCII (lower-cased) or [`wide`]: for two ASCII
+/// characters, their two bytes read little-endian.
 #[inline(always)]
 fn key(a: u32, b: u32) -> u32 {
     a ^ (b << 8)
@@ -341,7 +351,7 @@ mod tests {
             } else if is_thai_mark(c) {
                 continue;
             } else {
-                Some(c)
+                Some(wide(c))
             };
             match token_char {
                 Some(c) => {
@@ -404,7 +414,25 @@ mod tests {
         let unit = prop_oneof![
             any::<u8>().prop_map(|b| vec![b]),
             proptest::sample::select(vec![
-                "a", "Z", "9", " ", "_", "-", "?", "ก", "แ", "่", "ั", "ม", "é", "😀", "\u{E4E}",
+                "a",
+                "Z",
+                "9",
+                " ",
+                "_",
+                "-",
+                "?",
+                "ก",
+                "แ",
+                "่",
+                "ั",
+                "ม",
+                "é",
+                "😀",
+                "\u{E4E}",
+                // Runs of ASCII letters and digits across words.
+                "Wifi",
+                "passWord7",
+                "0123456789abcdef",
             ])
             .prop_map(|s| s.as_bytes().to_vec()),
             // Not UTF-8: overlong ASCII, cut and stray sequences.
@@ -441,6 +469,105 @@ mod tests {
             proptest::prop_assert_eq!(q.bits == [0; WORDS], empty);
             proptest::prop_assert_eq!(q.score(&key, &value), score);
         }
+    }
+
+    /// `tally` as the closures: the bits of the query of `query`, and the
+    /// score of (`key`, `value`).
+    fn same_as_reference(query: &[&[u8]], key: &[u8], value: &[u8]) {
+        let mut q = Query::new();
+        for t in query {
+            q.add(t);
+        }
+        let (bits, _, score) = reference(query, key, value);
+        assert_eq!(q.bits, bits, "query {query:?}");
+        assert_eq!(q.score(key, value), score, "{query:?} {key:?} {value:?}");
+    }
+
+    /// Runs of ASCII letters and digits of every length around the word
+    /// (7, 8, 9, 16 bytes...), upper-case and digits, ending at a
+    /// separator (also those next to the letters and digits), a Thai
+    /// character or mark, another character, a cut one or the end of the
+    /// text, inside the word or past it.
+    #[test]
+    fn runs_at_word_edges() {
+        const RUN: &[u8] = b"aZ9bY8cX7dW6eV5fU4gT3hS2";
+        let before: [&[u8]; 4] = [b"", b" ", "ก".as_bytes(), b"x_"];
+        let after: [&[u8]; 16] = [
+            b"",
+            b" ",
+            // Next to the ranges of letters and digits (and a digit once
+            // lower-cased).
+            b"\x19",
+            b"/",
+            b":",
+            b"@",
+            b"[",
+            b"`",
+            b"{",
+            b"_Qq",
+            b"-1",
+            "ก".as_bytes(),
+            "่a".as_bytes(),
+            "é".as_bytes(),
+            &[0xE0],
+            &[0xC1, 0x81],
+        ];
+        for n in 0..=RUN.len() {
+            for (b, a) in before
+                .iter()
+                .flat_map(|b| after.iter().map(move |a| (b, a)))
+            {
+                let text = [b, &RUN[..n], a].concat();
+                // As the query, as the key and as the value, against
+                // runs of other lengths.
+                let other = &RUN[n / 2..];
+                same_as_reference(&[&text], &text, other);
+                same_as_reference(&[other], other, &text);
+                same_as_reference(&[&text, other], &RUN[..n], &text);
+            }
+        }
+    }
+
+    #[test]
+    fn thai_marks_are_the_listed_ones() {
+        for c in 0..0x1_0000 {
+            let listed = matches!(c, 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E);
+            assert_eq!(is_thai_mark(c), listed, "{c:#x}");
+        }
+    }
+
+    /// The hash spreads the bigrams: those of ASCII letters and digits with
+    /// one same first (or second) character all take different bits, and
+    /// no two bigrams of ASCII and Thai characters share a key.
+    #[test]
+    fn bigrams_spread() {
+        let ascii: Vec<u32> = (u32::from(b'a')..=u32::from(b'z'))
+            .chain(u32::from(b'0')..=u32::from(b'9'))
+            .collect();
+        let bit = |k: u32| {
+            let (w, h) = index(k);
+            w * 32 + (h % 32) as usize
+        };
+        for &a in &ascii {
+            let mut firsts: Vec<usize> = ascii.iter().map(|&b| bit(key(a, b))).collect();
+            let mut seconds: Vec<usize> = ascii.iter().map(|&b| bit(key(b, a))).collect();
+            for v in [&mut firsts, &mut seconds] {
+                v.sort_unstable();
+                v.dedup();
+                assert_eq!(v.len(), ascii.len());
+            }
+        }
+        let thai = (0x0E01..=0x0E5B).filter(|&c| !is_thai_mark(c)).map(wide);
+        let chars: Vec<u32> = ascii.iter().copied().chain(thai).collect();
+        let mut keys: Vec<u32> = chars
+            .iter()
+            .flat_map(|&a| chars.iter().map(move |&b| key(a, b)))
+            .chain(chars.iter().copied())
+            .collect();
+        let n = keys.len();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), n);
     }
 
     fn score(q: &str, k: &str, v: &str) -> u16 {
