@@ -9,8 +9,10 @@
 //! text are the character bigrams inside its tokens (a one-character token
 //! is its own feature).
 //!
-//! A query is the set of its features, hashed into 512 bits (64 bytes). A
-//! pair's score is the share of its features found in the query, the key
+//! A query is the set of its features, hashed into 512 bits (64 bytes):
+//! a bigram's key is its two characters side by side (two ASCII ones, the
+//! two bytes as they are in the text, lower-cased), multiplied once (the
+//! query lives for one build: the hash is free to change). A pair's score is the share of its features found in the query, the key
 //! counting twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the
 //! `+ 4` keeps a one-feature pair from scoring a full 1000 on one lucky
 //! bigram).
@@ -75,8 +77,9 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
             continue;
         }
         let c = if b0 < 0x80 {
+            // Not a letter or digit: a separator (as 0, which is one).
             i += 1;
-            u32::from(b0)
+            0
         } else {
             // By hand (the text is UTF-8).
             let (c, len) = match b0 {
