@@ -57,67 +57,64 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
     loop {
         // Past the end: a separator.
         let b0 = text.get(i).map_or(0, |&b| b);
-        if b0.is_ascii_alphanumeric() {
-            // A run of them: its first character extends the token or
-            // starts it.
+        // The next token character, the last of its run (ASCII letters
+        // and digits) or it again, and whether the run goes on past it.
+        let (c, last, more) = if b0.is_ascii_alphanumeric() {
             let (m, hits) = ascii_run(text.get(i..).unwrap_or(&[]), bits, set.as_deref_mut());
-            if prev != NONE {
-                take(
-                    &mut n,
-                    bits,
-                    set.as_deref_mut(),
-                    key(prev, u32::from(b0 | 0x20)),
-                );
-            }
-            single = prev == NONE && m == 1;
             i += m;
             n.0 += hits;
             n.1 += m as u32 - 1;
-            prev = u32::from(text.get(i.wrapping_sub(1)).map_or(b0, |&b| b) | 0x20);
-            continue;
-        }
-        let c = if b0 < 0x80 {
-            // Not a letter or digit: a separator (as 0, which is one).
-            i += 1;
-            0
+            let last = text.get(i.wrapping_sub(1)).map_or(b0, |&b| b);
+            (u32::from(b0 | 0x20), u32::from(last | 0x20), m > 1)
         } else {
-            // By hand (the text is UTF-8).
-            let (c, len) = match b0 {
-                0xC0..=0xDF => (b0 & 0x1F, 2),
-                0xE0..=0xEF => (b0 & 0x0F, 3),
-                _ => (b0 & 0x07, 4),
+            let c = if b0 < 0x80 {
+                // Not a letter or digit: a separator (as 0, which is one).
+                i += 1;
+                0
+            } else {
+                // By hand (the text is UTF-8).
+                let (c, len) = match b0 {
+                    0xC0..=0xDF => (b0 & 0x1F, 2),
+                    0xE0..=0xEF => (b0 & 0x0F, 3),
+                    _ => (b0 & 0x07, 4),
+                };
+                let c = text
+                    .get(i + 1..i + len)
+                    .unwrap_or(&[])
+                    .iter()
+                    .fold(u32::from(c), |c, &b| (c << 6) | u32::from(b & 0x3F));
+                i += len;
+                c
             };
-            let c = text
-                .get(i + 1..i + len)
-                .unwrap_or(&[])
-                .iter()
-                .fold(u32::from(c), |c, &b| (c << 6) | u32::from(b & 0x3F));
-            i += len;
-            c
-        };
-        let c = match u8::try_from(c) {
-            // (Overlong: not UTF-8.)
-            Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
-            Ok(a) if a < 0x80 => {
-                // A separator (or the end) ends the token.
-                if single {
-                    take(&mut n, bits, set.as_deref_mut(), prev);
+            let c = match u8::try_from(c) {
+                // (Overlong: not UTF-8.)
+                Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
+                Ok(a) if a < 0x80 => {
+                    // A separator (or the end) ends the token.
+                    if single {
+                        take(&mut n, bits, set.as_deref_mut(), prev);
+                    }
+                    if i > text.len() {
+                        break;
+                    }
+                    prev = NONE;
+                    single = false;
+                    continue;
                 }
-                if i > text.len() {
-                    break;
-                }
-                prev = NONE;
-                single = false;
-                continue;
-            }
-            _ if is_thai_mark(c) => continue,
-            _ => wide(c),
+                _ if is_thai_mark(c) => continue,
+                _ => wide(c),
+            };
+            (c, c, false)
         };
-        single = prev == NONE;
-        if !single {
+        // It extends the token or starts it.
+        if prev != NONE {
             take(&mut n, bits, set.as_deref_mut(), key(prev, c));
         }
-        prev = c;
+        single = prev == NONE && !more;
+        prev = last;
+        if prev < 0x80 {
+            continue;
+        }
         // The three-byte characters after it (most of Thai), at their own
         // pace.
         let mut rest = text.get(i..).unwrap_or(&[]);
