@@ -9,8 +9,10 @@
 //! text are the character bigrams inside its tokens (a one-character token
 //! is its own feature).
 //!
-//! A query is the set of its features, hashed into 512 bits (64 bytes). A
-//! pair's score is the share of its features found in the query, the key
+//! A query is the set of its features, hashed into 512 bits (64 bytes):
+//! a bigram's key is its two characters side by side (two ASCII ones, the
+//! two bytes as they are in the text, lower-cased), multiplied once (the
+//! query lives for one build: the hash is free to change). A pair's score is the share of its features found in the query, the key
 //! counting twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the
 //! `+ 4` keeps a one-feature pair from scoring a full 1000 on one lucky
 //! bigram).
@@ -28,7 +30,9 @@ pub struct Query {
 /// Skipped when cutting features: Thai vowel signs above/below and tone
 /// marks (U+0E31, U+0E34..=U+0E3A, U+0E47..=U+0E4E).
 fn is_thai_mark(c: u32) -> bool {
-    matches!(c, 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E)
+    // One bit per character from U+0E31 on.
+    let d = c.wrapping_sub(0x0E31);
+    d < 30 && (0x3FC0_03F9u32 >> d) & 1 != 0
 }
 
 /// Words of the query feature set.
@@ -38,8 +42,9 @@ const WORDS: usize = QUERY_BITS / 32;
 /// are checked when they come in) and those of them in `bits`: (hits,
 /// features). With `set`, also adds each feature to it.
 ///
-/// One loop with no closure call per feature: a character is read (ASCII
-/// at once), then it either extends the token (a bigram with the previous
+/// One loop with no closure call per feature: a run of ASCII letters and
+/// digits at once ([`ascii_run`]), any other character on its own. A
+/// character either extends the token (a bigram with the previous
 /// character) or ends it (a token of one character is its own feature).
 fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -> (u32, u32) {
     /// No previous character: between tokens.
@@ -50,169 +55,231 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
     let mut single = false;
     let mut i = 0usize;
     loop {
-        // The common case at its own pace: ASCII letters and digits
-        // extending a token.
-        if prev != NONE {
-            // One loop for a query being built, one for scoring.
-            let (last, features) = match set.as_deref_mut() {
-                Some(s) => run(text, &mut i, prev, bits, &mut n.0, Some(s)),
-                None => run(text, &mut i, prev, bits, &mut n.0, None),
-            };
-            prev = last;
-            if features > 0 {
-                n.1 += features;
-                single = false;
-            }
-        }
-        let Some(&b0) = text.get(i) else {
-            break;
-        };
-        let c = if b0 < 0x80 {
-            i += 1;
-            u32::from(b0)
+        // Past the end: a separator.
+        let b0 = text.get(i).map_or(0, |&b| b);
+        // The next token character, the last of its run (ASCII letters
+        // and digits) or it again, and whether the run goes on past it.
+        let (c, last, more) = if b0.is_ascii_alphanumeric() {
+            let (m, hits) = ascii_run(text.get(i..).unwrap_or(&[]), bits, set.as_deref_mut());
+            i += m;
+            n.0 += hits;
+            n.1 += m as u32 - 1;
+            let last = text.get(i.wrapping_sub(1)).map_or(b0, |&b| b);
+            (u32::from(b0 | 0x20), u32::from(last | 0x20), m > 1)
         } else {
-            // By hand (the text is UTF-8).
-            let (c, len) = match b0 {
-                0xC0..=0xDF => (u32::from(b0 & 0x1F), 2),
-                0xE0..=0xEF => (u32::from(b0 & 0x0F), 3),
-                _ => (u32::from(b0 & 0x07), 4),
+            let c = if b0 < 0x80 {
+                // Not a letter or digit: a separator (as 0, which is one).
+                i += 1;
+                0
+            } else {
+                // By hand (the text is UTF-8).
+                let (c, len) = match b0 {
+                    0xC0..=0xDF => (b0 & 0x1F, 2),
+                    0xE0..=0xEF => (b0 & 0x0F, 3),
+                    _ => (b0 & 0x07, 4),
+                };
+                let c = text
+                    .get(i + 1..i + len)
+                    .unwrap_or(&[])
+                    .iter()
+                    .fold(u32::from(c), |c, &b| (c << 6) | u32::from(b & 0x3F));
+                i += len;
+                c
             };
-            let c = text
-                .get(i + 1..i + len)
-                .unwrap_or(&[])
-                .iter()
-                .fold(c, |c, &b| (c << 6) | u32::from(b & 0x3F));
-            i += len;
-            c
-        };
-        let c = if c < 0x80 {
-            match ascii_token(c as u8) {
-                Some(c) => c,
-                None => {
-                    if prev != NONE && single {
-                        take(&mut n, bits, set.as_deref_mut(), mix(prev, 0));
+            let c = match u8::try_from(c) {
+                // (Overlong: not UTF-8.)
+                Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
+                Ok(a) if a < 0x80 => {
+                    // A separator (or the end) ends the token.
+                    if single {
+                        take(&mut n, bits, set.as_deref_mut(), prev);
+                    }
+                    if i > text.len() {
+                        break;
                     }
                     prev = NONE;
                     single = false;
                     continue;
                 }
-            }
-        } else if is_thai_mark(c) {
-            continue;
-        } else {
-            c
+                _ if is_thai_mark(c) => continue,
+                _ => wide(c),
+            };
+            (c, c, false)
         };
-        single = prev == NONE;
-        if !single {
-            take(&mut n, bits, set.as_deref_mut(), mix(prev, c));
+        // It extends the token or starts it.
+        if prev != NONE {
+            take(&mut n, bits, set.as_deref_mut(), key(prev, c));
         }
-        prev = c;
-    }
-    if prev != NONE && single {
-        take(&mut n, bits, set, mix(prev, 0));
+        single = prev == NONE && !more;
+        prev = last;
+        if prev < 0x80 {
+            continue;
+        }
+        // The three-byte characters after it (most of Thai), at their own
+        // pace.
+        let mut rest = text.get(i..).unwrap_or(&[]);
+        let mut features = 0u32;
+        while let [b0, b1, b2, ref tail @ ..] = *rest {
+            let c =
+                (u32::from(b0 & 0x0F) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+            if b0 & 0xF0 != 0xE0 || c < 0x80 {
+                break;
+            }
+            rest = tail;
+            if !is_thai_mark(c) {
+                let c = wide(c);
+                let (w, h) = index(key(prev, c));
+                if let Some(&word) = bits.get(w) {
+                    n.0 += word.wrapping_shr(h) & 1;
+                }
+                if let Some(word) = set.as_deref_mut().and_then(|s| s.get_mut(w)) {
+                    *word |= 1u32.wrapping_shl(h);
+                }
+                features += 1;
+                prev = c;
+            }
+        }
+        i = text.len() - rest.len();
+        n.1 += features;
+        if features > 0 {
+            single = false;
+        }
     }
     n
 }
 
-/// An ASCII letter (lower-cased) or digit: a token character; the rest of
-/// ASCII separates tokens.
-#[inline(always)]
-fn ascii_token(b: u8) -> Option<u32> {
-    /// The token character of each ASCII byte; 0 for a separator.
-    const TOKEN: [u8; 128] = {
-        let mut t = [0u8; 128];
-        let mut b = 0u8;
-        while b < 128 {
-            t[b as usize] = match b {
-                b'a'..=b'z' | b'0'..=b'9' => b,
-                b'A'..=b'Z' => b | 0x20,
-                _ => 0,
-            };
-            b += 1;
-        }
-        t
-    };
-    match TOKEN.get(usize::from(b)) {
-        Some(&t) if t != 0 => Some(u32::from(t)),
-        _ => None,
-    }
+/// A byte repeated in each byte of a word.
+const fn bytes(b: u8) -> usize {
+    usize::MAX / 0xFF * b as usize
 }
 
-/// The bigrams of the token characters from `text[*i]` on (ASCII letters
-/// and digits, and three-byte characters: most of Thai), after token
-/// character `prev`: counts their hits, adds them to `set`, moves `*i` past
-/// them. Returns the last character and the bigrams counted. Anything else
-/// (a separator, a character of 2 or 4 bytes, a cut one) is left to the
-/// caller.
-#[inline(always)]
-fn run(
-    text: &[u8],
-    i: &mut usize,
-    mut prev: u32,
-    bits: &[u32; WORDS],
-    hits: &mut u32,
-    mut set: Option<&mut [u32; WORDS]>,
-) -> (u32, u32) {
-    let mut features = 0u32;
-    while let Some(&b) = text.get(*i) {
-        let c = if b < 0x80 {
-            let Some(c) = ascii_token(b) else {
-                break;
-            };
-            *i += 1;
-            c
-        } else if b & 0xF0 == 0xE0 {
-            let (Some(&b1), Some(&b2)) = (text.get(*i + 1), text.get(*i + 2)) else {
-                break;
-            };
-            let c =
-                (u32::from(b & 0x0F) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
-            if c < 0x80 {
-                break;
+/// The run of ASCII letters and digits `s` starts with (at least one):
+/// its length and the hits among its bigrams, which it adds to `set`.
+/// Out of line: its loops keep their registers.
+#[inline(never)]
+fn ascii_run(s: &[u8], bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>) -> (usize, u32) {
+    /// Bytes in a word.
+    const W: usize = core::mem::size_of::<usize>();
+    // The length, a word at a time.
+    let mut words = s.chunks_exact(W);
+    let mut m = 0usize;
+    let not = loop {
+        let w = match words.next().map(<[u8; W]>::try_from) {
+            Some(Ok(w)) => usize::from_le_bytes(w),
+            // The last bytes, by hand (then 0: not a token).
+            _ => {
+                let last = words.remainder();
+                let mut w = 0usize;
+                let mut k = last.len();
+                while let Some(&b) = k.checked_sub(1).and_then(|j| last.get(j)) {
+                    w = (w << 8) | usize::from(b);
+                    k -= 1;
+                }
+                w
             }
-            *i += 3;
-            if is_thai_mark(c) {
-                continue;
-            }
-            c
-        } else {
-            break;
         };
-        let (w, m) = bit(mix(prev, c));
-        if let Some(&word) = bits.get(w) {
-            *hits += u32::from(word & m != 0);
+        let not = not_token(w);
+        if not != 0 {
+            break not;
         }
-        if let Some(s) = set.as_deref_mut() {
-            if let Some(word) = s.get_mut(w) {
-                *word |= m;
+        m += W;
+    };
+    // The first byte that is not (the lowest).
+    m += (not.trailing_zeros() / 8) as usize;
+    let run = s.get(..m).unwrap_or(&[]);
+    let mut hits = 0u32;
+    // One loop for a query being built, one for scoring.
+    match set {
+        Some(q) => each_pair(run, |w, h| {
+            if let Some(word) = q.get_mut(w) {
+                *word |= 1u32.wrapping_shl(h);
             }
-        }
-        features += 1;
-        prev = c;
+        }),
+        None => each_pair(run, |w, h| {
+            if let Some(&word) = bits.get(w) {
+                hits += word.wrapping_shr(h) & 1;
+            }
+        }),
     }
-    (prev, features)
+    (m, hits)
 }
 
-/// Counts feature `h` into (hits, features), adding it to `set`.
+/// The top bit of each byte of `w` that is not an ASCII letter or digit,
+/// or follows one that is not (past the first, the bytes do not matter:
+/// the sums may carry into them).
 #[inline(always)]
-fn take(n: &mut (u32, u32), bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>, h: u32) {
-    let (w, m) = bit(h);
+fn not_token(w: usize) -> usize {
+    // Per byte, in its top bit: `b >= lo` and `b > hi`, for `b < 0x80`
+    // (no carry out of such a byte).
+    let ge = |b: usize, lo: u8| b.wrapping_add(bytes(0x80 - lo));
+    let gt = |b: usize, hi: u8| b.wrapping_add(bytes(0x7F - hi));
+    let l = w | bytes(0x20);
+    let letter = ge(l, b'a') & !gt(l, b'z');
+    let digit = ge(w, b'0') & !gt(w, b'9');
+    !((letter | digit) & !w) & bytes(0x80)
+}
+
+/// Calls `f` with the place ([`index`]) of each bigram of `run` (ASCII
+/// letters and digits).
+#[inline(always)]
+fn each_pair(run: &[u8], mut f: impl FnMut(usize, u32)) {
+    let Some((_, rest)) = run.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        return;
+    }
+    // (A loop tested at its end: the bounds checks go.)
+    let mut j = 0usize;
+    loop {
+        if let (Some(&a), Some(&b)) = (run.get(j), rest.get(j)) {
+            // Lower-cased (digits have the bit already): `key(a, b)`.
+            let (w, h) = index(u32::from(u16::from_le_bytes([a, b]) | 0x2020));
+            f(w, h);
+        }
+        j += 1;
+        if j == rest.len() {
+            break;
+        }
+    }
+}
+
+/// Counts feature `k` into (hits, features), adding it to `set`.
+#[inline(always)]
+fn take(n: &mut (u32, u32), bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>, k: u32) {
+    let (w, h) = index(k);
     n.1 += 1;
-    if bits.get(w).is_some_and(|&word| word & m != 0) {
-        n.0 += 1;
+    if let Some(&word) = bits.get(w) {
+        n.0 += word.wrapping_shr(h) & 1;
     }
     if let Some(word) = set.and_then(|s| s.get_mut(w)) {
-        *word |= m;
+        *word |= 1u32.wrapping_shl(h);
     }
 }
 
-fn mix(a: u32, b: u32) -> u32 {
-    (a.wrapping_mul(0x9E37_79B1) ^ b).wrapping_mul(0x85EB_CA6B)
+/// A character past ASCII as [`key`] takes it: its code point + 0x80, so
+/// that its low byte cannot pass for an ASCII one (`U+0E32 U+0061` would
+/// make the key of `"2o"`).
+#[inline(always)]
+fn wide(c: u32) -> u32 {
+    c + 0x80
 }
 
-fn bit(h: u32) -> (usize, u32) {
-    let i = (h >> 23) as usize % QUERY_BITS;
-    (i / 32, 1 << (i % 32))
+/// The feature of bigram `a`, `b` (of a lone `a`: `key(a, 0)`, just `a`),
+/// of characters as ASCII (lower-cased) or [`wide`]: for two ASCII
+/// characters, their two bytes read little-endian.
+#[inline(always)]
+fn key(a: u32, b: u32) -> u32 {
+    a ^ (b << 8)
+}
+
+/// The place of feature `k` in the query: its word and, modulo 32, its
+/// bit. A multiplicative hash: bit `(h >> 23) % 512` of the set, the top
+/// 9 bits of `h = k × K`.
+#[inline(always)]
+fn index(k: u32) -> (usize, u32) {
+    let h = k.wrapping_mul(0x9E37_79B1);
+    ((h >> 28) as usize, h >> 23)
 }
 
 impl Query {
@@ -258,7 +325,7 @@ mod tests {
     fn features(text: &[u8], mut f: impl FnMut(u32)) {
         fn lone(prev: Option<u32>, single: bool, f: &mut impl FnMut(u32)) {
             if let (Some(p), true) = (prev, single) {
-                f(mix(p, 0));
+                f(key(p, 0));
             }
         }
         let mut prev: Option<u32> = None;
@@ -284,13 +351,13 @@ mod tests {
             } else if is_thai_mark(c) {
                 continue;
             } else {
-                Some(c)
+                Some(wide(c))
             };
             match token_char {
                 Some(c) => {
                     match prev {
                         Some(p) => {
-                            f(mix(p, c));
+                            f(key(p, c));
                             single = false;
                         }
                         None => single = true,
@@ -312,9 +379,9 @@ mod tests {
         let mut bits = [0u32; WORDS];
         let mut empty = true;
         for q in query {
-            features(q, |h| {
-                let (w, m) = bit(h);
-                bits[w] |= m;
+            features(q, |k| {
+                let (w, h) = index(k);
+                bits[w] |= 1 << (h % 32);
                 empty = false;
             });
         }
@@ -322,9 +389,9 @@ mod tests {
             return (bits, empty, 0);
         }
         let (mut hits, mut total) = (0u32, 0u32);
-        let has = |h: u32| {
-            let (w, m) = bit(h);
-            bits[w] & m != 0
+        let has = |k: u32| {
+            let (w, h) = index(k);
+            bits[w] & (1 << (h % 32)) != 0
         };
         features(key, |h| {
             total += 2;
@@ -347,7 +414,25 @@ mod tests {
         let unit = prop_oneof![
             any::<u8>().prop_map(|b| vec![b]),
             proptest::sample::select(vec![
-                "a", "Z", "9", " ", "_", "-", "?", "ก", "แ", "่", "ั", "ม", "é", "😀", "\u{E4E}",
+                "a",
+                "Z",
+                "9",
+                " ",
+                "_",
+                "-",
+                "?",
+                "ก",
+                "แ",
+                "่",
+                "ั",
+                "ม",
+                "é",
+                "😀",
+                "\u{E4E}",
+                // Runs of ASCII letters and digits across words.
+                "Wifi",
+                "passWord7",
+                "0123456789abcdef",
             ])
             .prop_map(|s| s.as_bytes().to_vec()),
             // Not UTF-8: overlong ASCII, cut and stray sequences.
@@ -384,6 +469,105 @@ mod tests {
             proptest::prop_assert_eq!(q.bits == [0; WORDS], empty);
             proptest::prop_assert_eq!(q.score(&key, &value), score);
         }
+    }
+
+    /// `tally` as the closures: the bits of the query of `query`, and the
+    /// score of (`key`, `value`).
+    fn same_as_reference(query: &[&[u8]], key: &[u8], value: &[u8]) {
+        let mut q = Query::new();
+        for t in query {
+            q.add(t);
+        }
+        let (bits, _, score) = reference(query, key, value);
+        assert_eq!(q.bits, bits, "query {query:?}");
+        assert_eq!(q.score(key, value), score, "{query:?} {key:?} {value:?}");
+    }
+
+    /// Runs of ASCII letters and digits of every length around the word
+    /// (7, 8, 9, 16 bytes...), upper-case and digits, ending at a
+    /// separator (also those next to the letters and digits), a Thai
+    /// character or mark, another character, a cut one or the end of the
+    /// text, inside the word or past it.
+    #[test]
+    fn runs_at_word_edges() {
+        const RUN: &[u8] = b"aZ9bY8cX7dW6eV5fU4gT3hS2";
+        let before: [&[u8]; 4] = [b"", b" ", "ก".as_bytes(), b"x_"];
+        let after: [&[u8]; 16] = [
+            b"",
+            b" ",
+            // Next to the ranges of letters and digits (and a digit once
+            // lower-cased).
+            b"\x19",
+            b"/",
+            b":",
+            b"@",
+            b"[",
+            b"`",
+            b"{",
+            b"_Qq",
+            b"-1",
+            "ก".as_bytes(),
+            "่a".as_bytes(),
+            "é".as_bytes(),
+            &[0xE0],
+            &[0xC1, 0x81],
+        ];
+        for n in 0..=RUN.len() {
+            for (b, a) in before
+                .iter()
+                .flat_map(|b| after.iter().map(move |a| (b, a)))
+            {
+                let text = [b, &RUN[..n], a].concat();
+                // As the query, as the key and as the value, against
+                // runs of other lengths.
+                let other = &RUN[n / 2..];
+                same_as_reference(&[&text], &text, other);
+                same_as_reference(&[other], other, &text);
+                same_as_reference(&[&text, other], &RUN[..n], &text);
+            }
+        }
+    }
+
+    #[test]
+    fn thai_marks_are_the_listed_ones() {
+        for c in 0..0x1_0000 {
+            let listed = matches!(c, 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E);
+            assert_eq!(is_thai_mark(c), listed, "{c:#x}");
+        }
+    }
+
+    /// The hash spreads the bigrams: those of ASCII letters and digits with
+    /// one same first (or second) character all take different bits, and
+    /// no two bigrams of ASCII and Thai characters share a key.
+    #[test]
+    fn bigrams_spread() {
+        let ascii: Vec<u32> = (u32::from(b'a')..=u32::from(b'z'))
+            .chain(u32::from(b'0')..=u32::from(b'9'))
+            .collect();
+        let bit = |k: u32| {
+            let (w, h) = index(k);
+            w * 32 + (h % 32) as usize
+        };
+        for &a in &ascii {
+            let mut firsts: Vec<usize> = ascii.iter().map(|&b| bit(key(a, b))).collect();
+            let mut seconds: Vec<usize> = ascii.iter().map(|&b| bit(key(b, a))).collect();
+            for v in [&mut firsts, &mut seconds] {
+                v.sort_unstable();
+                v.dedup();
+                assert_eq!(v.len(), ascii.len());
+            }
+        }
+        let thai = (0x0E01..=0x0E5B).filter(|&c| !is_thai_mark(c)).map(wide);
+        let chars: Vec<u32> = ascii.iter().copied().chain(thai).collect();
+        let mut keys: Vec<u32> = chars
+            .iter()
+            .flat_map(|&a| chars.iter().map(move |&b| key(a, b)))
+            .chain(chars.iter().copied())
+            .collect();
+        let n = keys.len();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), n);
     }
 
     fn score(q: &str, k: &str, v: &str) -> u16 {
