@@ -303,7 +303,7 @@ impl Choice {
             // down once (each out of line: not on this frame, which the
             // printing of every line is under).
             let kept = bits(self.kept);
-            end = self.pick(i, len, out.len(), end);
+            end = self.pick(i, end);
             compact(
                 out,
                 kept,
@@ -320,31 +320,31 @@ impl Choice {
         true
     }
 
-    /// The kept lines that give way to line `i` of `len` bytes in a buffer
-    /// of `cap`, until it fits: those not chosen now (by the lines read so
-    /// far), the lowest-ranked first, and when this one is not chosen now
-    /// only those ranked below it. Takes them out of the kept ones; returns
-    /// where the kept lines will end. Out of line: its ranking buffer is
-    /// not on [`Choice::take`]'s frame.
+    /// The kept lines that give way to line `i` when the buffer is full:
+    /// all those not chosen now (by the lines read so far), and when this
+    /// one is not chosen now only those ranked below it. All of them, not
+    /// only as many as this line needs: the lines read next then fit in
+    /// the room they leave, without a ranking each (a line not chosen now
+    /// that comes back to the choice later is read again with the others,
+    /// [`choose_memory`]). Takes them out of the kept ones; returns where
+    /// the kept lines will end. Out of line: its ranking buffer is not on
+    /// [`Choice::take`]'s frame.
     ///
     /// (A line chosen now never has to give way: when this one is chosen
     /// now, it and the kept lines chosen now take at most `room` bytes,
     /// which the buffer holds after the header.)
     #[inline(never)]
-    fn pick(&mut self, i: usize, len: usize, cap: usize, mut end: usize) -> usize {
+    fn pick(&mut self, i: usize, mut end: usize) -> usize {
         let room = usize::from(self.room);
         let mut buf = [0u16; MEMORY_LINES_MAX];
         let at = self.rank(&mut buf);
         let order = buf.get(..usize::from(self.lines)).unwrap_or(&[]);
         let now = greedy(order, &self.need, room);
-        // Worst first: any of them when this line is chosen now, else
-        // those ranked below it.
+        // Any of them when this line is chosen now, else those ranked
+        // below it.
         let below = if (now >> i) & 1 != 0 { order.len() } else { at };
         let of = bits(self.kept) & !now;
         for &k in order.get(..below).unwrap_or(&[]) {
-            if end + len <= cap {
-                break;
-            }
             let j = line_of(k);
             if (of >> j) & 1 != 0 {
                 end -= usize::from(self.need.get(j).copied().unwrap_or(0));
@@ -400,8 +400,9 @@ fn compact(
 ///
 /// The store is read once: each line is printed into `out` (the buffer of
 /// the whole context) as it is read, and when the buffer is full, lines
-/// give way to better ones: those the lines read so far would not choose,
-/// the lowest-ranked first. The lines chosen among those read so
+/// give way to better ones: all those the lines read so far would not
+/// choose (below the new line when it is not chosen either). The lines
+/// chosen among those read so
 /// far are never dropped, so all chosen lines are among the kept ones
 /// unless one came back when a better line pushed out one ranked above it
 /// (then the store is read a second time).
