@@ -49,6 +49,8 @@ const WORDS: usize = QUERY_BITS / 32;
 fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -> (u32, u32) {
     /// No previous character: between tokens.
     const NONE: u32 = u32::MAX;
+    /// Not a token character: a separator.
+    const SEP: u32 = u32::MAX;
     let mut n = (0u32, 0u32);
     let mut prev = NONE;
     // Whether `prev` is its token's only character so far.
@@ -57,20 +59,24 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
     loop {
         // Past the end: a separator.
         let b0 = text.get(i).map_or(0, |&b| b);
-        // The next token character, the last of its run (ASCII letters
-        // and digits) or it again, and whether the run goes on past it.
-        let (c, last, more) = if b0.is_ascii_alphanumeric() {
+        // The next token character (or [`SEP`]), the last of its run
+        // (ASCII letters and digits) or it again, whether the run goes on
+        // past it, and whether a separator (or the end) follows, passed.
+        let (c, last, more, end) = if b0.is_ascii_alphanumeric() {
             let (m, hits) = ascii_run(text.get(i..).unwrap_or(&[]), bits, set.as_deref_mut());
             i += m;
             n.0 += hits;
             n.1 += m as u32 - 1;
-            let last = text.get(i.wrapping_sub(1)).map_or(b0, |&b| b);
-            (u32::from(b0 | 0x20), u32::from(last | 0x20), m > 1)
+            let last = text.get(i - 1).map_or(b0, |&b| b);
+            // (Past a run, a byte below 0x80 is a separator.)
+            let end = text.get(i).is_none_or(|&b| b < 0x80);
+            i += usize::from(end);
+            (u32::from(b0 | 0x20), u32::from(last | 0x20), m > 1, end)
         } else {
             let c = if b0 < 0x80 {
-                // Not a letter or digit: a separator (as 0, which is one).
+                // Not a letter or digit: a separator.
                 i += 1;
-                0
+                SEP
             } else {
                 // By hand (the text is UTF-8).
                 let (c, len) = match b0 {
@@ -84,34 +90,36 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
                     .iter()
                     .fold(u32::from(c), |c, &b| (c << 6) | u32::from(b & 0x3F));
                 i += len;
-                c
-            };
-            let c = match u8::try_from(c) {
-                // (Overlong: not UTF-8.)
-                Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
-                Ok(a) if a < 0x80 => {
-                    // A separator (or the end) ends the token.
-                    if single {
-                        take(&mut n, bits, set.as_deref_mut(), prev);
-                    }
-                    if i > text.len() {
-                        break;
-                    }
-                    prev = NONE;
-                    single = false;
-                    continue;
+                match u8::try_from(c) {
+                    // (Overlong: not UTF-8.)
+                    Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
+                    Ok(a) if a < 0x80 => SEP,
+                    _ if is_thai_mark(c) => continue,
+                    _ => wide(c),
                 }
-                _ if is_thai_mark(c) => continue,
-                _ => wide(c),
             };
-            (c, c, false)
+            (c, c, false, c == SEP)
         };
-        // It extends the token or starts it.
-        if prev != NONE {
-            take(&mut n, bits, set.as_deref_mut(), key(prev, c));
+        if c != SEP {
+            // It extends the token or starts it.
+            if prev != NONE {
+                take(&mut n, bits, set.as_deref_mut(), key(prev, c));
+            }
+            single = prev == NONE && !more;
+            prev = last;
         }
-        single = prev == NONE && !more;
-        prev = last;
+        if end {
+            // A separator (or the end) ends the token.
+            if single {
+                take(&mut n, bits, set.as_deref_mut(), prev);
+            }
+            if i > text.len() {
+                break;
+            }
+            prev = NONE;
+            single = false;
+            continue;
+        }
         if prev < 0x80 {
             continue;
         }
