@@ -502,7 +502,7 @@ mod tests {
     fn runs_at_word_edges() {
         const RUN: &[u8] = b"aZ9bY8cX7dW6eV5fU4gT3hS2";
         let before: [&[u8]; 4] = [b"", b" ", "ก".as_bytes(), b"x_"];
-        let after: [&[u8]; 16] = [
+        let after: [&[u8]; 17] = [
             b"",
             b" ",
             // Next to the ranges of letters and digits (and a digit once
@@ -521,6 +521,8 @@ mod tests {
             "é".as_bytes(),
             &[0xE0],
             &[0xC1, 0x81],
+            // An overlong space: a separator past ASCII.
+            &[0xC0, 0xA0],
         ];
         for n in 0..=RUN.len() {
             for (b, a) in before
