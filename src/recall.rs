@@ -59,12 +59,13 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
     let mut i = 0usize;
     loop {
         // Past the end: a separator.
-        let b0 = text.get(i).map_or(0, |&b| b);
+        let rest = text.get(i..).unwrap_or(&[]);
+        let b0 = rest.first().map_or(0, |&b| b);
         // The next token character (or [`SEP`]), the last of its run
         // (ASCII letters and digits) or it again, whether the run goes on
         // past it, and whether a separator (or the end) follows, passed.
         let (c, last, more, end) = if b0.is_ascii_alphanumeric() {
-            let (m, hits) = ascii_run(text.get(i..).unwrap_or(&[]), bits, add);
+            let (m, hits) = ascii_run(rest, bits, add);
             i += m;
             n.0 += hits;
             n.1 += m as u32 - 1;
