@@ -40,15 +40,18 @@ const WORDS: usize = QUERY_BITS / 32;
 
 /// Counts the features of `text` (UTF-8: the store's pairs and the turns
 /// are checked when they come in) and those of them in `bits`: (hits,
-/// features). With `set`, also adds each feature to it.
+/// features). With `add`, also adds each feature to `bits` (scoring, each
+/// word is written back as it was: one loop body for both).
 ///
 /// One loop with no closure call per feature: a run of ASCII letters and
 /// digits at once ([`ascii_run`]), any other character on its own. A
 /// character either extends the token (a bigram with the previous
 /// character) or ends it (a token of one character is its own feature).
-fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -> (u32, u32) {
+fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
     /// No previous character: between tokens.
     const NONE: u32 = u32::MAX;
+    /// Not a token character: a separator.
+    const SEP: u32 = u32::MAX;
     let mut n = (0u32, 0u32);
     let mut prev = NONE;
     // Whether `prev` is its token's only character so far.
@@ -56,21 +59,26 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
     let mut i = 0usize;
     loop {
         // Past the end: a separator.
-        let b0 = text.get(i).map_or(0, |&b| b);
-        // The next token character, the last of its run (ASCII letters
-        // and digits) or it again, and whether the run goes on past it.
-        let (c, last, more) = if b0.is_ascii_alphanumeric() {
-            let (m, hits) = ascii_run(text.get(i..).unwrap_or(&[]), bits, set.as_deref_mut());
+        let rest = text.get(i..).unwrap_or(&[]);
+        let b0 = rest.first().map_or(0, |&b| b);
+        // The next token character (or [`SEP`]), the last of its run
+        // (ASCII letters and digits) or it again, whether the run goes on
+        // past it, and whether a separator (or the end) follows, passed.
+        let (c, last, more, end) = if b0.is_ascii_alphanumeric() {
+            let (m, hits) = ascii_run(rest, bits, add);
             i += m;
             n.0 += hits;
             n.1 += m as u32 - 1;
-            let last = text.get(i.wrapping_sub(1)).map_or(b0, |&b| b);
-            (u32::from(b0 | 0x20), u32::from(last | 0x20), m > 1)
+            let last = text.get(i - 1).map_or(b0, |&b| b);
+            // (Past a run, a byte below 0x80 is a separator.)
+            let end = text.get(i).is_none_or(|&b| b < 0x80);
+            i += usize::from(end);
+            (u32::from(b0 | 0x20), u32::from(last | 0x20), m > 1, end)
         } else {
             let c = if b0 < 0x80 {
-                // Not a letter or digit: a separator (as 0, which is one).
+                // Not a letter or digit: a separator.
                 i += 1;
-                0
+                SEP
             } else {
                 // By hand (the text is UTF-8).
                 let (c, len) = match b0 {
@@ -84,34 +92,36 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
                     .iter()
                     .fold(u32::from(c), |c, &b| (c << 6) | u32::from(b & 0x3F));
                 i += len;
-                c
-            };
-            let c = match u8::try_from(c) {
-                // (Overlong: not UTF-8.)
-                Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
-                Ok(a) if a < 0x80 => {
-                    // A separator (or the end) ends the token.
-                    if single {
-                        take(&mut n, bits, set.as_deref_mut(), prev);
-                    }
-                    if i > text.len() {
-                        break;
-                    }
-                    prev = NONE;
-                    single = false;
-                    continue;
+                match u8::try_from(c) {
+                    // (Overlong: not UTF-8.)
+                    Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
+                    Ok(a) if a < 0x80 => SEP,
+                    _ if is_thai_mark(c) => continue,
+                    _ => wide(c),
                 }
-                _ if is_thai_mark(c) => continue,
-                _ => wide(c),
             };
-            (c, c, false)
+            (c, c, false, c == SEP)
         };
-        // It extends the token or starts it.
-        if prev != NONE {
-            take(&mut n, bits, set.as_deref_mut(), key(prev, c));
+        if c != SEP {
+            // It extends the token or starts it.
+            if prev != NONE {
+                take(&mut n, bits, add, key(prev, c));
+            }
+            single = prev == NONE && !more;
+            prev = last;
         }
-        single = prev == NONE && !more;
-        prev = last;
+        if end {
+            // A separator (or the end) ends the token.
+            if single {
+                take(&mut n, bits, add, prev);
+            }
+            if i > text.len() {
+                break;
+            }
+            prev = NONE;
+            single = false;
+            continue;
+        }
         if prev < 0x80 {
             continue;
         }
@@ -120,20 +130,19 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut set: Option<&mut [u32; WORDS]>) -
         let mut rest = text.get(i..).unwrap_or(&[]);
         let mut features = 0u32;
         while let [b0, b1, b2, ref tail @ ..] = *rest {
-            let c =
-                (u32::from(b0 & 0x0F) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
-            if b0 & 0xF0 != 0xE0 || c < 0x80 {
+            // (A lead byte 0xE0..=0xEF: its bits, the rest 0.)
+            let lead = b0 ^ 0xE0;
+            let c = (u32::from(lead) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
+            if lead > 0x0F || c < 0x80 {
                 break;
             }
             rest = tail;
             if !is_thai_mark(c) {
                 let c = wide(c);
                 let (w, h) = index(key(prev, c));
-                if let Some(&word) = bits.get(w) {
+                if let Some(word) = bits.get_mut(w) {
                     n.0 += word.wrapping_shr(h) & 1;
-                }
-                if let Some(word) = set.as_deref_mut().and_then(|s| s.get_mut(w)) {
-                    *word |= 1u32.wrapping_shl(h);
+                    *word |= u32::from(add).wrapping_shl(h);
                 }
                 features += 1;
                 prev = c;
@@ -154,10 +163,11 @@ const fn bytes(b: u8) -> usize {
 }
 
 /// The run of ASCII letters and digits `s` starts with (at least one):
-/// its length and the hits among its bigrams, which it adds to `set`.
+/// its length and the hits among its bigrams in `bits` (with `add`, it
+/// adds them instead).
 /// Out of line: its loops keep their registers.
 #[inline(never)]
-fn ascii_run(s: &[u8], bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>) -> (usize, u32) {
+fn ascii_run(s: &[u8], bits: &mut [u32; WORDS], add: bool) -> (usize, u32) {
     /// Bytes in a word.
     const W: usize = core::mem::size_of::<usize>();
     // The length, a word at a time.
@@ -189,17 +199,18 @@ fn ascii_run(s: &[u8], bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>) -> (
     let run = s.get(..m).unwrap_or(&[]);
     let mut hits = 0u32;
     // One loop for a query being built, one for scoring.
-    match set {
-        Some(q) => each_pair(run, |w, h| {
-            if let Some(word) = q.get_mut(w) {
+    if add {
+        each_pair(run, |w, h| {
+            if let Some(word) = bits.get_mut(w) {
                 *word |= 1u32.wrapping_shl(h);
             }
-        }),
-        None => each_pair(run, |w, h| {
+        });
+    } else {
+        each_pair(run, |w, h| {
             if let Some(&word) = bits.get(w) {
                 hits += word.wrapping_shr(h) & 1;
             }
-        }),
+        });
     }
     (m, hits)
 }
@@ -244,16 +255,15 @@ fn each_pair(run: &[u8], mut f: impl FnMut(usize, u32)) {
     }
 }
 
-/// Counts feature `k` into (hits, features), adding it to `set`.
+/// Counts feature `k` into (hits, features), with `add` adding it to
+/// `bits`.
 #[inline(always)]
-fn take(n: &mut (u32, u32), bits: &[u32; WORDS], set: Option<&mut [u32; WORDS]>, k: u32) {
+fn take(n: &mut (u32, u32), bits: &mut [u32; WORDS], add: bool, k: u32) {
     let (w, h) = index(k);
     n.1 += 1;
-    if let Some(&word) = bits.get(w) {
+    if let Some(word) = bits.get_mut(w) {
         n.0 += word.wrapping_shr(h) & 1;
-    }
-    if let Some(word) = set.and_then(|s| s.get_mut(w)) {
-        *word |= 1u32.wrapping_shl(h);
+        *word |= u32::from(add).wrapping_shl(h);
     }
 }
 
@@ -292,13 +302,14 @@ impl Query {
 
     /// Adds the features of `text`.
     pub fn add(&mut self, text: &[u8]) {
-        tally(text, &[0; WORDS], Some(&mut self.bits));
+        tally(text, &mut self.bits, true);
     }
 
-    /// The relevance of a pair, 0..=1000.
-    pub fn score(&self, key: &[u8], value: &[u8]) -> u16 {
-        let (key_hits, key_total) = tally(key, &self.bits, None);
-        let (value_hits, value_total) = tally(value, &self.bits, None);
+    /// The relevance of a pair, 0..=1000. (`&mut`: the loops that count
+    /// a text's features write each word of the set back as it was.)
+    pub fn score(&mut self, key: &[u8], value: &[u8]) -> u16 {
+        let (key_hits, key_total) = tally(key, &mut self.bits, false);
+        let (value_hits, value_total) = tally(value, &mut self.bits, false);
         // The key counts twice.
         let hits = 2 * key_hits + value_hits;
         let total = 2 * key_total + value_total;
@@ -492,7 +503,7 @@ mod tests {
     fn runs_at_word_edges() {
         const RUN: &[u8] = b"aZ9bY8cX7dW6eV5fU4gT3hS2";
         let before: [&[u8]; 4] = [b"", b" ", "ก".as_bytes(), b"x_"];
-        let after: [&[u8]; 16] = [
+        let after: [&[u8]; 17] = [
             b"",
             b" ",
             // Next to the ranges of letters and digits (and a digit once
@@ -511,6 +522,8 @@ mod tests {
             "é".as_bytes(),
             &[0xE0],
             &[0xC1, 0x81],
+            // An overlong space: a separator past ASCII.
+            &[0xC0, 0xA0],
         ];
         for n in 0..=RUN.len() {
             for (b, a) in before
