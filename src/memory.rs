@@ -175,11 +175,9 @@ pub fn validate(key: &[u8], value: &[u8]) -> Result<(), MemError> {
 }
 
 fn fnv(key: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in key {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    h
+    key.iter().fold(0x811c_9dc5, |h: u32, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// The shard of `key`.
