@@ -785,25 +785,33 @@ fn fields_in<P: Port + ?Sized>(
     if let Some(u) = set.as_deref_mut() {
         u.clear();
     }
-    // Blank lines are not records, but are not garbage either.
-    loop {
-        match r.peek(port)? {
+    // The object's brace and the whitespace around it (the byte after it
+    // comes with it).
+    let first = match sep(port, r, u32::from(b'{')) {
+        Ok(first) => first,
+        Err(Bad(e)) => return Err(Errno(e)),
+    };
+    if !first.matched() {
+        // Blank lines are not records, but are not garbage either.
+        match first.byte() {
             None => return Ok(Line::Eof),
             Some(b'\n') => {
-                r.bump();
+                r.pass(1);
                 return Ok(Line::Skipped);
             }
-            Some(b' ' | b'\t' | b'\r') => r.bump(),
-            Some(_) => break,
+            Some(_) => {
+                skip_line(port, r)?;
+                return Ok(Line::Skipped);
+            }
         }
     }
-    let start = r.offset();
-    match parse_object(port, r, strs, scalars, set) {
+    match parse_object(port, r, strs, scalars, set, first) {
         Ok(()) => {}
         Err(Bad::Syntax) => {
             // A parse that stopped on the line's newline (a string torn at
-            // the end of its line) must not skip the next line too.
-            if r.offset() == start || r.last() != b'\n' {
+            // the end of its line) must not skip the next line too (the
+            // brace was consumed: the last byte is the line's).
+            if r.last() != b'\n' {
                 skip_line(port, r)?;
             }
             return Ok(Line::Skipped);
@@ -989,12 +997,10 @@ fn parse_object<P: Port + ?Sized>(
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
     mut set: Option<&mut ScalarSet<'_>>,
+    first: Peeked,
 ) -> Result<(), Bad> {
-    // The byte after each separator comes with it: no call of its own.
-    let first = sep(port, r, u32::from(b'{'))?;
-    if !first.matched() {
-        return Err(Bad::Syntax);
-    }
+    // The byte after each separator comes with it: no call of its own
+    // (`first`: after the brace, consumed).
     let mut next = first.byte();
     if next == Some(b'}') {
         r.pass(1);
@@ -1727,6 +1733,30 @@ mod tests {
                 assert_eq!(parse_all(&line)[0].0, Line::Skipped, "{pad} {bad:?}");
             }
         }
+    }
+
+    /// Blank lines (whitespace only) are skipped one at a time without
+    /// taking the next line; whitespace may come before a record's brace;
+    /// a line not starting with one is skipped whole; whitespace then the
+    /// end of the file is the end.
+    #[test]
+    fn blank_lines_and_whitespace_before_a_record() {
+        let got = parse_all(
+            b"\n \t\r\n {\"a\":\"1\",\"b\":\"2\"}\n\t{ \"a\":\"3\",\"b\":\"4\"}\nx{\"a\":\"5\",\"b\":\"6\"}\n{\n\"a\":\"7\",\"b\":\"8\"}\n  ",
+        );
+        let lines: Vec<(Line, &str)> = got.iter().map(|g| (g.0, g.1.as_str())).collect();
+        assert_eq!(
+            lines,
+            [
+                (Line::Skipped, ""),
+                (Line::Skipped, ""),
+                (Line::Record, "1"),
+                (Line::Record, "3"),
+                (Line::Skipped, ""),
+                (Line::Skipped, ""),
+                (Line::Skipped, ""),
+            ]
+        );
     }
 
     #[test]
