@@ -787,10 +787,7 @@ fn fields_in<P: Port + ?Sized>(
     }
     // The object's brace and the whitespace around it (the byte after it
     // comes with it).
-    let first = match sep(port, r, u32::from(b'{')) {
-        Ok(first) => first,
-        Err(Bad(e)) => return Err(Errno(e)),
-    };
+    let first = sep_io(port, r, u32::from(b'{'))?;
     if !first.matched() {
         // Blank lines are not records, but are not garbage either.
         match first.byte() {
@@ -818,16 +815,17 @@ fn fields_in<P: Port + ?Sized>(
         }
         Err(Bad(e)) => return Err(Errno(e)),
     }
-    // Only whitespace may follow the object on its line.
-    let line = loop {
-        match r.next(port)? {
-            None => break Line::RecordAtEof,
-            Some(b'\n') => break Line::Record,
-            Some(b' ' | b'\t' | b'\r') => {}
-            Some(_) => {
-                skip_line(port, r)?;
-                return Ok(Line::Skipped);
-            }
+    // Only whitespace may follow the object on its line (skipped as
+    // before a separator, [`MATCHED`]: none).
+    let line = match sep_io(port, r, MATCHED)?.byte() {
+        None => Line::RecordAtEof,
+        Some(b'\n') => {
+            r.pass(1);
+            Line::Record
+        }
+        Some(_) => {
+            skip_line(port, r)?;
+            return Ok(Line::Skipped);
         }
     };
     Ok(if strs.iter().all(|f| f.seen || !f.required) {
@@ -941,6 +939,16 @@ fn sep<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Res
         return Err(Bad(low as i32));
     }
     Ok(Peeked(low))
+}
+
+/// [`sep`] where only the port's error can come (`Bad` as it is).
+#[inline(always)]
+fn sep_io<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    want: u32,
+) -> Result<Peeked, Errno> {
+    sep(port, r, want).map_err(|Bad(e)| Errno(e))
 }
 
 /// What [`sep`] found: the byte peeked, [`SOME`] (a byte was: not the end
@@ -1735,28 +1743,35 @@ mod tests {
         }
     }
 
+    /// Each line's kind and its `"a"` as [`parse_all`] reads them.
+    fn kinds(text: &[u8]) -> Vec<(Line, String)> {
+        parse_all(text).into_iter().map(|g| (g.0, g.1)).collect()
+    }
+
     /// Blank lines (whitespace only) are skipped one at a time without
     /// taking the next line; whitespace may come before a record's brace;
     /// a line not starting with one is skipped whole; whitespace then the
-    /// end of the file is the end.
+    /// end of the file is the end. After a record's brace: whitespace then
+    /// the newline (a record), anything else (the line skipped up to its
+    /// newline, the next line read), whitespace then the end of the file
+    /// (a record at the end).
     #[test]
-    fn blank_lines_and_whitespace_before_a_record() {
-        let got = parse_all(
-            b"\n \t\r\n {\"a\":\"1\",\"b\":\"2\"}\n\t{ \"a\":\"3\",\"b\":\"4\"}\nx{\"a\":\"5\",\"b\":\"6\"}\n{\n\"a\":\"7\",\"b\":\"8\"}\n  ",
-        );
-        let lines: Vec<(Line, &str)> = got.iter().map(|g| (g.0, g.1.as_str())).collect();
-        assert_eq!(
-            lines,
-            [
-                (Line::Skipped, ""),
-                (Line::Skipped, ""),
-                (Line::Record, "1"),
-                (Line::Record, "3"),
-                (Line::Skipped, ""),
-                (Line::Skipped, ""),
-                (Line::Skipped, ""),
-            ]
-        );
+    fn whitespace_around_records() {
+        let (s, r) = (Line::Skipped, Line::Record);
+        let blank = b"\n \t\r\n {\"a\":\"1\",\"b\":\"2\"}\n\t{ \"a\":\"3\",\"b\":\"4\"}\nx{\"a\":\"5\",\"b\":\"6\"}\n{\n\"a\":\"7\",\"b\":\"8\"}\n  ";
+        let want = [
+            (s, ""),
+            (s, ""),
+            (r, "1"),
+            (r, "3"),
+            (s, ""),
+            (s, ""),
+            (s, ""),
+        ];
+        assert_eq!(kinds(blank), want.map(|(l, a)| (l, a.to_string())));
+        let after = b"{\"a\":\"1\",\"b\":\"2\"} \t\r\n{\"a\":\"3\",\"b\":\"4\"} x\"a\"\n{\"a\":\"5\",\"b\":\"6\"},\n{\"a\":\"7\",\"b\":\"8\"} \t";
+        let want = [(r, "1"), (s, "3"), (s, "5"), (Line::RecordAtEof, "7")];
+        assert_eq!(kinds(after), want.map(|(l, a)| (l, a.to_string())));
     }
 
     #[test]
