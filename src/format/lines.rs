@@ -25,6 +25,8 @@ const WRITE_CHUNK: usize = 32;
 /// (after the same checks). At least the longest name a caller asks for:
 /// `"content"`, 7 bytes; kept small, it sits on every parse's deepest frame.
 const NAME_MAX: usize = 8;
+/// A machine word's bytes.
+const W: usize = core::mem::size_of::<usize>();
 
 /// A descriptor no port hands out (they are never negative): a
 /// [`ByteReader`] over bytes in RAM ([`ByteReader::over`]), a [`LineWriter`]
@@ -211,7 +213,6 @@ impl<'a> ByteReader<'a> {
 /// sit at the bottom of every parse's deepest path.
 #[inline(always)]
 fn copy_chunk(dst: &mut [u8], src: &[u8]) {
-    const W: usize = core::mem::size_of::<usize>();
     let n = dst.len().min(src.len());
     let mut i = 0usize;
     while let (Some(d), Some(s)) = (dst.get_mut(i..i + W), src.get(i..i + W)) {
@@ -254,20 +255,13 @@ fn plain_len(s: &[u8]) -> (usize, bool) {
 /// [`plain_len`] inlined: in a string's decode, once a chunk.
 #[inline(always)]
 fn plain_len_in(s: &[u8]) -> (usize, bool) {
-    const W: usize = core::mem::size_of::<usize>();
     const LO: usize = usize::MAX / 0xFF;
     const HI: usize = LO << 7;
     let mut i = 0usize;
     let mut seen = 0usize;
     while let Some(w) = s.get(i..i + W).and_then(|w| <[u8; W]>::try_from(w).ok()) {
         let v = usize::from_le_bytes(w);
-        let (q, b) = (v ^ (0x22 * LO), v ^ (0x5C * LO));
-        // A byte below 0x20, or equal to '"' or '\\' (exact up to the first
-        // one: a borrow only makes the bytes above it look special).
-        let special = ((v.wrapping_sub(0x20 * LO) & !v)
-            | (q.wrapping_sub(LO) & !q)
-            | (b.wrapping_sub(LO) & !b))
-            & HI;
+        let special = specials(v);
         if special != 0 {
             // The bytes below the first special one.
             let bits = special.trailing_zeros() & !7;
@@ -285,6 +279,35 @@ fn plain_len_in(s: &[u8]) -> (usize, bool) {
         i += 1;
     }
     (i, seen & HI == 0)
+}
+
+/// The bytes of the word `v` that end a run of plain string bytes (below
+/// 0x20, `"` or `\\`): their high bits (exact up to the first one: a
+/// borrow only makes the bytes above it look special).
+#[inline(always)]
+fn specials(v: usize) -> usize {
+    const LO: usize = usize::MAX / 0xFF;
+    let (q, b) = (v ^ (0x22 * LO), v ^ (0x5C * LO));
+    ((v.wrapping_sub(0x20 * LO) & !v) | (q.wrapping_sub(LO) & !q) | (b.wrapping_sub(LO) & !b))
+        & (LO << 7)
+}
+
+/// A field name that is a run of plain ASCII bytes and its closing quote
+/// within the first word of `s` (after the opening quote): its length and
+/// that word (the name's bytes are its first ones, as [`decode_string`]
+/// would give them: without a pass of its loop and a copy); `None` for any
+/// other (it decodes them).
+#[inline(always)]
+fn quick_name(s: &[u8]) -> Option<(usize, [u8; W])> {
+    let w = *s.first_chunk::<W>()?;
+    let v = usize::from_le_bytes(w);
+    // Its first byte that is special or not ASCII (exact: see `specials`).
+    let stop = specials(v) | v & (usize::MAX / 0xFF) << 7;
+    let bits = stop.trailing_zeros() & !7;
+    if stop == 0 || (v >> bits) as u8 != b'"' {
+        return None;
+    }
+    Some((bits as usize / 8, w))
 }
 
 /// A string field the caller wants decoded into its buffer (or only
@@ -762,41 +785,47 @@ fn fields_in<P: Port + ?Sized>(
     if let Some(u) = set.as_deref_mut() {
         u.clear();
     }
-    // Blank lines are not records, but are not garbage either.
-    loop {
-        match r.peek(port)? {
+    // The object's brace and the whitespace around it (the byte after it
+    // comes with it).
+    let first = sep_io(port, r, u32::from(b'{'))?;
+    if !first.matched() {
+        // Blank lines are not records, but are not garbage either.
+        match first.byte() {
             None => return Ok(Line::Eof),
             Some(b'\n') => {
-                r.bump();
+                r.pass(1);
                 return Ok(Line::Skipped);
             }
-            Some(b' ' | b'\t' | b'\r') => r.bump(),
-            Some(_) => break,
+            Some(_) => {
+                skip_line(port, r)?;
+                return Ok(Line::Skipped);
+            }
         }
     }
-    let start = r.offset();
-    match parse_object(port, r, strs, scalars, set) {
+    match parse_object(port, r, strs, scalars, set, first) {
         Ok(()) => {}
         Err(Bad::Syntax) => {
             // A parse that stopped on the line's newline (a string torn at
-            // the end of its line) must not skip the next line too.
-            if r.offset() == start || r.last() != b'\n' {
+            // the end of its line) must not skip the next line too (the
+            // brace was consumed: the last byte is the line's).
+            if r.last() != b'\n' {
                 skip_line(port, r)?;
             }
             return Ok(Line::Skipped);
         }
         Err(Bad(e)) => return Err(Errno(e)),
     }
-    // Only whitespace may follow the object on its line.
-    let line = loop {
-        match r.next(port)? {
-            None => break Line::RecordAtEof,
-            Some(b'\n') => break Line::Record,
-            Some(b' ' | b'\t' | b'\r') => {}
-            Some(_) => {
-                skip_line(port, r)?;
-                return Ok(Line::Skipped);
-            }
+    // Only whitespace may follow the object on its line (skipped as
+    // before a separator, [`MATCHED`]: none).
+    let line = match sep_io(port, r, MATCHED)?.byte() {
+        None => Line::RecordAtEof,
+        Some(b'\n') => {
+            r.pass(1);
+            Line::Record
+        }
+        Some(_) => {
+            skip_line(port, r)?;
+            return Ok(Line::Skipped);
         }
     };
     Ok(if strs.iter().all(|f| f.seen || !f.required) {
@@ -912,6 +941,16 @@ fn sep<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Res
     Ok(Peeked(low))
 }
 
+/// [`sep`] where only the port's error can come (`Bad` as it is).
+#[inline(always)]
+fn sep_io<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    want: u32,
+) -> Result<Peeked, Errno> {
+    sep(port, r, want).map_err(|Bad(e)| Errno(e))
+}
+
 /// What [`sep`] found: the byte peeked, [`SOME`] (a byte was: not the end
 /// of the file), [`MATCHED`] (the separator was consumed). Tested as it
 /// is: no `Option` to rebuild.
@@ -966,12 +1005,10 @@ fn parse_object<P: Port + ?Sized>(
     strs: &mut [StrField<'_>],
     scalars: &mut [ScalarField],
     mut set: Option<&mut ScalarSet<'_>>,
+    first: Peeked,
 ) -> Result<(), Bad> {
-    // The byte after each separator comes with it: no call of its own.
-    let first = sep(port, r, u32::from(b'{'))?;
-    if !first.matched() {
-        return Err(Bad::Syntax);
-    }
+    // The byte after each separator comes with it: no call of its own
+    // (`first`: after the brace, consumed).
     let mut next = first.byte();
     if next == Some(b'}') {
         r.pass(1);
@@ -988,14 +1025,27 @@ fn parse_object<P: Port + ?Sized>(
         // path of every parse).
         let mut field: Option<usize> = None;
         loop {
-            let (buf, max): (&mut [u8], usize) = match field {
-                None => (&mut name, NAME_MAX),
-                Some(i) => match strs.get_mut(i) {
-                    Some(f) => (&mut *f.buf, usize::from(f.max)),
-                    None => return Err(Bad::Syntax),
-                },
+            let quick = match field {
+                None => quick_name(r.chunk()),
+                Some(_) => None,
             };
-            let got = decode_string(port, r, buf, max);
+            let got = if let Some((n, bytes)) = quick {
+                // (Only its first `n` bytes are read.)
+                if let Some(w) = name.first_chunk_mut::<W>() {
+                    *w = bytes;
+                }
+                r.pass(n + 1);
+                Ok(n)
+            } else {
+                let (buf, max): (&mut [u8], usize) = match field {
+                    None => (&mut name, NAME_MAX),
+                    Some(i) => match strs.get_mut(i) {
+                        Some(f) => (&mut *f.buf, usize::from(f.max)),
+                        None => return Err(Bad::Syntax),
+                    },
+                };
+                decode_string(port, r, buf, max)
+            };
             if let Some(f) = field.and_then(|i| strs.get_mut(i)) {
                 // At most `max`, a byte.
                 f.len = got.map_err(StrErr::into_bad)? as u8;
@@ -1666,6 +1716,62 @@ mod tests {
         ] {
             skipped_then_next(torn);
         }
+    }
+
+    /// A field name read at any place in a chunk (whole in its first word
+    /// or not, escaped, cut by the chunk's end) is the name decoded; a name
+    /// that is not valid UTF-8, or holds a control character or a bad
+    /// escape, is refused.
+    #[test]
+    fn names_anywhere_in_a_chunk() {
+        for pad in 0..72 {
+            let p = "p".repeat(pad);
+            let ok = format!(
+                "{{\"zz\":\"{p}\",\"\\u0061\":\"x\",\"b\":\"y\",\"a\":\"q\",\"\":1,\"\u{e9}\":2,\"e\\u006ed\":true,\"end1234\":3}}\n"
+            );
+            let got = parse_all(ok.as_bytes());
+            assert_eq!(got.len(), 1, "{pad}");
+            assert_eq!(got[0].0, Line::Record, "{pad}");
+            assert_eq!((got[0].1.as_str(), got[0].2.as_str()), ("q", "y"));
+            assert_eq!(got[0].3, Scalar::True, "{pad}");
+            for bad in [&b"\xff"[..], b"a\x01", b"\xc3", b"a\\x"] {
+                let mut line = format!("{{\"zz\":\"{p}\",\"a\":\"q\",\"b\":\"y\",\"").into_bytes();
+                line.extend_from_slice(bad);
+                line.extend_from_slice(b"\":1}\n");
+                assert_eq!(parse_all(&line)[0].0, Line::Skipped, "{pad} {bad:?}");
+            }
+        }
+    }
+
+    /// Each line's kind and its `"a"` as [`parse_all`] reads them.
+    fn kinds(text: &[u8]) -> Vec<(Line, String)> {
+        parse_all(text).into_iter().map(|g| (g.0, g.1)).collect()
+    }
+
+    /// Blank lines (whitespace only) are skipped one at a time without
+    /// taking the next line; whitespace may come before a record's brace;
+    /// a line not starting with one is skipped whole; whitespace then the
+    /// end of the file is the end. After a record's brace: whitespace then
+    /// the newline (a record), anything else (the line skipped up to its
+    /// newline, the next line read), whitespace then the end of the file
+    /// (a record at the end).
+    #[test]
+    fn whitespace_around_records() {
+        let (s, r) = (Line::Skipped, Line::Record);
+        let blank = b"\n \t\r\n {\"a\":\"1\",\"b\":\"2\"}\n\t{ \"a\":\"3\",\"b\":\"4\"}\nx{\"a\":\"5\",\"b\":\"6\"}\n{\n\"a\":\"7\",\"b\":\"8\"}\n  ";
+        let want = [
+            (s, ""),
+            (s, ""),
+            (r, "1"),
+            (r, "3"),
+            (s, ""),
+            (s, ""),
+            (s, ""),
+        ];
+        assert_eq!(kinds(blank), want.map(|(l, a)| (l, a.to_string())));
+        let after = b"{\"a\":\"1\",\"b\":\"2\"} \t\r\n{\"a\":\"3\",\"b\":\"4\"} x\"a\"\n{\"a\":\"5\",\"b\":\"6\"},\n{\"a\":\"7\",\"b\":\"8\"} \t";
+        let want = [(r, "1"), (s, "3"), (s, "5"), (Line::RecordAtEof, "7")];
+        assert_eq!(kinds(after), want.map(|(l, a)| (l, a.to_string())));
     }
 
     #[test]
