@@ -303,14 +303,8 @@ impl Choice {
             // down once (each out of line: not on this frame, which the
             // printing of every line is under).
             let kept = bits(self.kept);
-            end = self.pick(i, end);
-            compact(
-                out,
-                kept,
-                bits(self.kept),
-                &self.need,
-                usize::from(self.end),
-            );
+            self.pick(i);
+            end = compact(out, kept, bits(self.kept), &self.need, end);
         }
         if end + len <= out.len() {
             end = print_pair(out, end, p);
@@ -326,15 +320,15 @@ impl Choice {
     /// only as many as this line needs: the lines read next then fit in
     /// the room they leave, without a ranking each (a line not chosen now
     /// that comes back to the choice later is read again with the others,
-    /// [`choose_memory`]). Takes them out of the kept ones; returns where
-    /// the kept lines will end. Out of line: its ranking buffer is not on
+    /// [`choose_memory`]). Takes them out of the kept ones ([`compact`]
+    /// then moves the others). Out of line: its ranking buffer is not on
     /// [`Choice::take`]'s frame.
     ///
     /// (A line chosen now never has to give way: when this one is chosen
     /// now, it and the kept lines chosen now take at most `room` bytes,
     /// which the buffer holds after the header.)
     #[inline(never)]
-    fn pick(&mut self, i: usize, mut end: usize) -> usize {
+    fn pick(&mut self, i: usize) {
         let room = usize::from(self.room);
         let mut buf = [0u16; MEMORY_LINES_MAX];
         let at = self.rank(&mut buf);
@@ -343,15 +337,11 @@ impl Choice {
         // Any of them when this line is chosen now, else those ranked
         // below it.
         let below = if (now >> i) & 1 != 0 { order.len() } else { at };
-        let of = bits(self.kept) & !now;
+        let mut kept = bits(self.kept);
         for &k in order.get(..below).unwrap_or(&[]) {
-            let j = line_of(k);
-            if (of >> j) & 1 != 0 {
-                end -= usize::from(self.need.get(j).copied().unwrap_or(0));
-                self.kept = put(bits(self.kept) & !(1 << j));
-            }
+            kept &= !(1 << line_of(k)) | now;
         }
-        end
+        self.kept = put(kept);
     }
 }
 
@@ -402,10 +392,9 @@ fn compact(
 /// the whole context) as it is read, and when the buffer is full, lines
 /// give way to better ones: all those the lines read so far would not
 /// choose (below the new line when it is not chosen either). The lines
-/// chosen among those read so
-/// far are never dropped, so all chosen lines are among the kept ones
-/// unless one came back when a better line pushed out one ranked above it
-/// (then the store is read a second time).
+/// chosen among those read so far are never dropped, so all chosen lines
+/// are among the kept ones unless one came back when a better line pushed
+/// out one ranked above it (then the store is read a second time).
 #[cfg(feature = "recall")]
 #[inline(always)]
 fn choose_memory<P: Port>(
@@ -476,10 +465,10 @@ fn start(c: &mut Choice, ring: &SessionRing, cap: usize, used: usize) {
 
 #[cfg(feature = "recall")]
 impl Choice {
-    /// The ranking keys of the lines read, worst first, into `order`
-    /// (its first `lines`); returns the place of the last line. (Not kept in the choice, which is on
-    /// the stack while the store is read: made when the buffer is full and
-    /// at the end.)
+    /// The ranking keys of the lines read, worst first, into `order` (its
+    /// first `lines`); returns the place of the last line. (Not kept in
+    /// the choice, which is on the stack while the store is read: made when
+    /// the buffer is full and at the end.)
     fn rank(&self, order: &mut [u16; MEMORY_LINES_MAX]) -> usize {
         // (Loops by index: at `opt-level = "z"` iterator adapters are
         // calls.)
