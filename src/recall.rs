@@ -12,10 +12,10 @@
 //! A query is the set of its features, hashed into 512 bits (64 bytes):
 //! a bigram's key is its two characters side by side (two ASCII ones, the
 //! two bytes as they are in the text, lower-cased), multiplied once (the
-//! query lives for one build: the hash is free to change). A pair's score is the share of its features found in the query, the key
-//! counting twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the
-//! `+ 4` keeps a one-feature pair from scoring a full 1000 on one lucky
-//! bigram).
+//! query lives for one build: the hash is free to change). A pair's score
+//! is the share of its features found in the query, the key counting
+//! twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the `+ 4`
+//! keeps a one-feature pair from scoring a full 1000 on one lucky bigram).
 
 /// Bits of the query feature set.
 const QUERY_BITS: usize = 512;
