@@ -157,6 +157,9 @@ pub struct CPort {
     error_path: [u8; PATH_MAX],
     /// The file behind each descriptor the host handed out.
     fd_paths: [[u8; PATH_MAX]; FD_SLOTS],
+    /// The host's C tools (feature `agent`).
+    #[cfg(feature = "agent")]
+    pub(crate) tools: agent::CTools,
 }
 
 /// Longest path kept for an error message (the core's are under 32 bytes).
@@ -170,6 +173,8 @@ impl CPort {
             error: 0,
             error_path: [0; PATH_MAX],
             fd_paths: [[0; PATH_MAX]; FD_SLOTS],
+            #[cfg(feature = "agent")]
+            tools: agent::CTools::new(),
         }
     }
 
