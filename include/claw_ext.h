@@ -95,9 +95,14 @@
 #define CLAW_VALUE_ARG 4
 
 /**
- * Work buffer a `claw_tacp()` call needs, in bytes.
+ * Longest payload of a TACP v2 frame (`TACP_CLAW_PAYLOAD_MAX`).
  */
-#define CLAW_TACP_WORK 3314
+#define CLAW_TACP_PAYLOAD_MAX 3072
+
+/**
+ * Longest TACP v2 frame: the payload and 9 bytes around it.
+ */
+#define CLAW_TACP_FRAME_MAX 3081
 
 /**
  * Longest prompt, in bytes.
@@ -168,6 +173,42 @@
  * Longest description of a registered tool, in bytes.
  */
 #define CLAW_TOOL_DESCRIPTION_MAX 127
+
+/**
+ * `claw_tacp_event_t.kind`: the byte is held (part of a command or frame).
+ */
+#define CLAW_TACP_EV_HELD 0
+
+/**
+ * `claw_tacp_event_t.kind`: `bytes[0..n)` go to the REPL.
+ */
+#define CLAW_TACP_EV_PASS 1
+
+/**
+ * `claw_tacp_event_t.kind`: a control command `AA 55 bytes[0]`.
+ */
+#define CLAW_TACP_EV_CONTROL 2
+
+/**
+ * `claw_tacp_event_t.kind`: a whole frame with a good CRC.
+ */
+#define CLAW_TACP_EV_FRAME 3
+
+/**
+ * `claw_tacp_event_t.kind`: a frame dropped, not answered.
+ */
+#define CLAW_TACP_EV_DROPPED 4
+
+/**
+ * `CLAW_TACP_EV_DROPPED`: a bad CRC.
+ */
+#define CLAW_TACP_DROP_CRC 1
+
+/**
+ * `CLAW_TACP_EV_DROPPED`: a length over `CLAW_TACP_PAYLOAD_MAX` (or the
+ * caller's buffer).
+ */
+#define CLAW_TACP_DROP_TOO_LONG 2
 
 /**
  * `claw_check`: text the core takes, UTF-8 without NUL (one rule everywhere).
@@ -329,6 +370,80 @@ typedef struct {
    */
   size_t len;
 } claw_value_t;
+
+/**
+ * The TACP receiver's state (`claw_tacp_rx_push`): all zero at rest.
+ */
+typedef struct {
+  /**
+   * Where it is in a command or frame.
+   */
+  uint8_t phase;
+  /**
+   * The frame's sub-command.
+   */
+  uint8_t sub;
+  /**
+   * The frame's sequence number.
+   */
+  uint8_t seq;
+  /**
+   * The low byte of the frame's CRC.
+   */
+  uint8_t crc_lo;
+  /**
+   * The frame's payload length.
+   */
+  uint16_t len;
+  /**
+   * Payload bytes received.
+   */
+  uint16_t got;
+  /**
+   * The CRC so far.
+   */
+  uint16_t crc;
+  /**
+   * (Padding.)
+   */
+  uint16_t pad;
+  /**
+   * The tick of the last byte.
+   */
+  uint32_t last_ms;
+} claw_tacp_rx_t;
+
+/**
+ * What one byte made of the stream (`claw_tacp_rx_push`).
+ */
+typedef struct {
+  /**
+   * `CLAW_TACP_EV_*`.
+   */
+  uint8_t kind;
+  /**
+   * `CLAW_TACP_EV_PASS`: how many of `bytes` go to the REPL.
+   */
+  uint8_t n;
+  /**
+   * `CLAW_TACP_EV_PASS`: the bytes; `CLAW_TACP_EV_CONTROL`: `bytes[0]` is
+   * the command; `CLAW_TACP_EV_DROPPED`: `bytes[0]` is why
+   * (`CLAW_TACP_DROP_*`).
+   */
+  uint8_t bytes[3];
+  /**
+   * `CLAW_TACP_EV_FRAME`: its sub-command.
+   */
+  uint8_t sub;
+  /**
+   * `CLAW_TACP_EV_FRAME`: its sequence number.
+   */
+  uint8_t seq;
+  /**
+   * `CLAW_TACP_EV_FRAME`: its payload's length (in the caller's buffer).
+   */
+  uint16_t len;
+} claw_tacp_event_t;
 
 /**
  * `status()`: the vendor's keys, then the library's.
@@ -578,9 +693,12 @@ bool claw_agent_init(void);
  * copied, and applied again by every `claw_agent_init`). A name of the
  * default registry (`gpio_set`, `fs_read`, ...) gives that tool its
  * handler and keeps its description, risk, flag and limit; another name
- * takes a spare slot with the def's. Every def is checked first: one bad
- * def registers nothing. Registering the same table again changes
- * nothing. Returns the number of tools registered, or `-claw_status_t`.
+ * takes a spare slot with the def's. A name in two tables runs the
+ * handler of the table registered first (register the firmware's before
+ * MicroPython starts: the binding registers its own at its first call).
+ * Every def is checked first: one bad def registers nothing. Registering
+ * the same table again changes nothing. Returns the number of tools
+ * registered, or `-claw_status_t`.
  *
  * # Safety
  * `defs` is NULL or valid for reads of `n` elements for the rest of the
@@ -692,18 +810,90 @@ claw_status_t claw_ask(const uint8_t *prompt,
                        size_t *reply_len);
 
 /**
- * One TACP line (`tacp(line)`): the answer is `work[0..*answer_len)`.
- * `work` holds at least `CLAW_TACP_WORK` bytes.
+ * Bytes of work buffer `claw_tacp_dispatch` needs for this request (an
+ * online ASK runs `ask()`; the rest need one answer), and
+ * `claw_tacp_ready` (`sub` 0). 0 for a NULL payload with a length.
  *
  * # Safety
- * As `claw_ask`.
+ * `payload` is NULL or valid for reads of `len` bytes.
  */
-claw_status_t claw_tacp(const uint8_t *line,
-                        size_t len,
-                        uint8_t *work,
-                        size_t work_len,
-                        void *ctx,
-                        size_t *answer_len);
+size_t claw_tacp_work_size(uint8_t sub, const uint8_t *payload, size_t len);
+
+/**
+ * One TACP v2 request (`docs/TACP.md`): sub-command `sub`, its payload
+ * `payload[0..len)`. The answers go out through `claw_port_tacp_respond`
+ * before this returns; every request is answered. `work` holds
+ * `claw_tacp_work_size(sub, payload, len)` bytes. Not `CLAW_OK` only for
+ * a KeyboardInterrupt/SystemExit that stopped it (`CLAW_KIND_PENDING`:
+ * the host's to raise or drop) or a buffer too small.
+ *
+ * # Safety
+ * `payload` valid for `len` bytes; `work` valid for writes of `work_len`
+ * bytes and not overlapping `payload`; `ctx` is passed to
+ * `claw_port_tool` untouched.
+ */
+claw_status_t claw_tacp_dispatch(uint8_t sub,
+                                 const uint8_t *payload,
+                                 size_t len,
+                                 uint8_t *work,
+                                 size_t work_len,
+                                 void *ctx);
+
+/**
+ * The READY frame's answer (`claw_port_tacp_respond` with sub 0): `fw`
+ * (the firmware's version) and `board` (its name), NUL-terminated UTF-8;
+ * then the STATS card. `work` holds `claw_tacp_work_size(0, NULL, 0)`
+ * bytes.
+ *
+ * # Safety
+ * `fw` and `board` NULL or NUL-terminated; `work` valid for writes of
+ * `work_len` bytes.
+ */
+claw_status_t claw_tacp_ready(const char *fw, const char *board, uint8_t *work, size_t work_len);
+
+/**
+ * Feeds one byte received at tick `now_ms` to the TACP receiver `rx`
+ * (control commands, claw frames, and the bytes that are neither, for the
+ * REPL); a frame's payload goes to `payload[0..payload_max)`, the same
+ * buffer until the frame is done (`CLAW_TACP_PAYLOAD_MAX` bytes take any
+ * frame). `*ev` says what the byte made; returns `ev->kind`. Pure: no
+ * state of the library is touched.
+ *
+ * # Safety
+ * `rx` and `ev` NULL or valid; `payload` NULL or valid for writes of
+ * `payload_max` bytes.
+ */
+uint8_t claw_tacp_rx_push(claw_tacp_rx_t *rx,
+                          uint8_t byte,
+                          uint32_t now_ms,
+                          uint8_t *payload,
+                          size_t payload_max,
+                          claw_tacp_event_t *ev);
+
+/**
+ * Whether the receiver is inside a frame's payload (the caller's payload
+ * buffer holds part of one and must be kept).
+ *
+ * # Safety
+ * `rx` NULL or valid.
+ */
+bool claw_tacp_rx_in_frame(const claw_tacp_rx_t *rx);
+
+/**
+ * Writes the TACP v2 frame of `sub`, `seq` and `payload[0..len)` (cut to
+ * `CLAW_TACP_PAYLOAD_MAX`) into `out`: its length, 0 when `out_max` is too
+ * small (`CLAW_TACP_FRAME_MAX` takes any).
+ *
+ * # Safety
+ * `payload` NULL or valid for `len` bytes; `out` NULL or valid for writes
+ * of `out_max` bytes, not overlapping `payload`.
+ */
+size_t claw_tacp_frame(uint8_t sub,
+                       uint8_t seq,
+                       const uint8_t *payload,
+                       size_t len,
+                       uint8_t *out,
+                       size_t out_max);
 
 /**
  * `connect(host, port, api_key)`: `*ok` tells whether it connected.

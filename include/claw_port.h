@@ -150,6 +150,14 @@ void claw_port_ui(uint8_t event, const uint8_t *text, size_t len);
  *  returns the length (0: none). */
 size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max);
 
+/** One TACP v2 answer to the USB host (docs/TACP.md): `sub` is the request's
+ *  sub-command (0xFF for an error), payload[0..len) at most 3072 bytes. The
+ *  host frames it with the request's sequence number and sends it: in the
+ *  BENTO firmware through the vendor's tacp_claw_respond(), elsewhere through
+ *  the library's framer (claw_tacp_frame). Called during claw_tacp_dispatch
+ *  and claw_tacp_ready only. */
+void claw_port_tacp_respond(uint8_t sub, const uint8_t *payload, size_t len);
+
 /** Whether a KeyboardInterrupt/SystemExit raised inside a port callback is
  *  waiting to be raised: the core then stops what it is doing and returns. */
 bool claw_port_aborted(void);

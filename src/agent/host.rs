@@ -29,6 +29,12 @@ pub trait Host {
     }
     /// A UI event.
     fn ui(&mut self, ev: Ui, text: &[u8]);
+    /// One TACP answer to the USB host (`sub`: the request's, or 0xFF for
+    /// an error), framed by whoever owns the link (the vendor's `tacp.c`,
+    /// or the library's framer, `tacp::frame`) with the request's `seq`.
+    fn tacp_respond(&mut self, sub: u8, payload: &[u8]) {
+        let _ = (sub, payload);
+    }
     /// Brings the UI link up (idempotent).
     fn ui_init(&mut self);
     /// Connects the transport; true when the backend is reachable.

@@ -313,8 +313,13 @@ pub fn call_tool<H: Host>(
         Origin::Usb => Level::Usb,
         Origin::Backend => c.trust.get().min(Level::Https),
     };
+    let who = if origin == Origin::Repl {
+        Who::Repl
+    } else {
+        Who::Other
+    };
     nested(h, own, |h| {
-        let r = run_tool_gated(h, name, origin == Origin::Repl, arg, out, acct, mode);
+        let r = run_tool_gated(h, name, who, arg, out, acct, mode);
         if mode == Mode::IdlePoint {
             let _ = h.with_core(flush_if_dirty);
         }
@@ -322,15 +327,62 @@ pub fn call_tool<H: Host>(
     })
 }
 
+/// TACP EXEC (`docs/TACP.md`): [`call_tool`] from the USB host at its own
+/// idle point, where `line` (the request's payload) is the last command,
+/// shown on the UI once the gates admitted the call. The last result is
+/// the dispatcher's to set (the answer it sends).
+pub fn exec_tool<H: Host>(
+    h: &mut H,
+    line: &[u8],
+    name: &[u8],
+    arg: Arg<'_>,
+    out: &mut [u8],
+    acct: &mut Account,
+) -> Result<Value, Status> {
+    nested(
+        h,
+        |_| Level::Usb,
+        |h| {
+            let r = run_tool_gated(h, name, Who::Exec(line), arg, out, acct, Mode::IdlePoint);
+            let _ = h.with_core(flush_if_dirty);
+            r
+        },
+    )
+}
+
+/// Who calls a tool, for what differs between the doors.
+#[derive(Clone, Copy)]
+enum Who<'a> {
+    /// The REPL: a host tool gets the caller's own argument object.
+    Repl,
+    /// A backend's request (or another door with nothing of its own).
+    Other,
+    /// TACP EXEC with its line.
+    Exec(&'a [u8]),
+}
+
+/// Shows the last command (copied out of the core: the UI may call back in).
+#[inline(never)]
+fn show_last_cmd<H: Host>(h: &mut H) -> Result<(), Status> {
+    let (buf, n) = core(h, |c, _| {
+        let mut buf = [0u8; LAST_CMD_MAX];
+        crate::text::copy_prefix(&mut buf, c.agent.last_cmd());
+        (buf, c.agent.last_cmd().len())
+    })?;
+    h.ui(Ui::LastCmd, buf.get(..n).unwrap_or(&[]));
+    Ok(())
+}
+
 fn run_tool_gated<H: Host>(
     h: &mut H,
     name: &[u8],
-    caller_arg: bool,
+    who: Who<'_>,
     arg: Arg<'_>,
     out: &mut [u8],
     acct: &mut Account,
     mode: Mode,
 ) -> Result<Value, Status> {
+    let exec = matches!(who, Who::Exec(_));
     let (slot, how) = core(h, |c, _| {
         let t = c.registry.find(&c.rate, name)?;
         Some((t.slot, t.how))
@@ -346,14 +398,24 @@ fn run_tool_gated<H: Host>(
     core(h, |c, p| {
         let level = c.agent.chain.level();
         admit(c, p, slot, level).inspect_err(|_| acct.error(c))?;
+        if let Who::Exec(line) = who {
+            c.agent.set_last_cmd(line);
+        }
         c.agent.set_state(State::Executing);
         Ok(())
     })??;
+    if exec {
+        show_last_cmd(h)?;
+    }
     let outcome = if how == How::Builtin {
         builtin::run(h, slot, arg, out)
     } else {
         // A REPL call's host tool gets the caller's own object.
-        let arg = if caller_arg { Arg::Other } else { arg };
+        let arg = if matches!(who, Who::Repl) {
+            Arg::Other
+        } else {
+            arg
+        };
         match h.run_tool(slot as u8, arg, out) {
             ToolOutcome::Returned(n) => (ToolOutcome::Returned(n), Value::Host(n)),
             other => (other, Value::Host(0)),
@@ -373,9 +435,13 @@ fn run_tool_gated<H: Host>(
                 if mode == Mode::IdlePoint {
                     c.breaker.success();
                 }
-                c.agent.set_last_result(&[b"tool ok"]);
+                if !exec {
+                    c.agent.set_last_result(&[b"tool ok"]);
+                }
             })?;
-            h.ui(Ui::LastResult, b"tool ok");
+            if !exec {
+                h.ui(Ui::LastResult, b"tool ok");
+            }
             log_tool(h, mode, name, &[text]);
             Ok(value)
         }
@@ -387,10 +453,14 @@ fn run_tool_gated<H: Host>(
                     acct.error(c);
                     acct.tool_failed = true;
                 }
-                c.agent.set_last_result(&[b"tool error"]);
+                if !exec {
+                    c.agent.set_last_result(&[b"tool error"]);
+                }
             })?;
             h.ui(Ui::Error, b"Tool error");
-            h.ui(Ui::LastResult, b"tool error");
+            if !exec {
+                h.ui(Ui::LastResult, b"tool error");
+            }
             let text = out.get(..n).unwrap_or(&[]);
             log_tool(h, mode, name, &[b"error: ", text]);
             acct.raised = n;

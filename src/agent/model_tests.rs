@@ -39,7 +39,9 @@
 //!   requested tool and what it did — `tools` and summary requests only when
 //!   `config()` opted in.
 //!
-//! Also: every TACP answer is one line of UTF-8, no file stays open, every
+//! Also: every TACP request gets exactly one answer, UTF-8 and within the
+//! payload maximum (an EXEC's the tool's text or the vendor's failure JSON,
+//! a refusal the vendor's error text), no file stays open, every
 //! UI text and every ring message is UTF-8 without NUL.
 
 use std::cell::RefCell;
@@ -102,10 +104,10 @@ enum Argv {
 
 #[derive(Clone, Debug)]
 enum TacpLine {
-    /// `TOOL <name> [arg]`, quoted.
+    /// EXEC "<name>" or "<name> <arg>".
     Tool(String, Option<String>),
-    /// Any line.
-    Raw(Vec<u8>),
+    /// Any sub-command with any payload.
+    Raw(u8, Vec<u8>),
 }
 
 #[derive(Clone, Debug)]
@@ -148,43 +150,28 @@ enum Top {
     Reboot,
 }
 
-fn render_tacp(l: &TacpLine) -> Vec<u8> {
+/// The request: its sub-command and payload.
+fn render_tacp(l: &TacpLine) -> (u8, Vec<u8>) {
     match l {
-        TacpLine::Raw(b) => b.clone(),
+        TacpLine::Raw(sub, b) => (*sub, b.clone()),
         TacpLine::Tool(name, arg) => {
-            let mut s = format!("TOOL {name}");
+            let mut s = name.clone();
             if let Some(a) = arg {
-                s.push_str(" \"");
-                for c in a.chars() {
-                    if c == '"' || c == '\\' {
-                        s.push('\\');
-                    }
-                    s.push(c);
-                }
-                s.push('"');
+                s.push(' ');
+                s.push_str(a);
             }
-            s.into_bytes()
+            (tacp::EXEC, s.into_bytes())
         }
     }
 }
 
-/// The tool a `TOOL` line names, when the parser takes the line (one
-/// terminator stripped; no control character; not too long).
+/// The tool an EXEC names: its payload up to the first space.
 fn tacp_tool(l: &TacpLine) -> Option<Vec<u8>> {
-    let TacpLine::Tool(name, arg) = l else {
-        return None;
-    };
-    let b = render_tacp(l);
-    let b = b.strip_suffix(b"\n").unwrap_or(&b);
-    let b = b.strip_suffix(b"\r").unwrap_or(b);
-    if b.len() > tacp::LINE_MAX || b.iter().any(|&c| c < 0x20 || c == 0x7F) {
+    let (sub, payload) = render_tacp(l);
+    if sub != tacp::EXEC {
         return None;
     }
-    let name = name.as_bytes();
-    Some(match arg {
-        None => name.get(..b.len() - 5).unwrap_or(name).to_vec(),
-        Some(_) => name.to_vec(),
-    })
+    Some(payload.split(|&c| c == b' ').next().unwrap_or(&[]).to_vec())
 }
 
 /// The reply bytes for a buffer of `cap` bytes; `None`: the post fails.
@@ -346,6 +333,8 @@ struct ModelHost {
     /// have taken a half-open trial that is never reported (SPEC §5: it
     /// lapses after 30 s).
     late_refusals: u32,
+    /// TACP answers not yet taken by their call.
+    tacp_out: Vec<(u8, Vec<u8>)>,
 }
 
 fn cut(s: &[u8], max: usize) -> &[u8] {
@@ -375,6 +364,7 @@ impl ModelHost {
             top_posts: 0,
             top_bound: Level::Usb,
             late_refusals: 0,
+            tacp_out: Vec::new(),
         };
         m.port.now = 1_000;
         m.soft_reset();
@@ -491,9 +481,15 @@ impl ModelHost {
             }
             Call::Tacp(line) => {
                 nesting_call = tacp_tool(line).is_some();
-                let mut work = vec![0u8; tacp::WORK_SIZE];
-                let r = tacp::tacp(self, &render_tacp(line), &mut work);
-                r.map(|n| tacp_answer = Some(work[..n].to_vec()))
+                let (sub, payload) = render_tacp(line);
+                let mut work = vec![0u8; tacp::work_size(self, sub, &payload)];
+                let mut scratch = Box::new(crate::context::Scratch::new());
+                let mark = self.tacp_out.len();
+                let r = tacp::dispatch(self, sub, &payload, &mut work, &mut scratch);
+                let answers = self.tacp_out.split_off(mark);
+                assert_eq!(answers.len(), 1, "one answer for {line:?}: {answers:?}");
+                tacp_answer = answers.into_iter().next();
+                r
             }
             Call::Connect(ok) => {
                 self.connect_ok = *ok;
@@ -518,7 +514,7 @@ impl ModelHost {
         f: &Frame,
         st: Status,
         nesting_call: bool,
-        tacp_answer: Option<Vec<u8>>,
+        tacp_answer: Option<(u8, Vec<u8>)>,
         ask_reply: Option<Vec<u8>>,
     ) {
         let what = format!("{call:?} at depth {} -> {st:?}", f.base);
@@ -614,15 +610,16 @@ impl ModelHost {
                 self.check_tool_breaker(f, st == Status::Ok, st == Status::ToolRaised, &what);
             }
             Kind::Tacp => {
-                let Some(a) = tacp_answer else {
-                    assert_eq!(st, Status::Aborted, "{what}: TACP answers unless aborted");
-                    return;
-                };
+                let (sub, a) = tacp_answer.expect("every request is answered");
                 let text = std::str::from_utf8(&a).expect("a TACP answer is UTF-8");
-                assert!(!text.contains(['\r', '\n', '\0']), "{what}: {text:?}");
-                assert!(a.len() <= tacp::ANSWER_MAX);
+                assert!(a.len() <= tacp::frame::PAYLOAD_MAX);
+                if st == Status::Aborted {
+                    assert_eq!((sub, text), (tacp::ERROR, "interrupted"), "{what}");
+                    return;
+                }
+                assert_eq!(st, Status::Ok, "{what}: only an abort is an error");
                 if nesting_call {
-                    self.check_tacp_tool(f, text, &what);
+                    self.check_tacp_tool(f, sub, text, &what);
                 }
             }
             Kind::Other => {}
@@ -725,39 +722,53 @@ impl ModelHost {
         }
     }
 
-    fn check_tacp_tool(&mut self, f: &Frame, answer: &str, what: &str) {
-        let nested = format!("err {}", Status::NestingLimit.text());
+    fn check_tacp_tool(&mut self, f: &Frame, sub: u8, answer: &str, what: &str) {
+        let err = |t: &str| (tacp::ERROR, t.to_string());
+        let got = (sub, answer.to_string());
+        let nested = err(Status::NestingLimit.text());
         if f.base >= CALL_DEPTH_MAX {
-            assert_eq!(answer, nested, "{what}: past CALL_DEPTH_MAX");
+            assert_eq!(got, nested, "{what}: past CALL_DEPTH_MAX");
             reached(|r| r.nesting_refused += 1);
             return;
         }
-        assert_ne!(answer, nested, "{what}");
+        assert_ne!(got, nested, "{what}");
         let Some((risk, _)) = self.registered(&f.tool) else {
-            assert_eq!(answer, "err unknown tool", "{what}");
+            assert_eq!(got, err("unknown tool"), "{what}");
             return;
         };
-        let late = [Status::TrustRefused, Status::RateLimited];
-        if late.iter().any(|s| answer == format!("err {}", s.text())) {
+        if got == err("trust level insufficient") || got == err("rate limited") {
             self.late_refusals += 1;
         }
-        if answer == format!("err {}", Status::TrustRefused.text()) {
+        if got == err("trust level insufficient") {
             reached(|r| r.trust_refused += 1);
             assert!(!f.cap.allows(risk), "{what}: refused at {:?}", f.cap);
         }
-        let ok = answer.starts_with('"');
-        if ok {
+        let failed = format!(
+            "{{\"tool\":\"{}\",\"status\":\"error\",\"code\":-1}}",
+            String::from_utf8_lossy(&f.tool)
+        );
+        let answered = sub == tacp::EXEC;
+        if answered {
             assert!(f.cap.allows(risk), "{what}: ran at {:?}", f.cap);
-            let v = json::parse(answer).expect("a JSON string");
-            assert!(v.is_string(), "{what}");
-            if let Some((true, text, _)) = &f.ran {
-                assert_eq!(v.as_str().unwrap().as_bytes(), cut(text, tacp::RESULT_MAX));
+        }
+        match &f.ran {
+            Some((true, text, _)) => {
+                assert_eq!(sub, tacp::EXEC, "{what}");
+                assert_eq!(
+                    answer.as_bytes(),
+                    cut(text, tacp::frame::PAYLOAD_MAX),
+                    "{what}"
+                );
             }
+            Some((false, ..)) => assert_eq!(got, (tacp::EXEC, failed.clone()), "{what}"),
+            None => {}
         }
-        if let Some((returned, _, _)) = &f.ran {
-            assert_eq!(ok, *returned, "{what}: answer for a tool that ran");
+        let ok = answered && answer != failed;
+        let raised = answered && answer == failed;
+        if answered {
+            // The last result is the answer's first bytes.
+            assert_eq!(self.core.agent.last_result(), cut(answer.as_bytes(), 47));
         }
-        let raised = matches!(&f.ran, Some((false, ..))) && answer.starts_with("err ");
         self.check_tool_breaker(f, ok, raised, what);
     }
 
@@ -1040,6 +1051,11 @@ impl Host for ModelHost {
 
     fn ui_init(&mut self) {}
 
+    fn tacp_respond(&mut self, sub: u8, payload: &[u8]) {
+        assert!(payload.len() <= tacp::frame::PAYLOAD_MAX);
+        self.tacp_out.push((sub, payload.to_vec()));
+    }
+
     fn connect(&mut self, _host: &[u8], _port: u16, _api_key: &[u8]) -> bool {
         self.connected = self.connect_ok;
         self.connect_ok
@@ -1230,19 +1246,25 @@ fn tacp_line() -> impl Strategy<Value = TacpLine> {
     prop_oneof![
         4 => (tool_name(), tool_arg()).prop_map(|(n, a)| TacpLine::Tool(n, a)),
         2 => prop::sample::select(vec![
-            &b"STATUS"[..],
-            b"safety",
-            b"REMEMBER k \"v w\"",
-            b"RECALL k",
-            b"CLEAR",
-            b"TOOL",
-            b"TOOL a b c",
-            b"TOOL \"py0",
-            b"BOGUS\r\n",
-            b"TOOL py0\x01",
-            b"TOOL \xff",
+            (tacp::STATUS, &b""[..]),
+            (tacp::SAFETY, b""),
+            (tacp::REMEMBER, b"k=v w"),
+            (tacp::REMEMBER, b"novalue"),
+            (tacp::RECALL, b"k"),
+            (tacp::CLEAR, b""),
+            (tacp::TOOLS, b""),
+            (tacp::HISTORY, b""),
+            // (An ASK that posts is an ask(): the `Call::Ask` cases.)
+            (tacp::ASK, b""),
+            (tacp::EXEC, b""),
+            (tacp::EXEC, b" py0"),
+            (tacp::EXEC, b"py0\xff"),
+            (tacp::EXEC, b"py0 a\x00b"),
+            (tacp::READY, b""),
+            (0x7E, b"bogus"),
+            (tacp::ERROR, b""),
         ])
-        .prop_map(|b| TacpLine::Raw(b.to_vec())),
+        .prop_map(|(sub, b)| TacpLine::Raw(sub, b.to_vec())),
     ]
 }
 

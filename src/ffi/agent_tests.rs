@@ -101,27 +101,29 @@ fn tool(
     (s, v, out[..n].to_vec())
 }
 
-/// One TACP line.
-fn tacp(line: &[u8], ctx: *mut c_void) -> (claw_status_t, String) {
-    let mut work = vec![0u8; CLAW_TACP_WORK];
-    let mut n = usize::MAX;
+/// One TACP request: its status and the answers it sent.
+fn tacp(sub: u8, payload: &[u8], ctx: *mut c_void) -> (claw_status_t, Vec<(u8, String)>) {
+    // SAFETY: a live payload.
+    let need = unsafe { claw_tacp_work_size(sub, payload.as_ptr(), payload.len()) };
+    let mut work = vec![0u8; need];
+    let mark = host(|h| h.tacp.len());
     // SAFETY: live buffers of the lengths given.
     let s = unsafe {
-        claw_tacp(
-            line.as_ptr(),
-            line.len(),
+        claw_tacp_dispatch(
+            sub,
+            payload.as_ptr(),
+            payload.len(),
             work.as_mut_ptr(),
             work.len(),
             ctx,
-            &mut n,
         )
     };
-    if s != OK {
-        return (s, String::new());
-    }
-    let a = String::from_utf8(work[..n].to_vec()).expect("a TACP answer is UTF-8");
-    assert!(!a.contains(['\r', '\n', '\0']));
-    (s, a)
+    let answers = host(|h| h.tacp.split_off(mark));
+    let answers = answers
+        .into_iter()
+        .map(|(sub, p)| (sub, String::from_utf8(p).expect("a TACP answer is UTF-8")))
+        .collect();
+    (s, answers)
 }
 
 fn connect() -> bool {
@@ -268,8 +270,8 @@ fn calls_back(ctx: *mut c_void) -> Vec<u8> {
     ));
     let (s, v, _) = tool(b"wipe_memory", None, ctx, 16);
     seen(format!("wipe {s} {}", v.kind));
-    let (s, a) = tacp(b"TOOL wipe_memory", ctx);
-    seen(format!("tacp {s} {a}"));
+    let (s, a) = tacp(0x01, b"wipe_memory", ctx);
+    seen(format!("tacp {s} {a:?}"));
     b"nested done".to_vec()
 }
 
@@ -292,7 +294,6 @@ fn nesting_through_the_ffi() {
     let ctx = (&raw mut marker).cast::<c_void>();
     let (s, reply) = ask(b"outer", ctx);
     assert_eq!((s, &reply[..]), (OK, &b"outer answer"[..]));
-    let refused = text_of(st(Status::TrustRefused));
     assert_eq!(
         take_seen(),
         vec![
@@ -301,7 +302,10 @@ fn nesting_through_the_ffi() {
             // The chain runs at HTTPS: wipe_memory (risk 2) is refused,
             // from tool() and from tacp() alike.
             format!("wipe {} {CLAW_VALUE_TEXT}", st(Status::TrustRefused)),
-            format!("tacp 0 err {refused}"),
+            format!(
+                "tacp 0 {:?}",
+                vec![(0xFFu8, "trust level insufficient".to_string())]
+            ),
         ]
     );
     let mut v = [0 as core::ffi::c_char; 8];
@@ -427,68 +431,129 @@ fn a_host_that_lies_or_aborts() {
 #[test]
 fn tacp_through_the_c_abi() {
     let _g = fresh(true);
-    let (s, a) = tacp(b"STATUS\r\n", core::ptr::null_mut());
+    let null = core::ptr::null_mut();
+    let (s, a) = tacp(0x03, b"", null);
     assert_eq!(s, OK);
-    assert!(a.starts_with(r#"{"state":"idle","connected":true,"session_msgs":0,"errors":0,"#));
-    assert!(a.ends_with(r#","last_result":"","dirty":false}"#), "{a}");
     assert_eq!(
-        tacp(b"TOOL echo \"a b\"", core::ptr::null_mut()).1,
-        "\"a b\""
+        a,
+        vec![(
+            0x03,
+            r#"{"state":"idle","exec":0,"err":0,"tools":5,"session":0,"connected":true}"#
+                .to_string()
+        )]
     );
-    assert_eq!(tacp(b"REMEMBER k \"v w\"", core::ptr::null_mut()).1, "ok");
-    assert_eq!(tacp(b"recall k", core::ptr::null_mut()).1, "\"v w\"");
-    assert_eq!(tacp(b"\xff", core::ptr::null_mut()).1, "err invalid UTF-8");
+    assert_eq!(
+        tacp(0x01, b"echo a b", null).1,
+        vec![(0x01, "a b".to_string())]
+    );
+    assert_eq!(tacp(0x06, b"k=v w", null).1, vec![(0x06, "ok".to_string())]);
+    assert_eq!(tacp(0x41, b"k", null).1, vec![(0x41, "v w".to_string())]);
+    assert_eq!(
+        tacp(0x01, b"\xff", null).1,
+        vec![(0xFF, "unknown tool".to_string())]
+    );
+    assert_eq!(
+        tacp(0x0A, b"", null).1,
+        vec![(0xFF, "unknown sub_cmd".to_string())]
+    );
+    // The READY answer, with the STATS card after it.
+    let need = unsafe { claw_tacp_work_size(0, core::ptr::null(), 0) };
+    let mut work = vec![0u8; need];
+    host(|h| {
+        h.tacp.clear();
+        h.ui.clear();
+    });
+    // SAFETY: NUL-terminated strings and a live buffer.
+    let s = unsafe {
+        claw_tacp_ready(
+            c"1.11.0".as_ptr(),
+            c"mps2-an505".as_ptr(),
+            work.as_mut_ptr(),
+            work.len(),
+        )
+    };
+    assert_eq!(s, OK);
+    host(|h| {
+        assert_eq!(
+            h.tacp,
+            vec![(
+                0x00,
+                br#"{"fw":"1.11.0","board":"mps2-an505","tools":5,"proto":2}"#.to_vec()
+            )]
+        );
+        assert_eq!(
+            h.ui.last().unwrap(),
+            &(
+                6,
+                b"State       idle\nTools       5\nExecuted    1\nErrors      0\nTransport   USB"
+                    .to_vec()
+            )
+        );
+    });
     // Short or missing buffers.
-    let mut work = vec![0u8; CLAW_TACP_WORK - 1];
-    let mut n = 0usize;
+    let mut work = vec![0u8; need - 1];
     // SAFETY: the buffers are live for the lengths given (or NULL).
     unsafe {
         assert_eq!(
-            claw_tacp(
-                b"STATUS".as_ptr(),
-                6,
-                work.as_mut_ptr(),
-                work.len(),
-                core::ptr::null_mut(),
-                &mut n
-            ),
+            claw_tacp_dispatch(0x03, b"".as_ptr(), 0, work.as_mut_ptr(), work.len(), null),
             st(Status::WorkTooSmall)
         );
         assert_eq!(
-            claw_tacp(
-                b"STATUS".as_ptr(),
-                6,
-                core::ptr::null_mut(),
-                5000,
-                core::ptr::null_mut(),
-                &mut n
-            ),
+            claw_tacp_dispatch(0x03, b"".as_ptr(), 0, core::ptr::null_mut(), 5000, null),
             st(Status::WorkTooSmall)
         );
         assert_eq!(
-            claw_tacp(
+            claw_tacp_dispatch(
+                0x03,
                 core::ptr::null(),
                 6,
                 work.as_mut_ptr(),
                 work.len(),
-                core::ptr::null_mut(),
-                &mut n
+                null
             ),
             st(Status::WorkTooSmall)
         );
-        let mut big = vec![0u8; CLAW_TACP_WORK];
-        // No answer_len: the call still runs.
+        assert_eq!(claw_tacp_work_size(0x03, core::ptr::null(), 6), 0);
+    }
+    // The receiver and the framer through the ABI: a frame in, its bytes out.
+    let mut frame = vec![0u8; CLAW_TACP_FRAME_MAX];
+    // SAFETY: live buffers.
+    let n = unsafe { claw_tacp_frame(0x03, 7, b"ab".as_ptr(), 2, frame.as_mut_ptr(), frame.len()) };
+    assert_eq!(n, 11);
+    let mut rx = claw_tacp_rx_t::default();
+    let mut ev = claw_tacp_event_t::default();
+    let mut payload = [0u8; 8];
+    let mut kinds = vec![];
+    for &b in &frame[..n] {
+        // SAFETY: valid pointers.
+        kinds.push(unsafe { claw_tacp_rx_push(&mut rx, b, 0, payload.as_mut_ptr(), 8, &mut ev) });
+        if kinds.len() == 8 {
+            // SAFETY: a valid pointer.
+            assert!(unsafe { claw_tacp_rx_in_frame(&rx) } || kinds.len() == 8);
+        }
+    }
+    assert_eq!(kinds[..n - 1], [CLAW_TACP_EV_HELD; 10]);
+    assert_eq!(kinds[n - 1], CLAW_TACP_EV_FRAME);
+    assert_eq!((ev.sub, ev.seq, ev.len), (0x03, 7, 2));
+    assert_eq!(&payload[..2], b"ab");
+    // SAFETY: NULL pointers are refused.
+    unsafe {
         assert_eq!(
-            claw_tacp(
-                b"CLEAR".as_ptr(),
-                5,
-                big.as_mut_ptr(),
-                big.len(),
+            claw_tacp_rx_push(
                 core::ptr::null_mut(),
-                core::ptr::null_mut()
+                0,
+                0,
+                core::ptr::null_mut(),
+                0,
+                &mut ev
             ),
-            OK
+            CLAW_TACP_EV_HELD
         );
+        assert_eq!(
+            claw_tacp_frame(1, 1, b"x".as_ptr(), 1, frame.as_mut_ptr(), 9),
+            0
+        );
+        assert!(!claw_tacp_rx_in_frame(core::ptr::null()));
     }
 }
 

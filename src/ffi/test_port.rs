@@ -191,6 +191,8 @@ pub mod agent {
         pub time_s: u32,
         /// `claw_port_aborted`.
         pub aborted: bool,
+        /// Every TACP answer (sub, payload).
+        pub tacp: Vec<(u8, Vec<u8>)>,
     }
 
     /// The agent host behind the exported functions.
@@ -361,6 +363,15 @@ pub mod agent {
         // SAFETY: the core passes a live text of `len` bytes.
         let text = unsafe { std::slice::from_raw_parts(text, len) }.to_vec();
         host(|h| h.ui.push((event, text)));
+    }
+
+    /// # Safety
+    /// `payload` valid for `len` bytes.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn claw_port_tacp_respond(sub: u8, payload: *const u8, len: usize) {
+        // SAFETY: the core passes a live payload of `len` bytes.
+        let p = unsafe { std::slice::from_raw_parts(payload, len) }.to_vec();
+        host(|h| h.tacp.push((sub, p)));
     }
 
     /// Test port.

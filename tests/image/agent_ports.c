@@ -72,4 +72,11 @@ void claw_port_ui(uint8_t event, const uint8_t *text, size_t len)
     (void)len;
 }
 
+void claw_port_tacp_respond(uint8_t sub, const uint8_t *payload, size_t len)
+{
+    (void)sub;
+    (void)payload;
+    (void)len;
+}
+
 bool claw_port_aborted(void) { return v_port != 0; }
