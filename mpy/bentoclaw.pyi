@@ -37,7 +37,7 @@ _State: TypeAlias = Literal["offline", "connecting", "idle", "busy", "error"]
 _BreakerState: TypeAlias = Literal["closed", "open", "half-open"]
 _Trust: TypeAlias = Literal["none", "https", "usb"]
 _Role: TypeAlias = Literal["user", "assistant", "system", "tool", "summary"]
-_UiEvent: TypeAlias = Literal["status", "error", "last_result", "clear", "user", "assistant", "tool", "led"]
+_UiEvent: TypeAlias = Literal["status", "last_cmd", "last_result", "progress", "error", "clear", "stats", "user", "assistant", "tool", "led"]
 _Flag: TypeAlias = Union[bool, int]
 """A flag argument: ``bool``, or an ``int`` taken as true when non-zero."""
 _ConfigFlag: TypeAlias = Union[bool, Literal[0, 1]]
@@ -400,16 +400,30 @@ def tools() -> List[Tuple[str, int, int, bool]]:
     """
     ...
 
-def tacp(line: Union[str, bytes, bytearray]) -> str:
+def tacp(data: Union[bytes, bytearray, memoryview], /) -> bytes:
     """
-    Answer one TACP request line (docs/TACP.md) with one response line.
-
-    ``STATUS``, ``SAFETY``, ``REMEMBER``, ``RECALL``, ``TOOL``, ``CLEAR``;
-    ``TOOL`` runs at USB trust. A malformed line, a refusal or a tool's
-    exception is answered ``"err <reason>"``, not raised.
+    Feed bytes as received from the USB host (the BENTO AI IDE) and return the
+    bytes the device sends back: TACP v2 frames ``AA 55 30 | sub | seq | len |
+    payload | CRC`` (docs/TACP.md). A frame may arrive split across calls;
+    each whole one is answered (its ``seq`` echoed). Bytes that are not TACP
+    are REPL input and are dropped here; a bad frame (bad CRC, length over
+    3072, cut short for 5 s) is dropped unanswered. EXEC runs at USB trust.
+    Refusals and errors are error frames (sub 0xFF), not exceptions.
+    Extension (the vendor's binding has no ``tacp()``; its firmware frames
+    the console UART itself).
 
     Raises:
-        TypeError: ``line must be str or bytes``.
+        TypeError: ``data must be bytes`` (a ``str``), or not a buffer.
+        KeyboardInterrupt: the bytes held a TERMINATE (``AA 55 01``); the
+            answers of this call are dropped.
+    """
+    ...
+
+def tacp_ready() -> bytes:
+    """
+    The READY frame (sub 0, seq 0) the board sends once it is up:
+    ``{"fw":version(),"board":<board name>,"tools":<count>,"proto":2}``.
+    Extension.
     """
     ...
 

@@ -17,6 +17,7 @@
 #include "py/mperrno.h"
 #include "py/mphal.h"
 #include "py/objint.h"
+#include "py/gc.h"
 #include "py/runtime.h"
 #include "shared/timeutils/timeutils.h"
 
@@ -65,6 +66,11 @@ static size_t s_work_len;
 static bool s_work_busy;
 
 static bool s_module_inited;
+
+// tacp()'s receiver (16 bytes), and the payload of a frame that is still
+// arriving: on the heap while a frame is under way, for the next call.
+static claw_tacp_rx_t s_tacp_rx;
+MP_REGISTER_ROOT_POINTER(uint8_t *bentoclaw_tacp_payload);
 
 // What a core call hands to claw_port_tool() (`ctx`): the caller's argument
 // for a REPL tool() call, and what the tool left (its result, or an exception
@@ -160,6 +166,8 @@ static void bentoclaw_vm_check(void) {
         MP_STATE_VM(bentoclaw_work) = NULL;
         s_work_len = 0;
         s_work_busy = false;
+        MP_STATE_VM(bentoclaw_tacp_payload) = NULL;
+        memset(&s_tacp_rx, 0, sizeof(s_tacp_rx));
         #if !BENTOCLAW_PORT_FIRMWARE
         s_clock_overridden = false;
         #endif
@@ -613,29 +621,214 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 0, bentoclaw_tool);
 
-static mp_obj_t bentoclaw_tacp(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
-    static const mp_arg_t allowed[] = { REQ(line) };
-    PARSE(a);
-    mp_buffer_info_t bi;
-    if (mp_obj_is_str(a[0])) {
-        bi.buf = (void *)mp_obj_str_get_data(a[0], &bi.len);
-    } else if (mp_obj_is_type(a[0], &mp_type_bytes) || mp_obj_is_type(a[0], &mp_type_bytearray)) {
-        mp_get_buffer_raise(a[0], &bi, MP_BUFFER_READ);
-    } else {
-        mp_raise_TypeError(MP_ERROR_TEXT("line must be str or bytes"));
+/* --- TACP v2, the BENTO AI IDE's protocol (docs/TACP.md) ---
+ *
+ * The core dispatches a request and answers through claw_port_tacp_respond().
+ * In the BENTO firmware the vendor's tacp.c frames the requests it finds on
+ * the console UART, calls bentoclaw_tacp_dispatch() and sends the answers
+ * with tacp_claw_respond(); bentoclaw_send_ready() is called once the board
+ * is up. On every port bentoclaw.tacp(data) feeds bytes from the USB host to
+ * the core's framer and returns the frames the device sends back, and
+ * bentoclaw.tacp_ready() returns the READY frame. */
+
+#ifdef MICROPY_HW_BOARD_NAME
+#define BENTOCLAW_BOARD_NAME MICROPY_HW_BOARD_NAME
+#else
+#define BENTOCLAW_BOARD_NAME MICROPY_PY_SYS_PLATFORM
+#endif
+
+#if BENTOCLAW_PORT_FIRMWARE
+// The vendor archive's (tacp.c): frames and sends one answer with the
+// sequence number of the request being dispatched.
+void tacp_claw_respond(uint8_t sub_cmd, const char *payload, uint16_t payload_len);
+#endif
+
+// Where the answers of the running tacp()/tacp_ready() call go: frames
+// with the request's `seq`, into `out`, which has room for one frame
+// reserved before each request (a port callback must not allocate). NULL:
+// to the link (firmware builds), or nowhere.
+typedef struct _tacp_sink_t {
+    vstr_t *out;
+    uint8_t seq;
+} tacp_sink_t;
+static tacp_sink_t *s_tacp_sink;
+// Answers sent, so that a request the core never saw (no memory for its
+// buffer) is still answered.
+static uint32_t s_tacp_answers;
+
+
+void claw_port_tacp_respond(uint8_t sub, const uint8_t *payload, size_t len) {
+    len = len < CLAW_TACP_PAYLOAD_MAX ? len : CLAW_TACP_PAYLOAD_MAX;
+    s_tacp_answers++;
+    tacp_sink_t *k = s_tacp_sink;
+    if (k != NULL) {
+        vstr_t *v = k->out;
+        if (v->alloc - v->len >= CLAW_TACP_FRAME_MAX) {
+            v->len += claw_tacp_frame(sub, k->seq, payload, len, (uint8_t *)v->buf + v->len, v->alloc - v->len);
+        }
+        return;
     }
-    // A bytearray could change under a tool that runs: answer a copy.
-    uint8_t *work = m_new(uint8_t, CLAW_TACP_WORK + bi.len);
-    memcpy(work + CLAW_TACP_WORK, bi.buf, bi.len);
-    bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
-    size_t n = 0;
-    claw_status_t s = claw_tacp(work + CLAW_TACP_WORK, bi.len, work, CLAW_TACP_WORK, &ctx, &n);
-    mp_obj_t ret = s == CLAW_OK ? mp_obj_new_str((const char *)work, n) : mp_const_none;
-    m_del(uint8_t, work, CLAW_TACP_WORK + bi.len);
-    bentoclaw_check(s, &ctx);
-    return ret;
+    #if BENTOCLAW_PORT_FIRMWARE
+    tacp_claw_respond(sub, (const char *)payload, (uint16_t)len);
+    #endif
 }
-static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tacp_obj, 0, bentoclaw_tacp);
+
+// One request through the core, its work buffer on the heap for the call.
+// Answered in every case: by the core, or here when no buffer could be had.
+static claw_status_t tacp_run(uint8_t sub, const uint8_t *payload, size_t len, bentoclaw_ctx_t *ctx) {
+    uint32_t answers = s_tacp_answers;
+    size_t work_len = claw_tacp_work_size(sub, payload, len);
+    uint8_t *work = m_new_maybe(uint8_t, work_len);
+    if (work == NULL) {
+        static const char oom[] = "out of memory";
+        claw_port_tacp_respond(0xFF, (const uint8_t *)oom, sizeof(oom) - 1);
+        return CLAW_OK;
+    }
+    claw_status_t s = claw_tacp_dispatch(sub, payload, len, work, work_len, ctx);
+    m_del(uint8_t, work, work_len);
+    if (s_tacp_answers == answers) {
+        static const char none[] = "no answer";
+        claw_port_tacp_respond(0xFF, (const uint8_t *)none, sizeof(none) - 1);
+    }
+    return s;
+}
+
+// Called by the vendor's tacp.c (or a board's stand-in for it) for every
+// claw frame it received whole, on the MicroPython task. Raises nothing but
+// what a tool asked for once its answer is out (safe_boot's SystemExit).
+void bentoclaw_tacp_dispatch(uint8_t sub, const char *payload, uint16_t len) {
+    tacp_sink_t *outer = s_tacp_sink;
+    s_tacp_sink = NULL;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        bentoclaw_vm_check();
+        bentoclaw_ensure_init();
+        bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
+        // A KeyboardInterrupt (the IDE's TERMINATE) stopped it: answered
+        // "interrupted", and nothing left to raise.
+        (void)bentoclaw_check(tacp_run(sub, (const uint8_t *)payload, len, &ctx), &ctx);
+        nlr_pop();
+    }
+    s_tacp_sink = outer;
+    // As the vendor: the heap tidied after a tool or a request (the IDE's
+    // file uploads want one large block), then the reset a tool asked for.
+    if (sub == 0x01 || sub == 0x02) {
+        gc_collect();
+    }
+    if (sub == 0x01) {
+        bentoclaw_c_tools_after_call();
+    }
+}
+
+// Called once the board is up (the vendor's mpy_main.c: after boot.py and
+// main.py, before the REPL): the READY frame and the STATS card.
+void bentoclaw_send_ready(void) {
+    tacp_sink_t *outer = s_tacp_sink;
+    s_tacp_sink = NULL;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        bentoclaw_vm_check();
+        bentoclaw_ensure_init();
+        size_t work_len = claw_tacp_work_size(0, NULL, 0);
+        uint8_t *work = m_new(uint8_t, work_len);
+        claw_status_t s = claw_tacp_ready(BENTOCLAW_VERSION, BENTOCLAW_BOARD_NAME, work, work_len);
+        m_del(uint8_t, work, work_len);
+        (void)bentoclaw_check(s, NULL);
+        nlr_pop();
+    }
+    s_tacp_sink = outer;
+}
+
+// The receiver's payload buffer, dropped when no frame is under way.
+static void tacp_payload_release(void) {
+    if (!claw_tacp_rx_in_frame(&s_tacp_rx) && MP_STATE_VM(bentoclaw_tacp_payload) != NULL) {
+        m_del(uint8_t, MP_STATE_VM(bentoclaw_tacp_payload), CLAW_TACP_PAYLOAD_MAX);
+        MP_STATE_VM(bentoclaw_tacp_payload) = NULL;
+    }
+}
+
+// tacp(data): the bytes as received from the USB host, through the core's
+// framer; the frames the device sends back. A frame may be split across
+// calls. Bytes that are not TACP are REPL input, which this call does not
+// drive: they are dropped. TERMINATE raises KeyboardInterrupt once the
+// bytes before it are done (their answers dropped with the rest).
+static mp_obj_t bentoclaw_tacp(mp_obj_t data_in) {
+    bentoclaw_ensure_init();
+    if (mp_obj_is_str(data_in)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("data must be bytes"));
+    }
+    mp_buffer_info_t bi;
+    mp_get_buffer_raise(data_in, &bi, MP_BUFFER_READ);
+    // A bytearray could change under a tool that runs: read a copy.
+    vstr_t in;
+    vstr_init_len(&in, bi.len);
+    memcpy(in.buf, bi.buf, bi.len);
+    if (MP_STATE_VM(bentoclaw_tacp_payload) == NULL) {
+        MP_STATE_VM(bentoclaw_tacp_payload) = m_new(uint8_t, CLAW_TACP_PAYLOAD_MAX);
+    }
+    vstr_t out;
+    vstr_init(&out, 16);
+    tacp_sink_t sink = { &out, 0 };
+    bool terminate = false;
+    for (size_t i = 0; i < in.len && !terminate; i++) {
+        claw_tacp_event_t ev;
+        uint8_t *payload = MP_STATE_VM(bentoclaw_tacp_payload);
+        uint8_t kind = claw_tacp_rx_push(&s_tacp_rx, (uint8_t)in.buf[i], mp_hal_ticks_ms(), payload,
+            CLAW_TACP_PAYLOAD_MAX, &ev);
+        if (kind == CLAW_TACP_EV_CONTROL && ev.bytes[0] == 0x01) {
+            terminate = true;
+        } else if (kind == CLAW_TACP_EV_FRAME) {
+            // Room for the answer, then the request (its payload copied:
+            // a tool may call tacp() again, which reuses the buffer).
+            vstr_hint_size(&out, CLAW_TACP_FRAME_MAX);
+            vstr_t req;
+            vstr_init_len(&req, ev.len);
+            memcpy(req.buf, payload, ev.len);
+            tacp_sink_t *outer = s_tacp_sink;
+            sink.seq = ev.seq;
+            s_tacp_sink = &sink;
+            bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
+            claw_status_t s = tacp_run(ev.sub, (const uint8_t *)req.buf, req.len, &ctx);
+            s_tacp_sink = outer;
+            vstr_clear(&req);
+            if (s != CLAW_OK) {
+                tacp_payload_release();
+                bentoclaw_check(s, &ctx);
+            }
+            if (ev.sub == 0x01 || ev.sub == 0x02) {
+                gc_collect();
+            }
+        }
+    }
+    vstr_clear(&in);
+    tacp_payload_release();
+    if (terminate) {
+        vstr_clear(&out);
+        mp_raise_type(&mp_type_KeyboardInterrupt);
+    }
+    // A reset a tool asked for, now that the answers are made.
+    bentoclaw_c_tools_after_call();
+    return mp_obj_new_bytes_from_vstr(&out);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(bentoclaw_tacp_obj, bentoclaw_tacp);
+
+// tacp_ready(): the READY frame (seq 0) the board sends once it is up.
+static mp_obj_t bentoclaw_tacp_ready(void) {
+    bentoclaw_ensure_init();
+    size_t work_len = claw_tacp_work_size(0, NULL, 0);
+    uint8_t *work = m_new(uint8_t, work_len);
+    vstr_t out;
+    vstr_init(&out, CLAW_TACP_FRAME_MAX);
+    tacp_sink_t sink = { &out, 0 };
+    tacp_sink_t *outer = s_tacp_sink;
+    s_tacp_sink = &sink;
+    claw_status_t s = claw_tacp_ready(BENTOCLAW_VERSION, BENTOCLAW_BOARD_NAME, work, work_len);
+    s_tacp_sink = outer;
+    m_del(uint8_t, work, work_len);
+    bentoclaw_check(s, NULL);
+    return mp_obj_new_bytes_from_vstr(&out);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_tacp_ready_obj, bentoclaw_tacp_ready);
 
 static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = {
@@ -1069,6 +1262,7 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_history), MP_ROM_PTR(&bentoclaw_history_obj) },
     { MP_ROM_QSTR(MP_QSTR_version), MP_ROM_PTR(&bentoclaw_version_obj) },
     { MP_ROM_QSTR(MP_QSTR_tacp), MP_ROM_PTR(&bentoclaw_tacp_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tacp_ready), MP_ROM_PTR(&bentoclaw_tacp_ready_obj) },
     { MP_ROM_QSTR(MP_QSTR_search), MP_ROM_PTR(&bentoclaw_search_obj) },
     { MP_ROM_QSTR(MP_QSTR_forget), MP_ROM_PTR(&bentoclaw_forget_obj) },
     { MP_ROM_QSTR(MP_QSTR_pin), MP_ROM_PTR(&bentoclaw_pin_obj) },

@@ -640,3 +640,50 @@ def classic_session(bentoclaw_module):
 
 def connect(bentoclaw_module):
     return bentoclaw_module.connect("127.0.0.1", backend_port(), API_KEY)
+
+
+# --- TACP v2 frames (docs/TACP.md), as the BENTO AI IDE sends and reads them ---------
+# An independent implementation (not the core's): CRC-16/CCITT, init 0xFFFF,
+# poly 0x1021, over sub, seq, length and payload.
+TACP_ERROR = 0xFF
+
+
+def tacp_crc(data, crc=0xFFFF):
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def tacp_frame(sub, payload=b"", seq=1):
+    if isinstance(payload, str):
+        payload = payload.encode()
+    body = bytes([sub, seq, len(payload) & 0xFF, len(payload) >> 8]) + payload
+    crc = tacp_crc(body)
+    return b"\xaa\x55\x30" + body + bytes([crc & 0xFF, crc >> 8])
+
+
+def tacp_frames(data):
+    """The frames in `data` (what the device sent) as [(sub, seq, payload)];
+    raises ValueError for anything else or a bad CRC."""
+    out = []
+    i = 0
+    while i < len(data):
+        if data[i : i + 3] != b"\xaa\x55\x30" or len(data) < i + 9:
+            raise ValueError("not a frame at %d: %r" % (i, data[i : i + 12]))
+        n = data[i + 5] | (data[i + 6] << 8)
+        end = i + 7 + n
+        if len(data) < end + 2 or tacp_crc(data[i + 3 : end]) != data[end] | (data[end + 1] << 8):
+            raise ValueError("bad frame at %d" % i)
+        out.append((data[i + 3], data[i + 4], bytes(data[i + 7 : end])))
+        i = end + 2
+    return out
+
+
+def tacp_call(bentoclaw_module, sub, payload=b"", seq=1):
+    """One request through bentoclaw.tacp(): its one answer as (sub, text)."""
+    got = tacp_frames(bentoclaw_module.tacp(tacp_frame(sub, payload, seq)))
+    if len(got) != 1 or got[0][1] != seq:
+        raise ValueError("not one answer with seq %d: %r" % (seq, got))
+    return got[0][0], str(got[0][2], "utf-8")

@@ -140,7 +140,7 @@ if len(reqs) == 2:
 r, reqs = run([call("probe", "x")])
 t.eq(seen, [], "a refused Python tool never ran")
 t.eq(r, "Tool probe refused: " + rig.TRUST_TEXT, "probe refused over HTTPS")
-t.eq(bentoclaw.tacp("TOOL probe y"), '"probed"', "the same tool through TACP runs (USB trust)")
+t.eq(rig.tacp_call(bentoclaw, 1, "probe y"), (1, "probed"), "the same tool through TACP EXEC runs (USB trust)")
 t.eq(seen, [("probe", "y")], "ran once, through TACP")
 t.eq(bentoclaw.safety()["trust"], "https", "trust still https")
 t.check("wipe_memory: refused: " + rig.TRUST_TEXT in context_text(),

@@ -84,7 +84,7 @@ others = (
     ("archive", lambda: bentoclaw.archive(offset=0, n=10)),
     ("connect", lambda: bentoclaw.connect(host="127.0.0.1", port=1, api_key="k")),
     ("ask", lambda: bentoclaw.ask(prompt="x")),
-    ("tacp", lambda: bentoclaw.tacp(line="STATUS")),
+    ("tacp", lambda: bentoclaw.tacp(data=b"")),
 )
 takes = []
 refuses = []

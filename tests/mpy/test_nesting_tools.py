@@ -127,12 +127,17 @@ def child(name):
     def rec(n):
         return rec(n + 1) + 1
 
+    def tacp_exec(payload):
+        # TACP EXEC; an error frame reads "err <text>" as the old lines did.
+        sub, text = rig.tacp_call(bc, 1, payload)
+        return ("err " + text) if sub == 0xFF else text
+
     def do(action, L):
         nxt = L + 1
         if action == "tool":
             call("tool", nxt, bc.tool, "deep", "via tool")
         elif action == "tacp":
-            call("tacp", nxt, bc.tacp, "TOOL deep via-tacp")
+            call("tacp", nxt, tacp_exec, "deep via-tacp")
         elif action == "ask":
             # The ask is level L+1; the tool its backend asks for, L+2.
             call("ask", nxt, bc.ask, "run deep via-ask", handler_level=nxt + 1)
@@ -201,7 +206,7 @@ def child(name):
         if top_kind == "tool":
             top = ("ret", bc.tool("deep", "top"))
         elif top_kind == "tacp":
-            top = ("ret", bc.tacp("TOOL deep top"))
+            top = ("ret", tacp_exec("deep top"))
         else:
             top = ("ret", bc.ask("run deep top"))
     except BaseException as e:  # noqa: KeyboardInterrupt is checked below

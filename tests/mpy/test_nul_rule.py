@@ -5,7 +5,9 @@
 #     (ask, remember, recall, forget, pin, search, import_memory, connect,
 #     register_tool, tool's name and its argument, for built-in and Python
 #     tools alike);
-#   * a TACP line with a NUL is "err control character" (docs/TACP.md);
+#   * a TACP EXEC whose argument holds a NUL is refused with the error frame
+#     "arg must not contain NUL"; a REMEMBER/RECALL with one likewise
+#     (docs/TACP.md);
 #   * a backend reply holding a NUL is a failed request: ask() raises
 #     RuntimeError("HTTPS request failed") and no assistant turn is stored;
 #   * a backend tool request whose argument holds a NUL does not run the
@@ -93,19 +95,24 @@ t.eq(bentoclaw.tool("led"), False, "the LED was never toggled by 'toggle\\x00jun
 t.eq(bentoclaw.recall("keep"), "me", "the store is intact")
 
 # --- TACP -------------------------------------------------------------------------------------
-for line in ("TOOL echo a\x00b", "REMEMBER k a\x00b", "RECALL \x00", b"STATUS\x00", bytearray(b"\x00")):
-    t.eq(bentoclaw.tacp(line), "err control character", "TACP line %r" % (line,))
-t.eq(ran, [], "no tool ran from a TACP line with a NUL")
+for (sub, payload), want in (((1, "echo a\x00b"), "arg must not contain NUL"),
+                             ((1, "py a\x00b"), "arg must not contain NUL"),
+                             ((6, "k=a\x00b"), "value must not contain NUL"),
+                             ((6, "a\x00=b"), "key must not contain NUL"),
+                             ((0x41, "\x00"), "key must not contain NUL")):
+    t.eq(rig.tacp_call(bentoclaw, sub, payload), (0xFF, want), "TACP 0x%02x %r" % (sub, payload))
+t.eq(ran, [], "no tool ran from a TACP request with a NUL")
 
 # --- a tool's result with a NUL ---------------------------------------------------------------
 r = bentoclaw.tool("nulres")
 t.eq(r, "a\x00b", "tool() hands the result back as it is")
 t.eq(bentoclaw.session()[-1], ("tool", "nulres: a?b"), "its TOOL turn shows the NUL as ?")
-t.eq(bentoclaw.tacp("TOOL nulres"), '"a?b"', "the TACP answer shows it as ?")
+t.eq(rig.tacp_call(bentoclaw, 1, "nulres"), (1, "a?b"), "the TACP answer shows it as ?")
 t.eq(bentoclaw.session()[-1], ("tool", "nulres: a?b"), "the TACP call's TOOL turn too")
-line = bentoclaw.tacp("TOOL nulraise")
-t.check(line.startswith("err ") and "\x00" not in line and "thing" in line, "an exception text's NUL is not sent",
-        repr(line))
+t.eq(rig.tacp_call(bentoclaw, 1, "nulraise"), (1, '{"tool":"nulraise","status":"error","code":-1}'),
+     "a raising tool: the vendor's failure JSON (no exception text sent)")
+t.check("\x00" not in bentoclaw.session()[-1][1] and "thing" in bentoclaw.session()[-1][1],
+        "its TOOL turn has the text, the NUL as ?", bentoclaw.session()[-1])
 no_nul_stored("tool results")
 
 # --- the backend: a reply with a NUL is a failed request ---------------------------------------

@@ -32,7 +32,7 @@ def setup():
     bc.remember("pet", "cat")
     for i in range(4):
         bc.tool("echo", "turn %d" % i)
-    bc.tacp("CLEAR")  # nothing archived by CLEAR; /new archives (below)
+    bc.tacp(rig.tacp_frame(7))  # TACP CLEAR: nothing archived by it; /new archives (below)
     for i in range(4):
         bc.tool("echo", "again %d" % i)
     return bdev, bc
@@ -93,7 +93,7 @@ for path, full in [(p, f) for p in PATHS for f in (False, True)]:
         ("config", outcome(bc.config)),
         ("archive", outcome(bc.archive, 0, 64)),
         ("status", outcome(bc.status)),
-        ("tacp", outcome(bc.tacp, "REMEMBER k v")),
+        ("tacp", outcome(bc.tacp, rig.tacp_frame(6, "k=v"))),
         ("session_clear", outcome(bc.session_clear)),
     ]
     print("NOTE: %s:" % label)

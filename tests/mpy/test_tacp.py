@@ -1,16 +1,17 @@
-# test_tacp.py — TACP, the USB host line protocol (docs/TACP.md):
-# bentoclaw.tacp(line) -> one response line.
-#  * every command: STATUS, SAFETY, REMEMBER (ok/full/err), RECALL, TOOL, CLEAR;
-#  * malformed and hostile lines (over-long, NUL and other control characters,
-#    unterminated quotes, bad escapes, unknown commands, empty, only spaces,
-#    CR/LF inside, invalid UTF-8, random bytes) get "err ..." and change
-#    nothing: errors, session, memory, breaker, trust, quotas;
-#  * TOOL runs at USB trust through the gates: a high-risk tool runs while the
-#    device is connected over HTTPS (where tool() refuses it); the trust level
-#    is restored afterwards, also when the tool raises (Exception,
-#    KeyboardInterrupt) or calls connect()/disconnect() itself;
-#  * rate limit and breaker answers carry the exact gate texts; a raising
-#    tool is a breaker failure (three open the breaker).
+# test_tacp.py — TACP v2, the BENTO AI IDE's claw sub-protocol (docs/TACP.md),
+# through bentoclaw.tacp(frames) -> frames and bentoclaw.tacp_ready():
+#  * READY and every sub-command with the vendor's payloads, answers and error
+#    texts, exactly: EXEC, ASK (offline echo, online reply, failure), STATUS,
+#    TOOLS, HISTORY, REMEMBER (cuts, "full", format error), CLEAR, CONNECT
+#    (every format error), DISCONNECT, the extensions SAFETY and RECALL,
+#    unknown sub-commands;
+#  * EXEC through the gates at USB trust: a risk-2 tool runs while connected
+#    over HTTPS (tool() refuses it), the rate and breaker refusals, a failing
+#    tool's JSON, last_cmd/last_result and the UI events, a refusal counting
+#    one error, the TOOL turn;
+#  * an abort inside a tool: answered "interrupted", tacp() raises it.
+# The framing itself (split frames, bad frames, control commands) is
+# tests/mpy/test_tacp_frames.py.
 # needs: backend
 # targets: unix qemu
 import claw_rig as rig
@@ -19,271 +20,249 @@ import json
 
 t = rig.Checker("tacp")
 bdev = rig.mount_ram()
+rig.classic_session(bentoclaw)
+
+EXEC, ASK, STATUS, TOOLS, HISTORY, REMEMBER, CLEAR, CONNECT, DISCONNECT = range(1, 10)
+SAFETY, RECALL, ERR = 0x40, 0x41, 0xFF
 
 
-def tacp(line):
-    r = bentoclaw.tacp(line)
-    t.check(isinstance(r, str) and "\n" not in r and "\r" not in r, "one-line str response", repr(r)[:80])
-    return r
+def call(sub, payload=b"", seq=7):
+    return rig.tacp_call(bentoclaw, sub, payload, seq)
 
 
-def snapshot():
+def err(text):
+    return (ERR, text)
+
+
+def ui():
+    return [e for e in bentoclaw._ui_events()] if hasattr(bentoclaw, "_ui_events") else None
+
+
+def stats_text():
     st = bentoclaw.status()
-    sf = bentoclaw.safety()
-    return (st["session_msgs"], st["errors"], st["dirty"], sf["circuit_breaker"], sf["trust"],
-            bentoclaw.recall("name"), bentoclaw.recall("city"),
-            tuple(rig.read_file(p) for p in rig.MEMORY_FILES))
+    return "State       %s\nTools       %d\nExecuted    %d\nErrors      %d\nTransport   USB" % (
+        st["state"], st["tool_count"], st["exec_count"], st["error_count"])
 
 
-# --- STATUS / SAFETY ----------------------------------------------------------------
-for cmd in ("STATUS", "status", "Status", "  STATUS  ", "STATUS\n", "STATUS\r\n"):
-    r = tacp(cmd)
-    try:
-        got = json.loads(r)
-    except ValueError:
-        got = None
-    t.eq(got, bentoclaw.status(), "%r is status() as JSON" % cmd)
-r = tacp("SAFETY")
-t.eq(json.loads(r), bentoclaw.safety(), "SAFETY is safety() as JSON")
-t.eq(json.loads(r)["trust"], "usb", "resting trust is usb")
-t.eq(tacp("STATUS x"), "err usage: STATUS", "STATUS takes no argument")
+# --- READY ---------------------------------------------------------------------------
+ui()
+frames = rig.tacp_frames(bentoclaw.tacp_ready())
+t.eq(len(frames), 1, "tacp_ready() is one frame")
+sub, seq, payload = frames[0]
+t.eq((sub, seq), (0, 0), "READY: sub 0, seq 0")
+ready = json.loads(payload)
+t.eq(payload, b'{"fw":"%s","board":"%s","tools":%d,"proto":2}' % (
+    bentoclaw.version().encode(), ready["board"].encode(), bentoclaw.status()["tool_count"]), "READY's payload, in the vendor's order")
+t.check(len(ready["board"]) > 0, "a board name", ready)
+ev = ui()
+if ev is not None:
+    t.eq(ev[-1], ("stats", stats_text()), "READY pushes the STATS card")
 
-# --- REMEMBER / RECALL ----------------------------------------------------------------
-t.eq(tacp("REMEMBER name Somchai"), "ok", "REMEMBER bare value")
-t.eq(bentoclaw.recall("name"), "Somchai", "stored through the library")
-t.eq(tacp("RECALL name"), '"Somchai"', "RECALL answers a JSON string")
-t.eq(tacp('REMEMBER city "Chiang Mai"'), "ok", "quoted value with a space")
-t.eq(json.loads(tacp("RECALL city")), "Chiang Mai", "quoted value round-trips")
-t.eq(tacp('remember "my key" "สมชาย \\"ใจดี\\" \\\\o/"'), "ok", "quoted key, Thai, escaped quote and backslash")
-t.eq(json.loads(tacp('RECALL "my key"')), 'สมชาย "ใจดี" \\o/', "escapes decoded once")
-t.eq(tacp('REMEMBER empty ""'), "ok", "empty value")
-t.eq(tacp("RECALL empty"), '""', "empty value recalled")
-bentoclaw.remember("ml", "line1\nline2\t\"x\"")
-r = tacp("RECALL ml")
-t.eq(json.loads(r), "line1\nline2\t\"x\"", "a stored multi-line value comes back on one line")
-t.eq(tacp("RECALL nobody"), "err not found", "RECALL of a missing key")
-bentoclaw.remember("trap", "err not found")
-t.eq(tacp("RECALL trap"), '"err not found"', "a value that reads like an error is still a JSON string")
-t.eq(tacp("REMEMBER " + "k" * 32 + " v"), "err key must be 1..31 bytes", "key too long")
-t.eq(tacp("REMEMBER " + "k" * 31 + " v"), "ok", "31-byte key")
-t.eq(tacp('REMEMBER "" v'), "err key must be 1..31 bytes", "empty key")
-t.eq(tacp("REMEMBER k " + "v" * 128), "err value must be 0..127 bytes", "value too long")
-t.eq(tacp("REMEMBER k " + "v" * 127), "ok", "127-byte value")
-t.eq(tacp("REMEMBER k"), "err usage: REMEMBER <key> <value>", "REMEMBER without value")
-t.eq(tacp("REMEMBER k a b"), "err too many arguments", "unquoted value with a space")
-t.eq(tacp("RECALL"), "err usage: RECALL <key>", "RECALL without key")
-full = None
-for i in range(64):
-    r = tacp("REMEMBER fill%d %s" % (i, "x" * 100))
-    if r != "ok":
-        full = r
-        break
-t.eq(full, "full", "REMEMBER answers 'full' when the store is full (after %d)" % i)
-t.eq(tacp("RECALL fill%d" % i), "err not found", "the refused key was not stored")
-t.eq(tacp("RECALL name"), '"Somchai"', "a full store keeps what it had")
+# --- STATUS --------------------------------------------------------------------------
+st = bentoclaw.status()
+t.eq(call(STATUS), (STATUS, '{"state":"idle","exec":%d,"err":%d,"tools":%d,"session":%d,"connected":false}' % (
+    st["exec_count"], st["error_count"], st["tool_count"], st["session_msgs"])), "STATUS, offline")
+ev = ui()
+if ev is not None:
+    t.eq(ev[-2:], [("status", "Local (USB)"), ("stats", stats_text())], "STATUS: the status line and STATS")
 
-# --- CLEAR ------------------------------------------------------------------------------
-bentoclaw.tool("echo", "a turn")
-t.check(bentoclaw.status()["session_msgs"] > 0, "a turn in the ring")
-t.eq(tacp("CLEAR"), "ok", "CLEAR")
-t.eq(bentoclaw.status()["session_msgs"], 0, "CLEAR empties the ring")
-t.eq(tacp("RECALL name"), '"Somchai"', "CLEAR keeps memory")
-t.eq(tacp("clear now"), "err usage: CLEAR", "CLEAR takes no argument")
+# --- TOOLS ---------------------------------------------------------------------------
+sub, text = call(TOOLS)
+t.eq(sub, TOOLS, "TOOLS answers TOOLS")
+want = [{"name": d["name"], "desc": d["description"], "risk": d["risk"], "confirm": d["confirm"]} for d in bentoclaw.tools()]
+t.eq(json.loads(text), want, "TOOLS: every tool of tools(), name/desc/risk/confirm")
+t.check(text.startswith('[{"name":"') and text.endswith("}]"), "TOOLS: a JSON array of objects", text[:40])
+first = text[1 : text.index("}") + 1]
+t.check([first.index(k) for k in ('"name"', '"desc"', '"risk"', '"confirm"')] == sorted(first.index(k) for k in ('"name"', '"desc"', '"risk"', '"confirm"')),
+        "TOOLS: the vendor's keys in the vendor's order", first)
 
-# --- TOOL -------------------------------------------------------------------------------
-t.eq(tacp("TOOL echo hi"), '"hi"', "TOOL echo")
-t.eq(tacp('TOOL echo "two words"'), '"two words"', "quoted argument")
-t.eq(tacp('TOOL echo ""'), '""', "empty argument is an empty str")
-t.eq(tacp("TOOL echo"), '""', "no argument: None (echo answers '')")
-r = tacp("TOOL uptime")
-t.check(r.startswith('"') and json.loads(r).isdigit(), "uptime rendered as the JSON string of its str()", r)
-t.eq(tacp("TOOL uptime now"), "err this tool takes no argument", "a built-in's argument check")
-t.eq(tacp("TOOL nope"), "err unknown tool", "unknown tool")
-t.eq(tacp("TOOL " + "n" * 40), "err unknown tool", "over-long tool name")
-t.eq(tacp("TOOL"), "err usage: TOOL <name> [arg]", "TOOL without name")
-t.eq(tacp("tool ECHO x"), "err unknown tool", "tool names are case-sensitive")
-bentoclaw.register_tool("multi", lambda a: "first line\nsecond\r\n\ttabbed \"q\" \\", rate_per_min=100)
-r = tacp("TOOL multi")
-t.eq(r, '"first line\\nsecond\\r\\n\\ttabbed \\"q\\" \\\\"', "a multi-line result is escaped onto one line")
-t.eq(json.loads(r), "first line\nsecond\r\n\ttabbed \"q\" \\", "and decodes back")
-bentoclaw.register_tool("tup", lambda a: (1, "x", None), rate_per_min=100)
-t.eq(json.loads(tacp("TOOL tup")), "(1, 'x', None)", "a non-str result is rendered as str(result)")
-bentoclaw.register_tool("big", lambda a: "ก" * 1000, rate_per_min=100)
-r = json.loads(tacp("TOOL big"))
-t.check(len(r.encode()) <= 400 and r == "ก" * len(r), "a large result is cut on a character boundary", len(r))
+# --- EXEC ----------------------------------------------------------------------------
+e0 = bentoclaw.status()["error_count"]
+x0 = bentoclaw.status()["exec_count"]
+ui()
+t.eq(call(EXEC, "echo hi there"), (EXEC, "hi there"), "EXEC echo: split at the first space")
+ev = ui()
+if ev is not None:
+    t.eq(ev, [("last_cmd", "echo hi there"), ("tool", "echo: hi there"), ("last_result", "hi there"),
+              ("stats", stats_text())], "EXEC: LAST_CMD before the tool, LAST_RESULT, STATS")
+st = bentoclaw.status()
+t.eq((st["exec_count"], st["last_cmd"], st["last_result"]), (x0 + 1, "echo hi there", "hi there"), "EXEC: counted, last_cmd, last_result")
+t.eq(bentoclaw.session()[-1], ("tool", "echo: hi there"), "EXEC leaves its TOOL turn")
+t.eq(call(EXEC, "echo"), (EXEC, ""), "EXEC without arguments")
+t.eq(call(EXEC, "echo "), (EXEC, ""), "EXEC with an empty argument")
+long_cmd = "echo " + "x" * 60
+t.eq(call(EXEC, long_cmd), (EXEC, "x" * 60), "EXEC: a long line")
+t.eq(bentoclaw.status()["last_cmd"], long_cmd[:47], "last_cmd: the payload's first 47 bytes")
+t.eq(bentoclaw.status()["last_result"], "x" * 47, "last_result: the result's first 47 bytes")
+sub, up = call(EXEC, "uptime")
+t.check(sub == EXEC and up.isdigit(), "EXEC uptime: its digits", up)
+t.eq(call(EXEC, "led on"), err("led takes None, a bool or 'toggle'"), "a built-in's argument check")
+t.eq(call(EXEC, "uptime x"), err("this tool takes no argument"), "no argument for uptime")
+t.eq(call(EXEC, b"echo a\x00b"), err("arg must not contain NUL"), "an argument with NUL")
+t.eq(call(EXEC, b"echo \xff"), err("arg must be valid UTF-8"), "an argument that is not UTF-8")
+for name in ("nope", "", " echo", "ECHO", "echo\t"):
+    t.eq(call(EXEC, name), err("unknown tool"), "unknown tool %r" % name)
+t.eq(bentoclaw.status()["error_count"], e0, "unknown tools and argument refusals count no error")
 
-# --- trust: USB for TACP's tools; the transport's level is not touched ----------------
-# A TACP line runs at USB trust as a property of the call, not by borrowing
-# the global level: safety() still reports the transport's (https).
-bentoclaw.register_tool("peek", lambda a: bentoclaw.safety()["trust"], risk=2, rate_per_min=100)
-t.eq(rig.connect(bentoclaw), True, "connect (trust HTTPS)")
-t.eq(bentoclaw.safety()["trust"], "https", "trust https while connected")
-t.raises(RuntimeError, bentoclaw.tool, "wipe_memory", text=rig.TRUST_TEXT,
-         what="tool('wipe_memory') over HTTPS is refused")
-t.eq(tacp("TOOL peek"), '"https"', "a TACP tool (risk 2) runs; the transport's level is unchanged")
-t.eq(bentoclaw.safety()["trust"], "https", "trust back to https after TACP")
-t.eq(tacp("TOOL wipe_memory"), '"True"', "TACP runs the high-risk wipe while connected over HTTPS")
-t.eq(bentoclaw.recall("name"), None, "memory wiped by the TACP tool")
-t.eq(bentoclaw.safety()["trust"], "https", "trust still https")
-t.eq(json.loads(tacp("SAFETY"))["trust"], "https", "SAFETY reports the connection's trust")
-t.eq(tacp("TOOL wipe_memory"), '"True"', "second wipe (2/min)")
-e0 = bentoclaw.safety()["errors"]
-t.eq(tacp("TOOL wipe_memory"), "err " + rig.RATE_TEXT, "third wipe: exact rate-limit text")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "a refusal counts an error")
-t.eq(bentoclaw.safety()["trust"], "https", "trust restored after a refusal")
+seen = []
 
 
-def boom(arg):
-    raise ValueError("boom %s\nsecond line" % arg)
+def probe(arg):
+    seen.append(arg)
+    return "probed"
 
 
-def kbd(arg):
+bentoclaw.register_tool("probe", probe, risk=bentoclaw.RISK_HIGH, rate_per_min=30)
+t.eq(call(EXEC, "probe"), (EXEC, "probed"), "a Python tool")
+t.eq(call(EXEC, "probe a b"), (EXEC, "probed"), "a Python tool with an argument")
+t.eq(seen, [None, "a b"], "None without an argument, the rest of the line with one")
+
+
+def bad(arg):
+    raise ValueError("boom")
+
+
+bentoclaw.register_tool("bad", bad, rate_per_min=60)
+e0 = bentoclaw.status()["error_count"]
+ui()
+t.eq(call(EXEC, "bad"), (EXEC, '{"tool":"bad","status":"error","code":-1}'), "a failing tool: the vendor's JSON")
+ev = ui()
+if ev is not None:
+    t.eq([e for e in ev if e[0] in ("last_result", "error")],
+         [("error", "Tool error"), ("last_result", '{"tool":"bad","status":"error","code":-1}')], "the failure on the UI")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "a failing tool: one error")
+t.eq(bentoclaw.session()[-1], ("tool", "bad: error: boom"), "its TOOL turn has the exception")
+t.eq(call(EXEC, "bad"), (EXEC, '{"tool":"bad","status":"error","code":-1}'), "second failure")
+t.eq(call(EXEC, "bad"), (EXEC, '{"tool":"bad","status":"error","code":-1}'), "third failure")
+t.eq(bentoclaw.safety()["circuit_breaker"], "open", "three failures open the breaker")
+e0 = bentoclaw.status()["error_count"]
+t.eq(call(EXEC, "echo x"), err("circuit breaker open"), "EXEC refused by the breaker")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "a refusal counts one error")
+# The breaker back to closed (a soft reset's init).
+bentoclaw = rig.simulate_soft_reset(bentoclaw)
+bentoclaw.register_tool("probe", probe, risk=bentoclaw.RISK_HIGH, rate_per_min=30)
+
+# Rate: wipe_memory is 2 a minute.
+t.eq(call(EXEC, "wipe_memory"), (EXEC, "True"), "wipe_memory 1")
+t.eq(call(EXEC, "wipe_memory"), (EXEC, "True"), "wipe_memory 2")
+e0 = bentoclaw.status()["error_count"]
+t.eq(call(EXEC, "wipe_memory"), err("rate limited"), "the third within a minute: rate limited")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "counted")
+
+# An abort inside a tool: answered "interrupted", raised by tacp().
+def stop(arg):
     raise KeyboardInterrupt
 
 
-def leave(arg):
-    bentoclaw.disconnect()
-    return "left"
-
-
-def join(arg):
-    return rig.connect(bentoclaw)
-
-
-bentoclaw.register_tool("boom", boom, risk=2, rate_per_min=100)
-bentoclaw.register_tool("kbd", kbd, risk=2, rate_per_min=100)
-bentoclaw.register_tool("leave", leave, risk=1, rate_per_min=100)
-bentoclaw.register_tool("join", join, risk=1, rate_per_min=100)
-
-e0 = bentoclaw.safety()["errors"]
-t.eq(tacp("TOOL boom 1"), "err boom 1 second line", "a raising tool: err <exception text>, one line")
-t.eq(bentoclaw.safety()["trust"], "https", "trust restored when the tool raised")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "a raising tool counts an error")
-t.eq(tacp("TOOL uptime")[0], '"', "a success resets the failure count")
+bentoclaw.register_tool("stop", stop)
 try:
-    bentoclaw.tacp("TOOL kbd")
-    t.check(False, "KeyboardInterrupt propagates")
+    bentoclaw.tacp(rig.tacp_frame(EXEC, "stop"))
+    t.check(False, "a KeyboardInterrupt in a tool propagates out of tacp()")
 except KeyboardInterrupt:
-    t.check(True, "KeyboardInterrupt propagates")
-t.eq(bentoclaw.safety()["trust"], "https", "trust restored after KeyboardInterrupt")
-t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "KeyboardInterrupt is no breaker failure")
+    t.check(True, "a KeyboardInterrupt in a tool propagates out of tacp()")
+t.eq(bentoclaw.status()["state"], "idle", "idle after the abort")
 
-t.eq(tacp("TOOL leave"), '"left"', "a TACP tool that disconnects")
-t.eq(bentoclaw.status()["connected"], False, "disconnected")
-t.eq(bentoclaw.safety()["trust"], "usb", "disconnect's USB stands (not the saved https)")
-t.eq(tacp("TOOL join"), '"True"', "a TACP tool that connects (from USB)")
-t.eq(bentoclaw.status()["connected"], True, "connected")
-t.eq(bentoclaw.safety()["trust"], "https", "connect's HTTPS stands (not the saved usb)")
-t.raises(RuntimeError, bentoclaw.tool, "peek", text=rig.TRUST_TEXT,
-         what="high risk refused afterwards over HTTPS")
+# A tool that calls tacp() itself: both answered, each with its seq.
+def inner(arg):
+    return repr(rig.tacp_frames(bentoclaw.tacp(rig.tacp_frame(STATUS, b"", 99)))[0][:2])
 
-# --- malformed and hostile lines: err, nothing changes -------------------------------------
-bentoclaw.remember("name", "Somchai")
-hostile = [
-    ("", "err empty line"),
-    (" ", "err empty line"),
-    ("      ", "err empty line"),
-    ("\r\n", "err empty line"),
-    ("\n", "err empty line"),
-    ("FOO", "err unknown command"),
-    ("STATUSX", "err unknown command"),
-    ("REMEMBERX a b", "err unknown command"),
-    ("wipe", "err unknown command"),
-    ("TOOL echo \"unterminated", "err unterminated quote"),
-    ('REMEMBER name "Mallory', "err unterminated quote"),
-    ('REMEMBER name "a\\nb"', "err bad escape (only \\\" and \\\\)"),
-    ('REMEMBER name "a\\', "err bad escape (only \\\" and \\\\)"),
-    ('REMEMBER name "a"b', "err bad quoting"),
-    ('REMEMBER name a"b', "err bad quoting"),
-    ('REMEMBER name ""x', "err bad quoting"),
-    ("REMEMBER name Mallory extra", "err too many arguments"),
-    ("TOOL wipe_memory x y", "err too many arguments"),
-    ("REMEMBER name Mal\x00lory", "err control character"),
-    ("\x00", "err control character"),
-    ("CLEAR\x00", "err control character"),
-    ("REMEMBER name\tMallory", "err control character"),
-    ("REMEMBER name Mal\x1blory", "err control character"),
-    ("REMEMBER name Mal\x7flory", "err control character"),
-    ("CLEAR\rREMEMBER name Mallory", "err control character"),
-    ("CLEAR\nREMEMBER name Mallory", "err control character"),
-    ("CLEAR\n\n", "err control character"),
-    ("CLEAR\r\n\r\n", "err control character"),
-    ("REMEMBER name " + "M" * 600, "err line too long"),
-    ("CLEAR" + " " * 600, "err line too long"),
-    ("TOOL wipe_memory " + "x" * 65536, "err line too long"),
-    (b"REMEMBER name \xff\xfe", "err invalid UTF-8"),
-    (b"REMEMBER name \xc0\x80", "err invalid UTF-8"),
-    (b"REMEMBER name \xed\xa0\x80", "err invalid UTF-8"),
-    (bytearray(b"CLEAR \xe0\xb8"), "err invalid UTF-8"),
-    (b"CLEAR\x00\r\n", "err control character"),
-]
-# A 513-byte line is refused, a 512-byte one is read.
-line512 = "REMEMBER name " + '"' + "M" * (512 - 16) + '"'
-t.eq(len(line512), 512, "the 512-byte line")
-t.eq(tacp(line512), "err value must be 0..127 bytes", "a 512-byte line is parsed")
-hostile.append((line512 + " ", "err line too long"))
-hostile.append((line512 + "\r\n", "err value must be 0..127 bytes"))
 
-before = snapshot()
-losses = 0
-for line, want in hostile:
-    r = tacp(line)
-    ok = t.eq(r, want, "hostile line %r" % (line[:40],))
-    if snapshot() != before:
-        ok = False
-        t.check(False, "state unchanged after %r" % (line[:40],), snapshot(), before)
-    losses += 0 if ok else 1
-print("RELIABILITY: tacp-malformed-lines|%d|%d" % (len(hostile), losses))
+bentoclaw.register_tool("inner", inner)
+t.eq(call(EXEC, "inner", seq=5), (EXEC, "(3, 99)"), "a nested request answers inside, the outer after")
 
-# Random lines over an alphabet of separators, quotes, escapes, controls and
-# UTF-8 pieces: never an exception, always one line; an err changes nothing.
-import random
+# --- REMEMBER / RECALL / HISTORY ------------------------------------------------------
+t.eq(call(REMEMBER, "name=Somchai"), (REMEMBER, "ok"), "REMEMBER key=value")
+t.eq(bentoclaw.recall("name"), "Somchai", "stored")
+t.eq(call(RECALL, "name"), (RECALL, "Somchai"), "RECALL (extension)")
+t.eq(call(REMEMBER, "eq=a=b"), (REMEMBER, "ok"), "split at the first =")
+t.eq(bentoclaw.recall("eq"), "a=b", "the value keeps its =")
+t.eq(call(REMEMBER, "empty="), (REMEMBER, "ok"), "an empty value")
+t.eq(bentoclaw.recall("empty"), "", "stored empty")
+t.eq(call(REMEMBER, "k" * 40 + "=v"), (REMEMBER, "ok"), "a long key is cut")
+t.eq(bentoclaw.recall("k" * 31), "v", "to 31 bytes")
+t.eq(call(REMEMBER, "long=" + "v" * 200), (REMEMBER, "ok"), "a long value is cut")
+t.eq(bentoclaw.recall("long"), "v" * 127, "to 127 bytes")
+thai = "\u0e01" * 11  # 33 bytes
+t.eq(call(REMEMBER, thai + "=" + "\u0e02" * 50), (REMEMBER, "ok"), "Thai key and value")
+t.eq(bentoclaw.recall("\u0e01" * 10), "\u0e02" * 42, "cut on a character boundary (30 and 126 bytes)")
+for p in ("=v", "novalue", ""):
+    t.eq(call(REMEMBER, p), err("format: key=value"), "REMEMBER %r" % p)
+t.eq(call(REMEMBER, b"k=\xff"), err("value must be valid UTF-8"), "a value that is not UTF-8")
+t.eq(call(REMEMBER, b"\xff=v"), err("key must be valid UTF-8"), "a key that is not UTF-8")
+t.eq(call(RECALL, "nobody"), err("not found"), "RECALL of a missing key")
+t.eq(call(RECALL, ""), err("key must be 1..31 bytes (CLAW_MEM_KEY_MAX)"), "RECALL of an empty key")
+n = len(bentoclaw.export_memory().split("\n"))
+i = 0
+full = None
+while i < 40:
+    r = call(REMEMBER, "fill%d=x" % i)
+    if r != (REMEMBER, "ok"):
+        full = r
+        break
+    i += 1
+t.eq(full, (REMEMBER, "full"), "a full store: full")
+t.eq(call(HISTORY), (HISTORY, bentoclaw.history()), "HISTORY is history()'s text")
+t.check(call(HISTORY)[1].startswith("Memory:\n"), "HISTORY: memory first")
 
-random.seed(7)
-alphabet = [" ", '"', "\\", "\x00", "\t", "\r", "\n", "\x7f", "a", "Z", "ก", "\u2014", "TOOL", "REMEMBER",
-            "RECALL", "wipe_memory", "echo", "name", "\U0001f600"]
-cases = 0
-losses = 0
-for i in range(400):
-    n = random.getrandbits(4)
-    line = "".join(alphabet[random.getrandbits(5) % len(alphabet)] for _ in range(n))
-    cases += 1
-    try:
-        r = bentoclaw.tacp(line)
-    except Exception as e:
-        losses += 1
-        t.check(False, "random line raised", repr(line), repr(e))
-        continue
-    if not isinstance(r, str) or "\n" in r or "\r" in r:
-        losses += 1
-        t.check(False, "random line: one-line str", repr(line), repr(r))
-    elif r in ("err " + rig.RATE_TEXT, "err " + rig.TRUST_TEXT, "err " + rig.BREAKER_TEXT):
-        before = snapshot()  # a gate refusal of a well-formed TOOL line counts an error
-    elif r.startswith("err ") and snapshot() != before:
-        losses += 1
-        t.check(False, "random err line changed state", repr(line), repr(r))
-        before = snapshot()
-    else:
-        before = snapshot()
-t.check(losses == 0, "random lines handled")
-print("RELIABILITY: tacp-random-lines|%d|%d" % (cases, losses))
+# --- ASK -----------------------------------------------------------------------------
+n0 = bentoclaw.status()["session_msgs"]
+ui()
+t.eq(call(ASK, "hello there"), (ASK, "hello there"), "ASK offline: the prompt back, for the IDE to send")
+t.eq(bentoclaw.session()[-1], ("user", "hello there"), "ASK offline adds the USER turn")
+ev = ui()
+if ev is not None:
+    t.eq(ev, [("status", "Thinking..."), ("last_cmd", "hello there"), ("status", "Local (USB)"),
+              ("stats", stats_text())], "ASK offline on the UI")
+t.eq(call(ASK, ""), err("prompt must be 1..4096 bytes (PROMPT_MAX)"), "an empty prompt")
+t.eq(call(ASK, b"\xff"), err("prompt must be valid UTF-8"), "a prompt that is not UTF-8")
 
-t.raises(TypeError, bentoclaw.tacp, 5, what="tacp(int) is a TypeError")
-t.raises(TypeError, bentoclaw.tacp, None, what="tacp(None) is a TypeError")
+# --- CONNECT / DISCONNECT ------------------------------------------------------------
+port = rig.backend_port()
+for p, why in (("127.0.0.1:0:k", "invalid port"), ("127.0.0.1:70000:k", "invalid port"),
+               ("127.0.0.1:8a:k", "invalid port"), ("127.0.0.1::k", "invalid port"),
+               ("127.0.0.1:65536:k", "invalid port"), ("127.0.0.1:80", "format: host:port:api_key"),
+               ("nohost", "format: host:port:api_key"), (":80:k", "format: host:port:api_key"),
+               ("127.0.0.1:80:", "format: host:port:api_key"), ("", "format: host:port:api_key")):
+    t.eq(call(CONNECT, p), err(why), "CONNECT %r" % p)
+t.eq(call(CONNECT, "h" * 64 + ":80:k"), err("host must be 1..63 bytes of printable ASCII"), "a host too long")
+t.eq(call(CONNECT, "127.0.0.1:80:a b"), err("api_key must be 1..127 bytes of printable ASCII"), "a key with a space")
+e0 = bentoclaw.status()["error_count"]
+t.eq(call(CONNECT, "127.0.0.1:1:demo-key"), err("connect failed"), "nothing listening: connect failed")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "a failed connect: trust back to usb")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "a failed connect counts one error (as connect())")
+t.eq(call(CONNECT, "127.0.0.1:%d:%s" % (port, rig.API_KEY)), (CONNECT, "127.0.0.1:%d" % port), "CONNECT: host:port back")
+t.eq((bentoclaw.safety()["connected"], bentoclaw.safety()["trust_level"]), (True, "https"), "connected at HTTPS trust")
+t.eq(bentoclaw.session()[-1], ("system", "Connected to TESAIoT backend"), "CONNECT adds connect()'s SYSTEM turn")
+st = bentoclaw.status()
+t.eq(call(STATUS), (STATUS, '{"state":"idle","exec":%d,"err":%d,"tools":%d,"session":%d,"connected":true}' % (
+    st["exec_count"], st["error_count"], st["tool_count"], st["session_msgs"])), "STATUS, online")
 
-# --- the breaker counts TACP tool failures ------------------------------------------------
-t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "breaker closed before")
-e0 = bentoclaw.safety()["errors"]
-for i in range(3):
-    t.eq(tacp("TOOL boom %d" % i), "err boom %d second line" % i, "failing TACP tool #%d" % i)
+# Online: EXEC at USB trust; ASK is an ask().
+t.raises(RuntimeError, bentoclaw.tool, "probe", text="tool risk exceeds transport trust level")
+t.eq(call(EXEC, "probe z"), (EXEC, "probed"), "EXEC runs a risk-2 tool at USB trust while connected")
+t.eq(bentoclaw.safety()["trust_level"], "https", "and leaves the trust level as it was")
+sub, reply = call(ASK, "what is up")
+t.check(sub == ASK and reply.startswith("Echo: what is up (context: "), "ASK online: the backend's reply", reply)
+t.eq(bentoclaw.session()[-2:], [("user", "what is up"), ("assistant", reply)], "ASK online is an ask(): USER and ASSISTANT turns")
+t.eq(rig.backend_last()["body_json"]["prompt"], "what is up", "with ask()'s request")
+rig.backend_mode("status500", 1)
+t.eq(call(ASK, "fails"), err("backend request failed"), "ASK online, the backend fails")
+
+t.eq(call(DISCONNECT), (DISCONNECT, "ok"), "DISCONNECT")
+t.eq((bentoclaw.safety()["connected"], bentoclaw.safety()["trust_level"]), (False, "usb"), "offline, usb")
+t.eq(bentoclaw.session()[-1], ("system", "Disconnected from backend"), "disconnect()'s SYSTEM turn")
+t.eq(call(DISCONNECT), (DISCONNECT, "ok"), "DISCONNECT again")
+
+# --- SAFETY / CLEAR / unknown ----------------------------------------------------------
 sf = bentoclaw.safety()
-t.eq(sf["circuit_breaker"], "open", "three failing TACP tools open the breaker")
-t.eq(sf["errors"], e0 + 3, "each counted an error")
-t.eq(sf["trust"], "https", "trust restored throughout")
-t.eq(tacp("TOOL echo x"), "err " + rig.BREAKER_TEXT, "breaker refusal with the exact text (em dash)")
-t.eq(tacp("TOOL wipe_memory"), "err " + rig.BREAKER_TEXT, "breaker is the first gate (before rate)")
-t.eq(json.loads(tacp("SAFETY"))["circuit_breaker"], "open", "SAFETY shows it")
-t.eq(tacp("RECALL name"), '"Somchai"', "memory commands still answer")
-bentoclaw.disconnect()
-t.eq(bentoclaw.safety()["trust"], "usb", "usb after disconnect")
+t.eq(call(SAFETY), (SAFETY, '{"circuit_breaker":"%s","cooldown_ms":%d,"trust_level":"usb","connected":false,"errors":%d}' % (
+    sf["circuit_breaker"], sf["cooldown_ms"], sf["errors"])), "SAFETY (extension)")
+ui()
+t.eq(call(CLEAR), (CLEAR, "ok"), "CLEAR")
+t.eq(bentoclaw.session(), [], "the session is empty")
+ev = ui()
+if ev is not None:
+    t.eq(ev[0], ("clear", ""), "CLEAR clears the panel")
+for sub in (0x00, 0x0A, 0x30, 0x3F, 0x42, 0x7F, 0xFE, 0xFF):
+    t.eq(call(sub, "x"), err("unknown sub_cmd"), "sub 0x%02x" % sub)
 t.done()

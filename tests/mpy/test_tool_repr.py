@@ -2,12 +2,13 @@
 # (issue 13, "clear errors"). The tool ran: the quota was used and the
 # breaker counted a success, so the call is a success, logged as run, with
 # the result's text obtained safely: "<Type object>". Through every door a
-# tool runs by: tool(), TACP "TOOL", a backend's tool request.
+# tool runs by: tool(), TACP EXEC, a backend's tool request.
 #
 # Before the fix (41ae5d2, the last release) this file failed:
 #   tool("bad")          raised the repr's OSError(5) although the tool ran
 #                        (errors 0, last_result "tool ok", no TOOL turn)
-#   tacp("TOOL bad")     answered "err [Errno 5] EIO"
+#   tacp("TOOL bad")     answered "err [Errno 5] EIO" (the text protocol
+#                        of then; TACP EXEC now)
 #
 # Also here: results whose text cannot be had in other ways (a repr that
 # recurses without end, raises MemoryError, returns a non-str, returns 1 MiB,
@@ -124,9 +125,9 @@ t.raises(RuntimeError, bentoclaw.tool, "bad2", text=rig.RATE_TEXT, what="bad2 #3
 
 # --- TACP ---------------------------------------------------------------------------------------
 e0 = bentoclaw.safety()["errors"]
-t.eq(bentoclaw.tacp("TOOL bad"), '"<Bad object>"', "TACP answers the safe text")
+t.eq(rig.tacp_call(bentoclaw, 1, "bad"), (1, "<Bad object>"), "TACP answers the safe text")
 t.eq(last_turn(), ("tool", "bad: <Bad object>"), "TACP: the TOOL turn")
-t.eq(bentoclaw.tacp("TOOL recurse"), '"<Recurse object>"', "TACP: a repr that recurses")
+t.eq(rig.tacp_call(bentoclaw, 1, "recurse"), (1, "<Recurse object>"), "TACP: a repr that recurses")
 t.eq(bentoclaw.safety()["errors"], e0, "TACP: no error counted")
 
 # --- a backend's tool request -------------------------------------------------------------------

@@ -42,7 +42,7 @@ MUTANTS = {
     "renamed-keyword": ("search()'s n is called count", "def search(query: str, n: int = 5)", "def search(query: str, count: int = 5)"),
     "lost-positional-only": ("_clock() takes s= by keyword", "def _clock(s: Optional[int], /)", "def _clock(s: Optional[int])"),
     "lost-keyword-only": ("import_memory()'s strict may be positional", "def import_memory(text: str, *, strict", "def import_memory(text: str, strict"),
-    "extra-parameter": ("tacp() has a second parameter", "def tacp(line: Union[str, bytes, bytearray])", "def tacp(line: Union[str, bytes, bytearray], eol: str = '')"),
+    "extra-parameter": ("tacp() has a second parameter", "def tacp(data: Union[bytes, bytearray, memoryview], /)", "def tacp(data: Union[bytes, bytearray, memoryview], eol: str = '', /)"),
     "missing-function": ("session() is left out", "def session() -> List[Tuple[_Role, str]]:", "def _not_session() -> List[Tuple[_Role, str]]:"),
     "extra-function": ("a reset() the module lacks", "def disconnect() -> None:", "def reset() -> None: ...\ndef disconnect() -> None:"),
     "constant-value": ("PROMPT_MAX is 1024", "PROMPT_MAX: Final[int] = 4096", "PROMPT_MAX: Final[int] = 1024"),

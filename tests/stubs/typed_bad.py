@@ -20,7 +20,7 @@ bentoclaw.config(80)  # E: call-arg
 bentoclaw.register_tool("t", "not callable")  # E: arg-type
 bentoclaw.register_tool("t", print, risk="high")  # E: arg-type
 bentoclaw.tool("echo", "hi", "extra")  # E: call-arg
-bentoclaw.tacp(5)  # E: arg-type
+bentoclaw.tacp("STATUS")  # E: arg-type
 bentoclaw._clock("now")  # E: call-overload
 bentoclaw.reset()  # E: attr-defined
 bentoclaw.PROMPT_MAX = 10  # E: misc

@@ -138,8 +138,8 @@ def tools() -> list[str]:
         bentoclaw.tool("wipe_memory")
     except RuntimeError as e:  # refused unless the trust is USB
         print("wipe_memory:", e)
-    print(bentoclaw.tacp("STATUS"))
-    print(bentoclaw.tacp(b"RECALL name\r\n"))
+    print(bentoclaw.tacp(b"\xaa\x55\x30\x03\x01\x00\x00\x2c\x28"))
+    print(bentoclaw.tacp_ready().hex())
     return names
 
 
