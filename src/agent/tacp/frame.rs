@@ -211,10 +211,10 @@ impl Rx {
         self.phase != Phase::Idle as u8
     }
 
-    /// Whether a frame's payload is being received (the caller's buffer
-    /// holds part of it).
+    /// Whether the caller's payload buffer holds part of a frame (its
+    /// payload is being received, or its CRC): keep it for the next byte.
     pub fn in_payload(&self) -> bool {
-        self.phase == Phase::Payload as u8
+        (Phase::Payload as u8..=Phase::CrcHi as u8).contains(&self.phase)
     }
 
     fn go(&mut self, p: Phase) {
