@@ -24,7 +24,7 @@ declare -A CLASS=(
     [memory_file]="fuzzed memory files (reader, repair)"
     [api_sequence]="fuzzed API sequences with faults and reboots (vs model)"
     [reply_reader]="fuzzed backend replies (tool_call reader, vs serde_json)"
-    [tacp_line]="fuzzed TACP lines (parser vs grammar, answers, nothing changed when malformed)"
+    [tacp_frames]="fuzzed TACP v2 streams (framer vs parser, one answer per frame, USB trust)"
     [config_file]="fuzzed config files (reader, ranges, store round trip, vs serde_json)"
 )
 passed=0
@@ -54,7 +54,7 @@ if ! cargo +nightly fuzz build -O >/dev/null 2>build/fuzz-build.log; then
     echo "RESULT: 0 passed, 1 failed"
     exit 1
 fi
-for t in session_file memory_file api_sequence reply_reader tacp_line config_file; do
+for t in session_file memory_file api_sequence reply_reader tacp_frames config_file; do
     [[ -f fuzz/fuzz_targets/$t.rs ]] || { echo "FAIL fuzz $t: fuzz/fuzz_targets/$t.rs is missing"; failed=$((failed + 1)); continue; }
     log=build/fuzz-$t.log
     if cargo +nightly fuzz run -O "$t" -- -runs="$RUNS" -seed=1 -rss_limit_mb=2048 >"$log" 2>&1 &&
