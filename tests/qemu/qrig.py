@@ -21,11 +21,8 @@
 # as the PSoC Edge port mounts its QSPI NOR; on the M55, 512-byte blocks
 # with LittleFS's defaults.
 #
-# On the M33 (UART1 to the serial bridge, UART2 for TACP):
-#   serve_tacp(n)                    answer n TACP lines from UART2 with
-#                                    bentoclaw.tacp(), as a USB CDC loop does
-#   tacp_host_send(lines)            the host writes these lines on UART2
-#   tacp_host_read(n)                the n answer lines the host read back
+# On the M33 (UART1 to the serial bridge; TACP is on the console, driven by
+# host-side tests: tests/qemu/test_tacp_console.py):
 #   bridge_fault(kind)               the bridge's next transport answer is
 #                                    corrupted / late / preceded by noise /
 #                                    dropped (FAULT_*)
@@ -291,51 +288,14 @@ def elapsed(t0):
     return time.ticks_diff(time.ticks_ms(), t0)
 
 
-# --- the serial bridge and TACP over UART2 (M33) ---------------------------------
+# --- the serial bridge (M33) ---------------------------------
 
-LINK_TACP_SEND = 0x11
-LINK_TACP_READ = 0x12
 LINK_FAULT = 0x13
 LINK_DETACH = 0x14
 FAULT_CORRUPT = 1  # one bit of the next transport answer flipped (CRC fails)
 FAULT_LATE = 2  # the next answer held back, sent before the one after it
 FAULT_NOISE = 3  # bytes that are no frame before the next answer
 FAULT_DROP = 4  # the next answer never sent
-
-
-def serve_tacp(n, timeout_ms=10000):
-    """The USB CDC loop of docs/TACP.md on UART2: read a line, answer it
-    with bentoclaw.tacp(line) and CR LF; n lines (fewer when none comes
-    within timeout_ms). Returns how many were answered."""
-    import bentoclaw
-
-    done = 0
-    while done < n:
-        line = board.tacp_readline(timeout_ms)
-        if line is None:
-            break
-        board.tacp_write(bentoclaw.tacp(line).encode() + b"\r\n")
-        done += 1
-    return done
-
-
-def tacp_host_send(lines):
-    """The host writes these TACP lines (str or bytes, each ended by CR LF)
-    on the board's UART2."""
-    data = b"".join((l.encode() if isinstance(l, str) else l) + b"\r\n" for l in lines)
-    if board.link_call(LINK_TACP_SEND, data, 10000, 16) is None:
-        raise OSError("the serial bridge did not take the TACP lines")
-
-
-def tacp_host_read(n, timeout_ms=5000):
-    """The next n answer lines the host read from UART2 (str), fewer if
-    they did not come within timeout_ms of host time."""
-    import struct
-
-    ans = board.link_call(LINK_TACP_READ, struct.pack("<HI", n, timeout_ms), timeout_ms + 10000, 32 * 1024)
-    if ans is None:
-        raise OSError("the serial bridge did not answer TACP_READ")
-    return str(ans, "utf-8").split("\n") if ans else []
 
 
 def bridge_fault(kind):

@@ -7,7 +7,9 @@ Two boards (scripts/build_qemu.sh builds both; docs/EMULATOR.md):
          build/qemu/firmware.elf. UART0 is the REPL; UART1 goes to the
          serial bridge (tests/qemu/serial_bridge.py, run here on threads),
          which forwards the board's backend requests to
-         mpy/examples/backend.py on loopback; UART2 carries TACP lines.
+         mpy/examples/backend.py on loopback. TACP shares UART0 with the
+         REPL, as on the board (tests/qemu/tacp_client.py is the host side);
+         UART2 is attached but unused.
     m55  qemu-system-arm -M mps3-an547, Cortex-M55: build/qemu-m55/firmware.elf,
          UART0 only (its transport has no network).
 
@@ -48,6 +50,12 @@ A phase passes when it raised nothing and printed
                         gets there in fewer instructions)
     # timeout: <s>      wall-clock limit for the whole test (default 90;
                         180 for tests/mpy files)
+    # runs: host        the test is Python on the host, not on the board:
+                        run.py imports it and calls its run(ctx) with the
+                        booted Board (nothing read from it yet), the rig's
+                        source, the backend's port and a Checker; it
+                        drives the console itself (TACP frames and the REPL,
+                        tests/qemu/tacp_client.py)
 
 Usage:
     run.py [--board m33|m55] [--elf ELF] [--log-dir DIR] [PATTERN ...]
@@ -288,6 +296,7 @@ class TestFile:
         self.targets = m.group(1).split() if m else []
         m = re.search(r"^# boards:(.*)$", header, re.M)
         self.boards = m.group(1).split() if m else list(BOARDS)
+        self.host = bool(re.search(r"^# runs: host\s*$", header, re.M))
         m = re.search(r"^# timeout: (\d+)", header, re.M)
         self.timeout = int(m.group(1)) if m else (180 if self.shared else 90)
         self.phases = []  # (reset kind before this phase or None, source)
@@ -333,6 +342,51 @@ def prelude(board, rig_src, claw_rig_src, backend_port, claw_rig):
     return src
 
 
+class HostChecker:
+    """The Checker of a host-side test: its FAIL lines go to the log."""
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+        self.passed = self.failed = 0
+
+    def check(self, cond, what, *detail):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            line = "FAIL [%s] %s %s" % (self.name, what, " ".join(map(repr, detail)))
+            self.log.write(("\n" + line + "\n").encode())
+            self.fails.append(line)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.check(got == want, what, "got", got, "want", want)
+
+    fails = None
+
+
+class HostContext:
+    def __init__(self, board, pre, backend, deadline, t):
+        self.board, self.pre, self.deadline, self.t = board, pre, deadline, t
+        self.backend_port = backend.port if backend else None
+
+
+def run_host_test(test, board, pre, backend, deadline, log):
+    """A "# runs: host" test: its run(ctx) drives the booted board."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hosttest_" + os.path.basename(test.path)[:-3], test.path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    t = HostChecker(test.name, log)
+    t.fails = []
+    banner = mod.run(HostContext(board, pre, backend, deadline, t)) or b""
+    checks = t.passed + t.failed
+    if t.failed or t.passed == 0:
+        return "%d of %d checks failed: %s" % (t.failed, checks, "; ".join(t.fails)[:400]), checks, banner
+    return None, checks, banner
+
+
 def run_test(test, args, rig_src, claw_rig_src):
     log_path = os.path.join(args.log_dir, test.name.replace("/", "-") + ".log")
     t0 = time.monotonic()
@@ -351,6 +405,9 @@ def run_test(test, args, rig_src, claw_rig_src):
             board = Board(args.qemu, args.board, args.elf, icount=test.icount, log=log)
             log.write(("$ %s\n" % " ".join(board.cmd)).encode())
             pre = prelude(args.board, rig_src, claw_rig_src, backend.port if backend else None, test.claw_rig)
+            if test.host:
+                reason, checks, banner = run_host_test(test, board, pre, backend, deadline, log)
+                return reason, checks, time.monotonic() - t0, log_path, banner
             banner = board.enter_raw(deadline)
             for n, (kind, src) in enumerate(test.phases, 1):
                 if kind == "ctrl-d":
@@ -380,7 +437,7 @@ def run_test(test, args, rig_src, claw_rig_src):
                     break
         except Timeout as e:
             reason = str(e)
-        except OSError as e:  # qemu or the backend went away, or did not start
+        except (OSError, ValueError) as e:  # qemu or the backend went away, or did not start
             reason = "I/O failed: %s" % e
         finally:
             if board:
@@ -420,8 +477,7 @@ def repl(args, rig_src):
         sys.stdout.write(
             "backend: mpy/examples/backend.py on 127.0.0.1:%d (BACKEND_PORT), through the serial bridge:\n"
             "  bentoclaw.connect('127.0.0.1', BACKEND_PORT, 'demo-key'); bentoclaw.ask('hello')\n"
-            "TACP: serve_tacp(n) answers n lines from UART2; send them from another terminal with\n"
-            "  socat - UNIX-CONNECT:%s\n" % (backend.port, board.tacp_path))
+            "TACP v2 frames share this console with the REPL (docs/TACP.md).\n" % backend.port)
     sys.stdout.write("Ctrl-] quits, as does machine.reset(). Ctrl-D soft-resets.\n")
     sys.stdout.flush()
     fd = sys.stdin.fileno()
@@ -504,7 +560,9 @@ def main():
     for t in tests:
         reason, checks, secs, log_path, banner = run_test(t, args, rig_src, claw_rig_src)
         if passed + failed == 0 and banner:
-            print("firmware: %s" % banner.decode(errors="replace").strip().split("\n")[0].strip())
+            # (The banner as the console sent it: after the READY frame.)
+            text = banner[banner.find(b"MicroPython"):] if b"MicroPython" in banner else banner
+            print("firmware: %s" % text.decode(errors="replace").strip().split("\n")[0].strip())
         if reason is None:
             passed += 1
             print("PASS %-28s %5.1f s  %d checks" % (t.name, secs, checks))

@@ -3,8 +3,8 @@
 # bridge, on the board's flash geometry: connect, a conversation with memory
 # in the context and the backend's token counts, tool requests from the
 # backend (its "tools" mode and queued tool_call replies), a high-risk
-# request refused at HTTPS trust, TACP lines from the USB host on UART2
-# running tools at USB trust while connected, compaction with a summary
+# request refused at HTTPS trust (TACP from the USB host, on the console,
+# is tests/qemu/test_tacp_console.py), compaction with a summary
 # request, disconnect; after a soft reset the session and memory are back
 # from flash.
 # needs: backend
@@ -75,22 +75,13 @@ print("stack ask() with a backend tool request: %d bytes" % used)
 t.check(0 < used < 16 * 1024, "ask() with a tool round uses under 16 KiB of stack", used)
 rig.backend_control(replies=None)
 
-# --- TACP from the USB host on UART2 (USB trust while connected over HTTPS) -------------------
-lines = ["STATUS", 'REMEMBER pet "Khao Niao"', "RECALL pet", "TOOL echo hi", "TOOL sensor x",
-         "TOOL wipe_memory", "RECALL name", "TOOL nope", "FOO"]
-tacp_host_send(lines)
-t.eq(serve_tacp(len(lines)), len(lines), "the board answered every line from UART2")
-got = tacp_host_read(len(lines))
-for l, a in zip(lines, got):
-    print("   > %s\n   < %s" % (l, a))
-t.eq(len(got), len(lines), "the host read one answer line per request")
-if len(got) == len(lines):
-    t.check(got[0].startswith("{") and json.loads(got[0])["connected"] is True, "STATUS: JSON, connected", got[0])
-    t.eq(got[1:5], ["ok", '"Khao Niao"', '"hi"', '"21.5"'], "REMEMBER, RECALL, TOOL echo, a Python tool")
-    t.eq(got[5], '"True"', "TOOL wipe_memory runs at USB trust")
-    t.eq(got[6:], ["err not found", "err unknown tool", "err unknown command"], "after the wipe; errors")
-t.eq(bentoclaw.safety()["trust"], "https", "TACP left the trust level as it was")
-t.eq(bentoclaw.recall("name"), None, "the TACP wipe_memory ran")
+# (TACP from the USB host is on the console now: tests/qemu/test_tacp_console.py
+# drives it from the host, as the IDE does.)
+bentoclaw.remember("name", "gone")
+t.eq(bentoclaw.tool("echo", "hi"), "hi", "a tool between the exchanges")
+bentoclaw.disconnect()
+t.eq(bentoclaw.tool("wipe_memory"), True, "wipe_memory at USB trust (offline)")
+t.eq(rig.connect(bentoclaw), True, "connect again")
 
 # --- compaction: the ring fills, a summary request folds the oldest turns -----------------------
 # Both opt-in: compaction before the ring drops a turn, summaries written by

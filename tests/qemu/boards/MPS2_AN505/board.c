@@ -271,7 +271,8 @@ static int board_console_take(void) {
         s_rx_stash = -1;
         return c;
     }
-    int c = board_uart_getc(BOARD_UART_CONSOLE);
+    // Through the TACP receiver (board_tacp.c): the REPL waits here.
+    int c = board_tacp_getc(true);
     return c >= 0 ? c : UART_RX_NO_CHAR;
 }
 
@@ -339,8 +340,10 @@ void uart_tx_strn(const char *buf, size_t len) {
 static void board_poll_interrupt_char(void) {
     #if MICROPY_KBD_EXCEPTION
     if (s_rx_stash < 0) {
-        int c = board_uart_getc(BOARD_UART_CONSOLE);
-        if (c == mp_interrupt_char) {
+        int c = board_tacp_getc(false); // code runs (board_tacp.c)
+        // (mp_interrupt_char is -1 outside running code: "no byte" is
+        // never an interrupt.)
+        if (c >= 0 && c == mp_interrupt_char) {
             mp_sched_keyboard_interrupt();
         } else if (c >= 0) {
             s_rx_stash = c;
@@ -390,4 +393,6 @@ void board_vm_init(void) {
     // the limit counts from (nearly) _estack.
     size_t size = (size_t)((uintptr_t)&_estack - (uintptr_t)&_sstack);
     mp_stack_set_limit(size - BOARD_FAULT_RESERVE - BOARD_STACK_MARGIN);
+    // TACP on the console, and its READY frame (board_tacp.c).
+    board_tacp_vm_init();
 }

@@ -2,10 +2,12 @@
  * board.h — what the MPS2_AN505 board sources share: the CMSDK APB UARTs
  * and the clock of board.c.
  *
- *   UART0  console: MicroPython's REPL (qemu -serial #1)
+ *   UART0  console: MicroPython's REPL and TACP, as on the BENTO board
+ *          (board_tacp.c; qemu -serial #1)
  *   UART1  the link to the host-side serial bridge: claw_https_* and the
  *          test harness's requests (serial_link.c; qemu -serial #2)
- *   UART2  TACP lines, as the USB host sends them (modboard.c; -serial #3)
+ *   UART2  not used by the firmware (TACP went to the console; qemu
+ *          -serial #3 is still attached by tests/qemu/run.py)
  */
 #ifndef BENTOCLAW_BOARD_H
 #define BENTOCLAW_BOARD_H
@@ -16,7 +18,6 @@
 
 #define BOARD_UART_CONSOLE (0u)
 #define BOARD_UART_LINK    (1u)
-#define BOARD_UART_TACP    (2u)
 #define BOARD_UART_COUNT   (3u)
 
 // One received byte (0..255), or -1 when none is waiting. Never waits.
@@ -32,5 +33,12 @@ uint32_t board_ms(void);
 static inline bool board_ms_reached(uint32_t deadline_ms) {
     return (int32_t)(board_ms() - deadline_ms) >= 0;
 }
+
+// The console's next byte for the REPL, through the TACP receiver
+// (board_tacp.c), or -1; `idle`: the REPL waits for input (a whole frame is
+// dispatched now), else code runs (Ctrl-C polling). Its state afresh, and
+// the READY frame, once per VM: board_tacp_vm_init().
+int board_tacp_getc(bool idle);
+void board_tacp_vm_init(void);
 
 #endif // BENTOCLAW_BOARD_H

@@ -17,17 +17,7 @@
  *   board.stack_used()   deepest stack use since the last paint, in bytes
  *                        from _estack
  *
- * TACP over UART2 (the USB host's line protocol, docs/TACP.md):
- *   board.tacp_readline(timeout_ms)
- *                        the next line from UART2 as bytes, without its
- *                        CR/LF, or None when none was complete before the
- *                        timeout (on the board's tick; a partial line is
- *                        kept for the next call). A line longer than
- *                        TACP_LINE_BUF bytes comes back cut to that length
- *                        (bentoclaw.tacp() refuses it as too long); the rest
- *                        up to the LF is dropped.
- *   board.tacp_write(data)
- *                        send bytes on UART2; returns the count sent
+ * TACP is on the console (board_tacp.c), not a function of this module.
  *
  * The serial bridge's test harness (docs/EMULATOR.md):
  *   board.link_call(type, payload, timeout_ms, answer_max)
@@ -52,10 +42,6 @@ extern uint32_t _ramdisk_start, _ramdisk_end, _sstack, _estack;
 // Left alone below the current SP while painting: this function's own frame
 // and whatever an interrupt might push.
 #define BOARD_PAINT_GUARD (256u)
-// TACP lines are at most 512 bytes (BENTOCLAW_TACP_LINE_MAX); a little more
-// is kept so that tacp() sees an over-long line as over-long.
-#define TACP_LINE_BUF (1024u)
-
 static mp_obj_t board_ramdisk(void) {
     size_t len = (size_t)((uintptr_t)&_ramdisk_end - (uintptr_t)&_ramdisk_start);
     return mp_obj_new_bytearray_by_ref(len, &_ramdisk_start);
@@ -98,61 +84,6 @@ static mp_obj_t board_stack_used(void) {
     return MP_OBJ_NEW_SMALL_INT((uintptr_t)&_estack - (uintptr_t)p);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(board_stack_used_obj, board_stack_used);
-
-/* --- TACP over UART2 -------------------------------------------------------- */
-
-// The line being received: kept across calls, so a line that arrives
-// slowly (a person typing) is not lost to a timeout. Static, not on the GC
-// heap; a soft reset keeps a partial line, as the UART would.
-static uint8_t s_tacp_line[TACP_LINE_BUF];
-static size_t s_tacp_len;
-
-static mp_obj_t board_tacp_readline(mp_obj_t timeout_in) {
-    mp_int_t timeout = mp_obj_get_int(timeout_in);
-    if (timeout < 0) {
-        mp_raise_ValueError(MP_ERROR_TEXT("timeout_ms must be >= 0"));
-    }
-    uint32_t deadline = board_ms() + (uint32_t)timeout;
-    for (;;) {
-        int c = board_uart_getc(BOARD_UART_TACP);
-        if (c < 0) {
-            if (board_ms_reached(deadline)) {
-                return mp_const_none; // no complete line yet
-            }
-            // Let Ctrl-C on the console and scheduled callbacks through.
-            mp_event_handle_nowait();
-            continue;
-        }
-        if (c == '\n') {
-            break;
-        }
-        if (s_tacp_len < TACP_LINE_BUF) {
-            s_tacp_line[s_tacp_len++] = (uint8_t)c;
-        }
-    }
-    size_t len = s_tacp_len;
-    s_tacp_len = 0;
-    if (len > 0 && s_tacp_line[len - 1] == '\r') {
-        len--;
-    }
-    return mp_obj_new_bytes(s_tacp_line, len);
-}
-static MP_DEFINE_CONST_FUN_OBJ_1(board_tacp_readline_obj, board_tacp_readline);
-
-static mp_obj_t board_tacp_write(mp_obj_t data_in) {
-    mp_buffer_info_t buf;
-    mp_get_buffer_raise(data_in, &buf, MP_BUFFER_READ);
-    const uint8_t *p = buf.buf;
-    uint32_t deadline = board_ms() + 1000u;
-    size_t i = 0;
-    for (; i < buf.len; i++) {
-        if (!board_uart_putc(BOARD_UART_TACP, p[i], deadline)) {
-            break;
-        }
-    }
-    return MP_OBJ_NEW_SMALL_INT(i);
-}
-static MP_DEFINE_CONST_FUN_OBJ_1(board_tacp_write_obj, board_tacp_write);
 
 /* --- the serial bridge's harness requests ------------------------------------ */
 
@@ -202,8 +133,6 @@ static const mp_rom_map_elem_t board_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_stack_depth), MP_ROM_PTR(&board_stack_depth_obj) },
     { MP_ROM_QSTR(MP_QSTR_stack_paint), MP_ROM_PTR(&board_stack_paint_obj) },
     { MP_ROM_QSTR(MP_QSTR_stack_used), MP_ROM_PTR(&board_stack_used_obj) },
-    { MP_ROM_QSTR(MP_QSTR_tacp_readline), MP_ROM_PTR(&board_tacp_readline_obj) },
-    { MP_ROM_QSTR(MP_QSTR_tacp_write), MP_ROM_PTR(&board_tacp_write_obj) },
     { MP_ROM_QSTR(MP_QSTR_link_call), MP_ROM_PTR(&board_link_call_obj) },
 };
 static MP_DEFINE_CONST_DICT(board_module_globals, board_module_globals_table);

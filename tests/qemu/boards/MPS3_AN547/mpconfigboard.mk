@@ -58,3 +58,7 @@ $(BUILD)/firmware.elf: LIBS += $(BENTOCLAW_LIB) $(BOARD_LIBC_A) $(BOARD_LIBGCC_A
 # newlib's strnlen.o lacks a .note.GNU-stack section; the image has no
 # executable stack either way (there is no MMU), so say so and keep ld quiet.
 LDFLAGS += -Wl,-z,noexecstack
+
+# TACP on the console: the answering half of the vendor tacp.c's stand-in
+# (common/tacp_link.c).
+SRC_C += $(BOARD_DIR)/../common/tacp_link.c
