@@ -659,6 +659,12 @@ typedef struct {
  */
 #define CLAW_STATUS_IMPORT_WRITE 32
 
+/**
+ * `claw_tacp_dispatch`: an ASK while connected — run `claw_ask` with the
+ * payload as for `ask()`, then `claw_tacp_ask_done` with its outcome.
+ */
+#define CLAW_STATUS_TACP_ASK 38
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -822,10 +828,14 @@ size_t claw_tacp_work_size(uint8_t sub, const uint8_t *payload, size_t len);
 /**
  * One TACP v2 request (`docs/TACP.md`): sub-command `sub`, its payload
  * `payload[0..len)`. The answers go out through `claw_port_tacp_respond`
- * before this returns; every request is answered. `work` holds
- * `claw_tacp_work_size(sub, payload, len)` bytes. Not `CLAW_OK` only for
- * a KeyboardInterrupt/SystemExit that stopped it (`CLAW_KIND_PENDING`:
- * the host's to raise or drop) or a buffer too small.
+ * before this returns; every request is answered — but an ASK while
+ * connected: `CLAW_STATUS_TACP_ASK` says to run `claw_ask` with the
+ * payload (the same buffers and stack as `ask()`) and hand its outcome to
+ * `claw_tacp_ask_done`, which answers it. `work` holds
+ * `claw_tacp_work_size(sub, payload, len)` bytes. Otherwise not `CLAW_OK`
+ * only for a KeyboardInterrupt/SystemExit that stopped it
+ * (`CLAW_KIND_PENDING`: the host's to raise or drop) or a buffer too
+ * small.
  *
  * # Safety
  * `payload` valid for `len` bytes; `work` valid for writes of `work_len`
@@ -838,6 +848,18 @@ claw_status_t claw_tacp_dispatch(uint8_t sub,
                                  uint8_t *work,
                                  size_t work_len,
                                  void *ctx);
+
+/**
+ * The answer of an online ASK (`claw_tacp_dispatch` said
+ * `CLAW_STATUS_TACP_ASK`): `status` is what `claw_ask` (or
+ * `claw_ask_check`) returned, the reply `reply[0..len)`. Answers through
+ * `claw_port_tacp_respond`, then the STATS card. Not `CLAW_OK` only for a
+ * KeyboardInterrupt/SystemExit (answered "interrupted").
+ *
+ * # Safety
+ * `reply` NULL or valid for `len` bytes.
+ */
+claw_status_t claw_tacp_ask_done(claw_status_t status, const uint8_t *reply, size_t len);
 
 /**
  * The READY frame's answer (`claw_port_tacp_respond` with sub 0): `fw`

@@ -686,6 +686,26 @@ static claw_status_t tacp_run(uint8_t sub, const uint8_t *payload, size_t len, b
     }
     claw_status_t s = claw_tacp_dispatch(sub, payload, len, work, work_len, ctx);
     m_del(uint8_t, work, work_len);
+    if (s == CLAW_STATUS_TACP_ASK) {
+        // An ASK while connected is an ask(), run as bentoclaw.ask() runs
+        // it (its buffer on the heap for the call), then answered.
+        size_t ask_len = 0;
+        s = claw_ask_check(payload, len, &ask_len);
+        uint8_t *ask_work = s == CLAW_OK ? m_new_maybe(uint8_t, ask_len) : NULL;
+        size_t reply_len = 0;
+        if (s == CLAW_OK && ask_work == NULL) {
+            static const char oom[] = "out of memory";
+            claw_port_tacp_respond(0xFF, (const uint8_t *)oom, sizeof(oom) - 1);
+            return CLAW_OK;
+        }
+        if (s == CLAW_OK) {
+            s = claw_ask(payload, len, ask_work, ask_len, ctx, &reply_len);
+        }
+        s = claw_tacp_ask_done(s, ask_work, s == CLAW_OK ? reply_len : 0);
+        if (ask_work != NULL) {
+            m_del(uint8_t, ask_work, ask_len);
+        }
+    }
     if (s_tacp_answers == answers) {
         static const char none[] = "no answer";
         claw_port_tacp_respond(0xFF, (const uint8_t *)none, sizeof(none) - 1);

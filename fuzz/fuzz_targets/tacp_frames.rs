@@ -47,7 +47,22 @@ fn dispatch(h: &mut FuzzHost, sub: u8, payload: &[u8]) -> Vec<(u8, Vec<u8>)> {
     let mark = h.answers.len();
     let mut work = vec![0u8; tacp::work_size(h, sub, payload)];
     let mut scratch = Box::new(Scratch::new());
-    tacp::dispatch(h, sub, payload, &mut work, &mut scratch).expect("no abort");
+    match tacp::dispatch(h, sub, payload, &mut work, &mut scratch) {
+        Ok(()) => {}
+        // An online ASK: the host runs ask() and hands its outcome back.
+        Err(agent::Status::TacpAsk) => {
+            let outcome = match agent::ask_check(h, payload) {
+                Ok(n) => {
+                    let mut w = vec![0u8; n];
+                    agent::ask(h, payload, &mut w, &mut scratch)
+                        .map(|r| w[r.offset..r.offset + r.len].to_vec())
+                }
+                Err(s) => Err(s),
+            };
+            tacp::ask_done(h, outcome.as_deref().map_err(|s| *s)).expect("no abort");
+        }
+        Err(s) => panic!("only an online ASK hands back: {s:?}"),
+    }
     h.answers.split_off(mark)
 }
 

@@ -7,7 +7,7 @@
 # the safety state, has a high-risk tool refused while the transport is only
 # HTTPS-trusted, lets the backend's model ask for tools (one runs, the
 # high-risk one is refused for trust: docs/BACKEND.md), drives the same tools
-# over TACP, the USB host's line protocol (docs/TACP.md), where the high-risk
+# over TACP v2, the BENTO AI IDE's protocol (docs/TACP.md), where the high-risk
 # one runs, and disconnects. It exits 1 when something did not behave as the
 # contract says, so run.sh doubles as a smoke test.
 
@@ -186,15 +186,36 @@ show("recall('name')", bentoclaw.recall("name"))
 expect(bentoclaw.recall("name") == "สมชาย", "memory changed by a refused tool")
 backend_mode("ok")
 
-step("TACP: the USB host's line protocol (USB trust, while still connected)")
+step("TACP v2: the BENTO AI IDE's frames (USB trust, while still connected)")
+
+
+def tacp_crc(data):
+    crc = 0xFFFF
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+def tacp(sub, payload=b"", seq=1):
+    """One request frame through bentoclaw.tacp(); its answer (sub, text)."""
+    body = bytes([sub, seq, len(payload) & 0xFF, len(payload) >> 8]) + payload
+    crc = tacp_crc(body)
+    out = bentoclaw.tacp(b"\xaa\x55\x30" + body + bytes([crc & 0xFF, crc >> 8]))
+    n = out[5] | (out[6] << 8)
+    return out[3], str(out[7 : 7 + n], "utf-8")
+
+
 if hasattr(bentoclaw, "tacp"):
-    for line in ("STATUS", "SAFETY", 'REMEMBER pet "Khao Niao"', "RECALL pet", "TOOL echo hi",
-                 "TOOL wipe_memory", "RECALL name", "TOOL nope", "FOO"):
-        r = bentoclaw.tacp(line)
-        print("   > %s\n   < %s" % (line, r))
+    for seq, (sub, payload) in enumerate(((0x03, b""), (0x40, b""), (0x06, "pet=Khao Niao".encode()),
+                                          (0x41, b"pet"), (0x01, b"echo hi"), (0x01, b"wipe_memory"),
+                                          (0x41, b"name"), (0x01, b"nope"), (0x55, b"")), 1):
+        r = tacp(sub, payload, seq)
+        print("   > 0x%02x %r\n   < 0x%02x %s" % (sub, payload, r[0], r[1]))
     expect(bentoclaw.recall("name") is None, "TACP's wipe_memory did not run at USB trust")
-    show("safety()['trust'] after TACP", bentoclaw.safety()["trust"])
-    expect(bentoclaw.safety()["trust"] == "https", "TACP left the trust level changed")
+    show("safety()['trust_level'] after TACP", bentoclaw.safety()["trust_level"])
+    expect(bentoclaw.safety()["trust_level"] == "https", "TACP left the trust level changed")
 
 step("disconnect")
 bentoclaw.disconnect()

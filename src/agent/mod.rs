@@ -614,6 +614,9 @@ pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
 /// `ask(prompt)`: see the module docs; the answer is left in `work`. The
 /// context is built in `scratch` (the caller's: on the device a part of
 /// the same heap block, so that its 700-odd bytes are not on the stack).
+/// Out of line: it tail-calls the exchange, so `claw_ask`'s frame and its
+/// own are not both under it.
+#[inline(never)]
 pub fn ask<H: Host>(
     h: &mut H,
     prompt: &[u8],

@@ -115,6 +115,9 @@ pub enum Status {
     NoHandler = 36,
     /// A C tool's description over 127 bytes (ValueError).
     Description = 37,
+    /// TACP ASK while connected: the host runs `ask()` with the payload and
+    /// hands its outcome to `tacp::ask_done` (never raised).
+    TacpAsk = 38,
 }
 
 /// Which Python exception a [`Status`] is.
@@ -192,6 +195,7 @@ impl Status {
             Status::NotifyArg => c"ui_notify takes a str",
             Status::NoHandler => c"tool has no handler",
             Status::Description => c"description must be 0..127 bytes",
+            Status::TacpAsk => c"TACP ASK: the host runs ask()",
         }
     }
 
@@ -235,7 +239,7 @@ impl Status {
 
     /// From the C value (unknown values read as `Busy`, never `Ok`).
     pub fn from_c(v: u8) -> Status {
-        const ALL: [Status; 38] = [
+        const ALL: [Status; 39] = [
             Status::Ok,
             Status::BreakerOpen,
             Status::TrustRefused,
@@ -274,6 +278,7 @@ impl Status {
             Status::NotifyArg,
             Status::NoHandler,
             Status::Description,
+            Status::TacpAsk,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
     }

@@ -37,6 +37,9 @@ pub const CLAW_STATUS_TOOL_NAME: claw_status_t = 24;
 pub const CLAW_STATUS_IMPORT_LINE: claw_status_t = 30;
 /// `claw_memory_import`: a write failed part way.
 pub const CLAW_STATUS_IMPORT_WRITE: claw_status_t = 32;
+/// `claw_tacp_dispatch`: an ASK while connected — run `claw_ask` with the
+/// payload as for `ask()`, then `claw_tacp_ask_done` with its outcome.
+pub const CLAW_STATUS_TACP_ASK: claw_status_t = 38;
 /// An RTC reading before this (2024-01-01) means "not set".
 pub const CLAW_RTC_SET_AFTER: u32 = 1_704_067_200;
 const _: () = assert!(CLAW_RTC_SET_AFTER == agent::policy::RTC_SET_AFTER);
@@ -45,6 +48,7 @@ const _: () = assert!(CLAW_STATUS_BUSY == Status::Busy as u8);
 const _: () = assert!(CLAW_STATUS_TOOL_NAME == Status::ToolName as u8);
 const _: () = assert!(CLAW_STATUS_IMPORT_LINE == Status::ImportLine as u8);
 const _: () = assert!(CLAW_STATUS_IMPORT_WRITE == Status::ImportWrite as u8);
+const _: () = assert!(CLAW_STATUS_TACP_ASK == Status::TacpAsk as u8);
 
 /// `claw_status_kind()`: not an error.
 pub const CLAW_KIND_NONE: u8 = 0;
@@ -956,10 +960,14 @@ pub unsafe extern "C" fn claw_tacp_work_size(sub: u8, payload: *const u8, len: u
 
 /// One TACP v2 request (`docs/TACP.md`): sub-command `sub`, its payload
 /// `payload[0..len)`. The answers go out through `claw_port_tacp_respond`
-/// before this returns; every request is answered. `work` holds
-/// `claw_tacp_work_size(sub, payload, len)` bytes. Not `CLAW_OK` only for
-/// a KeyboardInterrupt/SystemExit that stopped it (`CLAW_KIND_PENDING`:
-/// the host's to raise or drop) or a buffer too small.
+/// before this returns; every request is answered — but an ASK while
+/// connected: `CLAW_STATUS_TACP_ASK` says to run `claw_ask` with the
+/// payload (the same buffers and stack as `ask()`) and hand its outcome to
+/// `claw_tacp_ask_done`, which answers it. `work` holds
+/// `claw_tacp_work_size(sub, payload, len)` bytes. Otherwise not `CLAW_OK`
+/// only for a KeyboardInterrupt/SystemExit that stopped it
+/// (`CLAW_KIND_PENDING`: the host's to raise or drop) or a buffer too
+/// small.
 ///
 /// # Safety
 /// `payload` valid for `len` bytes; `work` valid for writes of `work_len`
@@ -989,6 +997,32 @@ pub unsafe extern "C" fn claw_tacp_dispatch(
         Some((work, scratch)) => done(tacp_mod::dispatch(&mut host, sub, payload, work, scratch)),
         None => Status::WorkTooSmall as claw_status_t,
     }
+}
+
+/// The answer of an online ASK (`claw_tacp_dispatch` said
+/// `CLAW_STATUS_TACP_ASK`): `status` is what `claw_ask` (or
+/// `claw_ask_check`) returned, the reply `reply[0..len)`. Answers through
+/// `claw_port_tacp_respond`, then the STATS card. Not `CLAW_OK` only for a
+/// KeyboardInterrupt/SystemExit (answered "interrupted").
+///
+/// # Safety
+/// `reply` NULL or valid for `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_tacp_ask_done(
+    status: claw_status_t,
+    reply: *const u8,
+    len: usize,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let reply = unsafe { bytes(reply, len) }.unwrap_or(&[]);
+    let outcome = match Status::from_c(status) {
+        Status::Ok => Ok(reply),
+        s => Err(s),
+    };
+    let mut host = CHost {
+        ctx: core::ptr::null_mut(),
+    };
+    done(tacp_mod::ask_done(&mut host, outcome))
 }
 
 /// The READY frame's answer (`claw_port_tacp_respond` with sub 0): `fw`

@@ -129,6 +129,8 @@ pub const EXT_ITEMS: &[&str] = &[
     "claw_tacp_work_size",
     "claw_tacp_dispatch",
     "claw_tacp_ready",
+    "claw_tacp_ask_done",
+    "CLAW_STATUS_TACP_ASK",
     "claw_tacp_rx_push",
     "claw_tacp_rx_in_frame",
     "claw_tacp_frame",

@@ -83,12 +83,14 @@ pub fn write_frame(sub: u8, seq: u8, payload: &[u8], out: &mut [u8]) -> Option<u
     let out = out.get_mut(..n)?;
     let [lo, hi] = len.to_le_bytes();
     let head = [MAGIC0, MAGIC1, CMD_BENTOCLAW, sub, seq, lo, hi];
-    let (h, rest) = out.split_at_mut(head.len());
-    h.copy_from_slice(&head);
-    let (body, tail) = rest.split_at_mut(payload.len());
-    body.copy_from_slice(payload);
-    let crc = crc16(crc16(0xFFFF, &head[3..]), payload);
-    tail.copy_from_slice(&crc.to_le_bytes());
+    let crc = crc16(crc16(0xFFFF, &[sub, seq, lo, hi]), payload);
+    // (No `copy_from_slice`: its length check is a panic path.)
+    crate::text::copy_prefix(out, &head);
+    crate::text::copy_prefix(out.get_mut(head.len()..)?, payload);
+    crate::text::copy_prefix(
+        out.get_mut(head.len() + payload.len()..)?,
+        &crc.to_le_bytes(),
+    );
     Some(n)
 }
 

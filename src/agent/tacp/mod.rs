@@ -70,14 +70,9 @@ const VAL_CUT: usize = crate::memory::VAL_MAX_BYTES;
 /// vendor's rule).
 const TOOLS_MARGIN: usize = 64;
 
-/// Bytes of work buffer [`dispatch`] needs for this request: an online
-/// ASK runs `ask()` ([`super::ask_work_size`]), the rest [`WORK_SIZE`].
-pub fn work_size<H: Host>(h: &mut H, sub: u8, payload: &[u8]) -> usize {
-    if sub == ASK && h.connected() && super::check_prompt(payload).is_ok() {
-        WORK_SIZE.max(super::ask_work_size(payload))
-    } else {
-        WORK_SIZE
-    }
+/// Bytes of work buffer [`dispatch`] needs: one answer.
+pub fn work_size<H: Host>(_h: &mut H, _sub: u8, _payload: &[u8]) -> usize {
+    WORK_SIZE
 }
 
 /// The error answer `text`.
@@ -134,7 +129,13 @@ fn json<T: Serialize>(v: &T, work: &mut [u8]) -> Option<usize> {
 /// [`Host::tacp_respond`]. `work` holds [`work_size`] bytes; `scratch` is
 /// where HISTORY's and an ASK's context is put together. Every request is
 /// answered, an abort too ("interrupted"); `Err` only for an abort (a
-/// KeyboardInterrupt/SystemExit the host raises once this returns).
+/// KeyboardInterrupt/SystemExit the host raises once this returns) — and
+/// [`Status::TacpAsk`]: an ASK while connected is an `ask()`, which the
+/// host runs as for its own caller (the same buffers, the same stack as
+/// `claw_ask`), then hands to [`ask_done`], which answers it.
+/// Inlined into its caller: no frame of its own above REMEMBER's store
+/// edit (the fold, the deepest path under a request).
+#[inline(always)]
 pub fn dispatch<H: Host>(
     h: &mut H,
     sub: u8,
@@ -173,6 +174,7 @@ pub fn dispatch<H: Host>(
         }
     };
     match r {
+        Err(Status::TacpAsk) => Err(Status::TacpAsk),
         Err(Status::Aborted) => {
             error(h, b"interrupted");
             Err(Status::Aborted)
@@ -319,15 +321,26 @@ fn ask<H: Host>(
         h.tacp_respond(ASK, prompt);
         return stats(h);
     }
-    match super::ask(h, prompt, work, scratch) {
-        Ok(r) => {
-            let reply = work.get(r.offset..r.offset + r.len).unwrap_or(&[]);
+    let _ = (work, scratch);
+    Err(Status::TacpAsk)
+}
+
+/// The answer of an online ASK: the outcome of the `ask()` the host ran
+/// for it ([`Status::TacpAsk`]) — the reply (cut to 3072 bytes on a
+/// character boundary), or "circuit breaker open", or "backend request
+/// failed"; then STATS. `Err` only for an abort or a state in use.
+pub fn ask_done<H: Host>(h: &mut H, outcome: Result<&[u8], Status>) -> Result<(), Status> {
+    match outcome {
+        Ok(reply) => {
             let n = floor_char_boundary(reply, frame::PAYLOAD_MAX);
             h.tacp_respond(ASK, reply.get(..n).unwrap_or(&[]));
         }
-        Err(Status::Aborted) => return Err(Status::Aborted),
+        Err(Status::Aborted) => {
+            error(h, b"interrupted");
+            return Err(Status::Aborted);
+        }
         Err(Status::AskBreakerOpen) => error(h, b"circuit breaker open"),
-        Err(Status::Busy) => return Err(Status::Busy),
+        Err(s @ (Status::Busy | Status::NestingLimit)) => refused(h, b"", s),
         Err(_) => error(h, b"backend request failed"),
     }
     stats(h)
