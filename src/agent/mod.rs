@@ -13,7 +13,7 @@
 //!   [`admit`]; a refusal counts one error and uses no quota.
 //! * **Trust follows the call chain.** A call's own trust is that of its
 //!   origin: `tool()` the current level, a backend's tool request HTTPS,
-//!   `tacp()` USB. A call made while a tool runs (the chain's depth > 0)
+//!   TACP (the USB host's EXEC) USB. A call made while a tool runs (the chain's depth > 0)
 //!   runs at the lower of its own and the chain's: authority never rises
 //!   ([`Chain`]). No global is borrowed and restored.
 //! * **Bounded work.** One top-level call makes at most
@@ -161,7 +161,7 @@ fn flush_if_dirty<P: Port>(c: &mut Core, p: &mut P) {
 }
 
 /// Where a tool call stands: an idle point of its own (a REPL `tool()`, a
-/// TACP line), or round `n` of an `ask()`.
+/// TACP request), or round `n` of an `ask()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Flush when done.
@@ -282,7 +282,7 @@ pub fn execute<H: Host>(h: &mut H, name: &[u8]) -> Result<(u8, bool), Status> {
     )
 }
 
-/// A top-level `tool()` (the REPL, a TACP line): [`ready`], then
+/// A top-level `tool()` (the REPL): [`ready`], then
 /// [`call_tool`] at its own idle point.
 pub fn tool<H: Host>(
     h: &mut H,

@@ -392,7 +392,7 @@ pub enum Value {
 pub enum Origin {
     /// The REPL (or a script): the current trust level.
     Repl,
-    /// The USB host's TACP lines: USB.
+    /// The USB host's TACP requests (EXEC): USB.
     Usb,
     /// A tool request of the backend's model: HTTPS (never above the
     /// current level).
