@@ -170,6 +170,11 @@
 #define CLAW_TOOL_DESCRIPTION_MAX 127
 
 /**
+ * How long a tool call the model asked for waits for `confirm()`, in ms.
+ */
+#define CLAW_CONFIRM_TIMEOUT_MS 60000
+
+/**
  * `claw_check`: text the core takes, UTF-8 without NUL (one rule everywhere).
  */
 #define CLAW_CHECK_TEXT 0
@@ -294,7 +299,8 @@ typedef struct {
    */
   uint16_t rate_per_min;
   /**
-   * A built-in (run by the library), not a host tool.
+   * One of the board's (the library's, the binding's or the firmware's),
+   * not a Python tool of `register_tool`.
    */
   bool builtin;
   /**
@@ -370,6 +376,10 @@ typedef struct {
    * The last command, NUL-terminated.
    */
   char last_cmd[48];
+  /**
+   * The tool whose call waits for `confirm()`, NUL-terminated ("" none).
+   */
+  char pending_confirm[32];
 } claw_agent_status_t;
 
 /**
@@ -578,9 +588,12 @@ bool claw_agent_init(void);
  * copied, and applied again by every `claw_agent_init`). A name of the
  * default registry (`gpio_set`, `fs_read`, ...) gives that tool its
  * handler and keeps its description, risk, flag and limit; another name
- * takes a spare slot with the def's. Every def is checked first: one bad
- * def registers nothing. Registering the same table again changes
- * nothing. Returns the number of tools registered, or `-claw_status_t`.
+ * takes a spare slot with the def's. A name in two tables runs the
+ * handler of the table registered first (register the firmware's before
+ * MicroPython starts: the binding registers its own at its first call).
+ * Every def is checked first: one bad def registers nothing. Registering
+ * the same table again changes nothing. Returns the number of tools
+ * registered, or `-claw_status_t`.
  *
  * # Safety
  * `defs` is NULL or valid for reads of `n` elements for the rest of the
@@ -654,6 +667,28 @@ claw_status_t claw_tool(const uint8_t *name,
                         uint8_t *out,
                         size_t out_max,
                         claw_value_t *value);
+
+/**
+ * `confirm(yes)`: the person at the device's answer to the tool call held
+ * for confirmation. With `yes` it runs with the argument the host kept
+ * (`claw_port_confirm_hold`; `arg_kind` `CLAW_ARG_TEXT` or
+ * `CLAW_ARG_NONE`) as `claw_tool` runs a tool, its text in
+ * `out[0..out_max)` and its kind in `*value`; without, it is refused and
+ * `*value` is left as it was (`*ran` false). `ran` is NULL or tells whether
+ * the tool ran.
+ *
+ * # Safety
+ * As `claw_tool`; `ran` NULL or valid.
+ */
+claw_status_t claw_confirm(bool yes,
+                           uint8_t arg_kind,
+                           const uint8_t *arg,
+                           size_t arg_len,
+                           void *ctx,
+                           uint8_t *out,
+                           size_t out_max,
+                           claw_value_t *value,
+                           bool *ran);
 
 /**
  * Bytes of work buffer `claw_ask` needs for this prompt.

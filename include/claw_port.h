@@ -145,6 +145,13 @@ void claw_port_ui(uint8_t event, const uint8_t *text, size_t len);
 #define CLAW_PORT_UI_TOOL 9u
 #define CLAW_PORT_UI_LED 10u
 
+/** Keeps a copy of `arg[0..len)` (CLAW_PORT_ARG_TEXT) or of no argument
+ *  (CLAW_PORT_ARG_NONE) for the tool call the core holds in `slot` until the
+ *  person at the device confirms it: the host hands it back to
+ *  claw_confirm(). Replaces any copy kept before. False when it cannot keep
+ *  it (the call is refused then). */
+bool claw_port_confirm_hold(uint8_t slot, uint8_t arg_kind, const uint8_t *arg, size_t len);
+
 /** The description of the host's tool in `slot` (a Python tool's, which
  *  the host holds) into out[0..out_max): at most out_max bytes of UTF-8;
  *  returns the length (0: none). */

@@ -115,6 +115,10 @@ pub enum Status {
     NoHandler = 36,
     /// A C tool's description over 127 bytes (ValueError).
     Description = 37,
+    /// `confirm()` with no call held (RuntimeError).
+    NothingToConfirm = 38,
+    /// `confirm()` after the held call's wait was over (RuntimeError).
+    ConfirmExpired = 39,
 }
 
 /// Which Python exception a [`Status`] is.
@@ -192,6 +196,10 @@ impl Status {
             Status::NotifyArg => c"ui_notify takes a str",
             Status::NoHandler => c"tool has no handler",
             Status::Description => c"description must be 0..127 bytes",
+            Status::NothingToConfirm => c"no tool waits for confirmation",
+            Status::ConfirmExpired => {
+                c"confirmation too late: the tool was refused (60 s, CLAW_CONFIRM_TIMEOUT_MS)"
+            }
         }
     }
 
@@ -235,7 +243,7 @@ impl Status {
 
     /// From the C value (unknown values read as `Busy`, never `Ok`).
     pub fn from_c(v: u8) -> Status {
-        const ALL: [Status; 38] = [
+        const ALL: [Status; 40] = [
             Status::Ok,
             Status::BreakerOpen,
             Status::TrustRefused,
@@ -274,6 +282,8 @@ impl Status {
             Status::NotifyArg,
             Status::NoHandler,
             Status::Description,
+            Status::NothingToConfirm,
+            Status::ConfirmExpired,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
     }
@@ -486,6 +496,8 @@ pub struct Agent {
     /// The last backend request failed: compactions use the local digest
     /// until one succeeds again.
     pub(crate) last_request_failed: bool,
+    /// A model's tool call held for the person at the device (`confirm`).
+    pub(crate) pending: super::confirm::Pending,
 }
 
 impl Agent {
@@ -505,6 +517,7 @@ impl Agent {
             last_ticks: 0,
             last_ticks_valid: false,
             last_request_failed: false,
+            pending: super::confirm::Pending::none(),
         }
     }
 
@@ -526,6 +539,11 @@ impl Agent {
     /// `status()["exec_count"]`.
     pub fn execs(&self) -> u32 {
         self.execs
+    }
+
+    /// The slot of the tool call held for confirmation.
+    pub fn pending(&self) -> Option<u8> {
+        self.pending.slot()
     }
 
     /// `status()["last_cmd"]`.

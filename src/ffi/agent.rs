@@ -137,7 +137,8 @@ pub struct claw_tool_info_t {
     pub risk: u8,
     /// Calls per minute.
     pub rate_per_min: u16,
-    /// A built-in (run by the library), not a host tool.
+    /// One of the board's (the library's, the binding's or the firmware's),
+    /// not a Python tool of `register_tool`.
     pub builtin: bool,
     /// The person at the device confirms a model's request of it first.
     pub confirm: bool,
@@ -211,6 +212,8 @@ pub struct claw_agent_status_t {
     pub last_result: [c_char; 48],
     /// The last command, NUL-terminated.
     pub last_cmd: [c_char; 48],
+    /// The tool whose call waits for `confirm()`, NUL-terminated ("" none).
+    pub pending_confirm: [c_char; 32],
 }
 
 /// `safety()`.
@@ -309,6 +312,15 @@ impl Host for CHost {
             sys::CLAW_PORT_TOOL_RAISED => ToolOutcome::Raised(len),
             _ => ToolOutcome::Abort,
         }
+    }
+
+    fn hold(&mut self, slot: u8, arg: Arg<'_>) -> bool {
+        let (kind, text): (u8, &[u8]) = match arg {
+            Arg::Text(t) => (sys::CLAW_PORT_ARG_TEXT as u8, t),
+            _ => (sys::CLAW_PORT_ARG_NONE as u8, &[]),
+        };
+        // SAFETY: `text` is valid for its length.
+        unsafe { sys::claw_port_confirm_hold(slot, kind, text.as_ptr(), text.len()) }
     }
 
     fn describe(&mut self, slot: u8, out: &mut [u8]) -> usize {
@@ -680,7 +692,7 @@ pub unsafe extern "C" fn claw_tool_info(slot: u8, out: *mut claw_tool_info_t) ->
             name: [0; 32],
             risk: t.risk,
             rate_per_min: t.limit,
-            builtin: t.how == How::Builtin,
+            builtin: t.how != How::Python,
             confirm: t.confirm,
             how: t.how as u8,
             description,
@@ -773,31 +785,7 @@ pub unsafe extern "C" fn claw_tool(
     let mut acct = agent::Account::new();
     let r = agent::tool(&mut host, name, Origin::Repl, arg, out, &mut acct);
     let v = match r {
-        Ok(Value::Text(n)) => claw_value_t {
-            kind: CLAW_VALUE_TEXT,
-            ival: 0,
-            len: n,
-        },
-        Ok(Value::Int(i)) => claw_value_t {
-            kind: CLAW_VALUE_INT,
-            ival: i,
-            len: 0,
-        },
-        Ok(Value::Bool(b)) => claw_value_t {
-            kind: CLAW_VALUE_BOOL,
-            ival: u32::from(b),
-            len: 0,
-        },
-        Ok(Value::Host(n)) => claw_value_t {
-            kind: CLAW_VALUE_HOST,
-            ival: 0,
-            len: n,
-        },
-        Ok(Value::Arg(n)) => claw_value_t {
-            kind: CLAW_VALUE_ARG,
-            ival: 0,
-            len: n,
-        },
+        Ok(v) => value_of(v),
         Err(_) => claw_value_t {
             kind: CLAW_VALUE_TEXT,
             ival: 0,
@@ -809,6 +797,78 @@ pub unsafe extern "C" fn claw_tool(
         unsafe { value.write(v) };
     }
     done(r.map(|_| ()))
+}
+
+/// How long a tool call the model asked for waits for `confirm()`, in ms.
+pub const CLAW_CONFIRM_TIMEOUT_MS: u32 = 60_000;
+const _: () = assert!(CLAW_CONFIRM_TIMEOUT_MS == agent::confirm::TIMEOUT_MS);
+
+/// `confirm(yes)`: the person at the device's answer to the tool call held
+/// for confirmation. With `yes` it runs with the argument the host kept
+/// (`claw_port_confirm_hold`; `arg_kind` `CLAW_ARG_TEXT` or
+/// `CLAW_ARG_NONE`) as `claw_tool` runs a tool, its text in
+/// `out[0..out_max)` and its kind in `*value`; without, it is refused and
+/// `*value` is left as it was (`*ran` false). `ran` is NULL or tells whether
+/// the tool ran.
+///
+/// # Safety
+/// As `claw_tool`; `ran` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_confirm(
+    yes: bool,
+    arg_kind: u8,
+    arg: *const u8,
+    arg_len: usize,
+    ctx: *mut c_void,
+    out: *mut u8,
+    out_max: usize,
+    value: *mut claw_value_t,
+    ran: *mut bool,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let (Some(text), Some(out)) = (unsafe { bytes(arg, arg_len) }, unsafe {
+        out_slice(out.cast(), out_max)
+    }) else {
+        return Status::WorkTooSmall as claw_status_t;
+    };
+    let arg = if arg_kind == CLAW_ARG_TEXT {
+        Arg::Text(text)
+    } else {
+        Arg::None
+    };
+    let mut host = CHost { ctx };
+    let mut acct = agent::Account::new();
+    let r = agent::confirm::confirm(&mut host, yes, arg, out, &mut acct);
+    if !ran.is_null() {
+        // SAFETY: non-NULL and valid per the contract.
+        unsafe { ran.write(matches!(r, Ok(Some(_)))) };
+    }
+    let v = match r {
+        Ok(Some(v)) => value_of(v),
+        Ok(None) => return CLAW_OK,
+        Err(_) => claw_value_t {
+            kind: CLAW_VALUE_TEXT,
+            ival: 0,
+            len: acct.raised,
+        },
+    };
+    if !value.is_null() {
+        // SAFETY: non-NULL and valid for one element per the contract.
+        unsafe { value.write(v) };
+    }
+    done(r.map(|_| ()))
+}
+
+/// The C form of a tool's value.
+fn value_of(v: Value) -> claw_value_t {
+    let (kind, ival, len) = match v {
+        Value::Text(n) => (CLAW_VALUE_TEXT, 0, n),
+        Value::Int(i) => (CLAW_VALUE_INT, i, 0),
+        Value::Bool(b) => (CLAW_VALUE_BOOL, u32::from(b), 0),
+        Value::Host(n) => (CLAW_VALUE_HOST, 0, n),
+        Value::Arg(n) => (CLAW_VALUE_ARG, 0, n),
+    };
+    claw_value_t { kind, ival, len }
 }
 
 /// Bytes of work buffer `claw_ask` needs for this prompt.
@@ -1044,7 +1104,11 @@ unsafe fn status_into(s: &crate::core::Core, connected: bool, out: *mut claw_age
         exec_count: d.exec_count,
         last_result: [0; 48],
         last_cmd: [0; 48],
+        pending_confirm: [0; 32],
     };
+    if let Some(slot) = s.agent.pending() {
+        put_cstr(&mut v.pending_confirm, s.rate.name(usize::from(slot)));
+    }
     put_cstr(&mut v.state, d.state.as_bytes());
     put_cstr(&mut v.last_result, d.last_result.as_bytes());
     put_cstr(&mut v.last_cmd, d.last_cmd.as_bytes());

@@ -317,6 +317,13 @@ pub mod agent {
         code as u8
     }
 
+    /// Keeps nothing: a held call is refused (the agent's model tests hold
+    /// with a port of their own).
+    #[unsafe(no_mangle)]
+    pub extern "C" fn claw_port_confirm_hold(_slot: u8, _kind: u8, _arg: *const u8, _len: usize) -> bool {
+        false
+    }
+
     /// A Python tool's description: "tool <slot>".
     ///
     /// # Safety
