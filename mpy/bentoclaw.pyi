@@ -2,7 +2,7 @@
 The session memory and safety gates of the bentoclaw agent.
 
 MicroPython user C module ``bentoclaw`` (mpy/modbentoclaw.c over the Rust core
-``libbento_mpy.a``): a 10-message session ring and a 32-key memory store on
+``libbentoclaw.a``): a 10-message session ring and a 32-key memory store on
 flash, a circuit breaker, a per-tool rate limiter and transport trust, the
 ``ask()`` exchange with a backend, the tool registry, and TACP, the USB host's
 line protocol. See mpy/README.md, docs/SESSIONS.md, docs/BACKEND.md,

@@ -33,7 +33,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/build/micropython-src/micropython"
 TARGET=thumbv8m.main-none-eabihf
 CARGO_DIR="$ROOT/target/qemu"
-STATICLIB="$CARGO_DIR/$TARGET/release/libbento_mpy.a"
+STATICLIB="$CARGO_DIR/$TARGET/release/libbentoclaw.a"
 JOBS="${BENTOCLAW_JOBS:-2}"
 
 log() { printf 'build_qemu: %s\n' "$*" >&2; }
@@ -141,7 +141,7 @@ build_board() {
     for s in mp_module_bentoclaw claw_session_flush claw_ask claw_port_open board_module mp_hal_ticks_ms; do
         grep -q " $s\$" <<<"$syms" || die "$name: symbol $s missing from firmware.elf"
     done
-    grep -q 'libbento_mpy\.a' "$out/firmware.map" || die "$name: libbento_mpy.a not in the link map"
+    grep -q 'libbentoclaw\.a' "$out/firmware.map" || die "$name: libbentoclaw.a not in the link map"
     arm-none-eabi-size "$out/firmware.elf" | sed "s/^/build_qemu: $name: /" >&2
     log "$name: ready: $rel_out/firmware.elf (map: $rel_out/firmware.map)"
 }

@@ -222,7 +222,7 @@ else
     check "LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabihf ($t_target s)" \
         test "$rc" -eq 0
     check "the target archive exists" \
-        test -f "$R/root/bentoclaw/target/thumbv8m.main-none-eabihf/release/libbento_mpy.a"
+        test -f "$R/root/bentoclaw/target/thumbv8m.main-none-eabihf/release/libbentoclaw.a"
     ((rc == 0)) || tail -n 20 "$LOGS/thumbv8m.log"
 fi
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2054,SC2034 # commas inside -W options; arrays used by name
-# Size and panic report of libbento_mpy.a on the Cortex-M33 (the core that
+# Size and panic report of libbentoclaw.a on the Cortex-M33 (the core that
 # runs MicroPython on PSoC Edge; issue 12).
 #
 # Builds the thumbv8m.main-none-eabihf staticlib with the panic-check feature,
@@ -88,8 +88,8 @@ if ! cargo rustc --release --crate-type staticlib --target "$V8" --features pani
     fail "cargo build for $V8"
     finish
 fi
-LIB8=$ROOT/target/$V8/release/libbento_mpy.a
-cp "$LIB8" "$OUT/libbento_mpy-v8m-panic-check.a"
+LIB8=$ROOT/target/$V8/release/libbentoclaw.a
+cp "$LIB8" "$OUT/libbentoclaw-v8m-panic-check.a"
 
 if arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -c tests/image/abi_target.c \
     -o "$OUT/abi_target.o"; then
@@ -101,7 +101,7 @@ fi
 ELF8=$OUT/image-v8m.elf
 MAP8=$OUT/image-v8m.map
 panic_status="no reachable panic"
-if link_image ARCH_V8 "$OUT/libbento_mpy-v8m-panic-check.a" "$ELF8" "$MAP8" "$OUT/link-v8m.log"; then
+if link_image ARCH_V8 "$OUT/libbentoclaw-v8m-panic-check.a" "$ELF8" "$MAP8" "$OUT/link-v8m.log"; then
     pass "no reachable panic (image linked without $PANIC_SYM)"
 else
     if grep -q "$PANIC_SYM" "$OUT/link-v8m.log"; then
@@ -118,13 +118,13 @@ else
     # Sizes still come from a build without the panic check.
     echo "== rebuilding $V8 without panic-check for the size figures"
     cargo rustc --release --crate-type staticlib --target "$V8" >&2 || { fail "cargo build for $V8"; finish; }
-    cp "$LIB8" "$OUT/libbento_mpy-v8m.a"
-    link_image ARCH_V8 "$OUT/libbento_mpy-v8m.a" "$ELF8" "$MAP8" "$OUT/link-v8m.log" ||
+    cp "$LIB8" "$OUT/libbentoclaw-v8m.a"
+    link_image ARCH_V8 "$OUT/libbentoclaw-v8m.a" "$ELF8" "$MAP8" "$OUT/link-v8m.log" ||
         { fail "image link without panic-check"; sed 's/^/    /' "$OUT/link-v8m.log"; finish; }
 fi
 
-LIBNAME8=libbento_mpy-v8m-panic-check.a
-[[ $panic_status == "no reachable panic" ]] || LIBNAME8=libbento_mpy-v8m.a
+LIBNAME8=libbentoclaw-v8m-panic-check.a
+[[ $panic_status == "no reachable panic" ]] || LIBNAME8=libbentoclaw-v8m.a
 CODE8="" RAM8="" CODE8_NB=""
 read -r CODE8 RAM8 CODE8_NB <<<"$(share "$MAP8" "$LIBNAME8")"
 DATA8=$(awk -v lib="$LIBNAME8" -v only=data -f tests/image/map_share.awk "$MAP8")
@@ -180,12 +180,12 @@ echo "== cargo rustc --release --crate-type staticlib --target $V8 --features pa
 CODE8_RECALL=-
 RAM8_RECALL=-
 if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-check,recall >&2; then
-    cp "$LIB8" "$OUT/libbento_mpy-v8m-recall.a"
+    cp "$LIB8" "$OUT/libbentoclaw-v8m-recall.a"
     if arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -DBENTOCLAW_EXT "${LDFLAGS[@]}" \
-        -Wl,-Map="$OUT/image-v8m-recall.map" tests/image/image.c "$OUT/libbento_mpy-v8m-recall.a" \
+        -Wl,-Map="$OUT/image-v8m-recall.map" tests/image/image.c "$OUT/libbentoclaw-v8m-recall.a" \
         -o "$OUT/image-v8m-recall.elf" >"$OUT/link-v8m-recall.log" 2>&1; then
         CODE8_RECALL="" RAM8_RECALL=""
-        read -r CODE8_RECALL RAM8_RECALL _ <<<"$(share "$OUT/image-v8m-recall.map" libbento_mpy-v8m-recall.a)"
+        read -r CODE8_RECALL RAM8_RECALL _ <<<"$(share "$OUT/image-v8m-recall.map" libbentoclaw-v8m-recall.a)"
         if figure_ok "code with feature recall" "$CODE8_RECALL" && is_count "$CODE8"; then
             pass "feature recall: links without a reachable panic (code $CODE8_RECALL B, +$((CODE8_RECALL - CODE8)) B)"
         fi
@@ -210,7 +210,7 @@ AGENT_PANIC=-
 CODE8_AGENT=-
 RAM8_AGENT=-
 if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-check,agent >&2; then
-    cp "$LIB8" "$OUT/libbento_mpy-v8m-agent.a"
+    cp "$LIB8" "$OUT/libbentoclaw-v8m-agent.a"
     mapfile -t ext_fns < <(grep -hoE '\bclaw_[a-z0-9_]+\(' include/claw_ext.h | tr -d '(' | sort -u)
     {
         echo '#include "claw_ext.h"'
@@ -225,7 +225,7 @@ if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-
     elif arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -DBENTOCLAW_EXT "${LDFLAGS[@]}" \
         -Wl,--undefined=g_claw_agent_table \
         -Wl,-Map="$OUT/image-v8m-agent.map" tests/image/image.c tests/image/agent_ports.c \
-        "$OUT/agent_refs.c" "$OUT/libbento_mpy-v8m-agent.a" \
+        "$OUT/agent_refs.c" "$OUT/libbentoclaw-v8m-agent.a" \
         -o "$OUT/image-v8m-agent.elf" >"$OUT/link-v8m-agent.log" 2>&1; then
         # The table is a root of --gc-sections only through --undefined:
         # without it the linker drops the table and every export with it, and
@@ -237,7 +237,7 @@ if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-
         for f in "${ext_fns[@]}"; do
             grep -qE " [Tt] $f\$" "$OUT/image-v8m-agent.nm" && kept=$((kept + 1))
         done
-        read -r CODE8_AGENT RAM8_AGENT _ <<<"$(share "$OUT/image-v8m-agent.map" libbento_mpy-v8m-agent.a)"
+        read -r CODE8_AGENT RAM8_AGENT _ <<<"$(share "$OUT/image-v8m-agent.map" libbentoclaw-v8m-agent.a)"
         figure_ok "code with feature agent" "$CODE8_AGENT" || CODE8_AGENT=-
         figure_ok "static RAM with feature agent" "$RAM8_AGENT" || RAM8_AGENT=-
         if ((kept == ${#ext_fns[@]})); then
@@ -261,12 +261,12 @@ echo "== cargo rustc --release --crate-type staticlib --target $V7"
 CODE7_MEMBER=-
 CODE7=-
 if cargo rustc --release --crate-type staticlib --target "$V7" >&2; then
-    LIB7=$ROOT/target/$V7/release/libbento_mpy.a
-    cp "$LIB7" "$OUT/libbento_mpy-v7m.a"
-    # The crate's own object member(s) (bento_mpy-*.o), without core,
+    LIB7=$ROOT/target/$V7/release/libbentoclaw.a
+    cp "$LIB7" "$OUT/libbentoclaw-v7m.a"
+    # The crate's own object member(s) (bentoclaw-*.o), without core,
     # compiler_builtins or dependencies that the linker may pull in.
     mkdir -p "$OUT/v7m-members" && rm -f "$OUT/v7m-members"/*
-    members=$(arm-none-eabi-ar t "$LIB7" | grep '^bento_mpy-' || true)
+    members=$(arm-none-eabi-ar t "$LIB7" | grep '^bentoclaw-' || true)
     if [[ -n $members ]]; then
         # shellcheck disable=SC2086 # one word per member
         (cd "$OUT/v7m-members" && arm-none-eabi-ar x "$LIB7" $members)
@@ -276,11 +276,11 @@ if cargo rustc --release --crate-type staticlib --target "$V7" >&2; then
         # `ar x` without member names would extract the whole archive.
         CODE7_MEMBER=""
     fi
-    figure_ok "$V7 object member bento_mpy-*.o .text+.rodata" "$CODE7_MEMBER" || CODE7_MEMBER=-
-    if link_image ARCH_V7 "$OUT/libbento_mpy-v7m.a" "$OUT/image-v7m.elf" \
+    figure_ok "$V7 object member bentoclaw-*.o .text+.rodata" "$CODE7_MEMBER" || CODE7_MEMBER=-
+    if link_image ARCH_V7 "$OUT/libbentoclaw-v7m.a" "$OUT/image-v7m.elf" \
         "$OUT/image-v7m.map" "$OUT/link-v7m.log"; then
         CODE7="" RAM7=""
-        read -r CODE7 RAM7 _ <<<"$(share "$OUT/image-v7m.map" libbento_mpy-v7m.a)"
+        read -r CODE7 RAM7 _ <<<"$(share "$OUT/image-v7m.map" libbentoclaw-v7m.a)"
         if figure_ok "$V7 code" "$CODE7" && figure_ok "$V7 static RAM" "$RAM7"; then
             pass "$V7 image links (code $CODE7 B, static RAM $RAM7 B)"
         fi
@@ -298,13 +298,13 @@ status() { status_le "$@"; }
 RUSTC=$(rustc --version | cut -d' ' -f1-2)
 GCC=$(arm-none-eabi-gcc -dumpversion)
 {
-    echo "# Code and RAM size of libbento_mpy.a"
+    echo "# Code and RAM size of libbentoclaw.a"
     echo
     echo "Generated by \`scripts/size_report.sh\` (do not edit; rerun it to update)."
     echo "The library's share of a minimal Cortex-M33 image (\`tests/image/image.c\`:"
     echo "all 22 \`claw_*\` functions of the vendor ABI referenced, stub port) linked with"
     echo "\`arm-none-eabi-gcc ${ARCH_V8[*]} -nostartfiles -Wl,--gc-sections\`,"
-    echo "summed from the linker map over input sections from \`libbento_mpy.a\`"
+    echo "summed from the linker map over input sections from \`libbentoclaw.a\`"
     echo "(including the \`compiler_builtins\` members such as \`memcpy\`)."
     echo
     echo "| figure | value | goal | status |"
@@ -321,7 +321,7 @@ GCC=$(arm-none-eabi-gcc -dumpversion)
     echo "| panic paths (link with \`--features panic-check\`) | $panic_status | none | $([[ $panic_status == "no reachable panic" ]] && echo PASS || echo FAIL) |"
     echo "| panic paths with feature \`agent\` (link with \`--features panic-check,agent\`) | $AGENT_PANIC | none | $([[ $AGENT_PANIC == "no reachable panic"* ]] && echo PASS || echo FAIL) |"
     echo "| $V7 .text+.rodata, linked image | $CODE7 B | — | info |"
-    echo "| $V7 .text+.rodata, object member bento_mpy-*.o of the archive | $CODE7_MEMBER B | — | info |"
+    echo "| $V7 .text+.rodata, object member bentoclaw-*.o of the archive | $CODE7_MEMBER B | — | info |"
     echo
     echo "PASS: the goal is met, and the script fails when a later run misses it."
     echo "**MISSED**: the goal is not met today; the script holds the figure under a"
