@@ -1,8 +1,8 @@
 # bentoclaw.cmake — build libbentoclaw.a with cargo from a CMake firmware build
 # and expose it as an imported library.
 #
-#   set(BENTOCLAW_RUST_TARGET thumbv8m.main-none-eabihf)      # optional
-#   set(BENTOCLAW_RUSTFLAGS "-C target-cpu=cortex-m55")       # optional
+#   set(BENTOCLAW_RUST_TARGET thumbv8m.main-none-eabi)        # optional
+#   set(BENTOCLAW_RUSTFLAGS "-C target-cpu=cortex-m33")       # optional
 #   include(/path/to/bentoclaw/cmake/bentoclaw.cmake)
 #   target_link_libraries(firmware PRIVATE bentoclaw::bentoclaw)
 #
@@ -18,8 +18,10 @@
 #   BENTOCLAW_MPY_DIR         <repo>/mpy (the MicroPython user C module)
 #
 # Cache variables (all optional):
-#   BENTOCLAW_RUST_TARGET     Rust target triple. Default: thumbv8m.main-none-eabihf
-#                             when CMAKE_CROSSCOMPILING, else "" (= the host).
+#   BENTOCLAW_RUST_TARGET     Rust target triple. Default: thumbv8m.main-none-eabi
+#                             (soft-float calling convention, the BENTO CM33)
+#                             when CMAKE_CROSSCOMPILING, else "" (= the host);
+#                             thumbv8m.main-none-eabihf for a hard-float firmware.
 #   BENTOCLAW_CARGO_PROFILE   cargo profile (default release)
 #   BENTOCLAW_CARGO_TARGET_DIR  cargo's target dir (default <build>/bentoclaw-cargo)
 #   BENTOCLAW_CARGO_FEATURES  cargo features, comma separated (default agent,
@@ -36,8 +38,11 @@
 #                             BENTOCLAW_STATICLIB is empty.
 #
 # The firmware's C flags and the Rust target must agree on the float ABI:
-# thumbv8m.main-none-eabihf is hard-float (-mfloat-abi=hard); soft- and
-# hard-float objects do not link together. See docs/BUILD.md for link order.
+# thumbv8m.main-none-eabi links with -mfloat-abi=softfp (and soft) objects,
+# as every BENTO Cortex-M33 object is; thumbv8m.main-none-eabihf is
+# hard-float (-mfloat-abi=hard). Soft- and hard-float objects do not link
+# together. See docs/BUILD.md for the link order (before the vendor's
+# libbento_mpy.a).
 # Needs CMake >= 3.13 and rustup's target (`rustup target add <triple>`).
 
 include_guard(GLOBAL)
@@ -65,7 +70,7 @@ if(NOT BENTO_HAS_MPY)
 endif()
 
 if(CMAKE_CROSSCOMPILING)
-    set(_bentoclaw_default_target "thumbv8m.main-none-eabihf")
+    set(_bentoclaw_default_target "thumbv8m.main-none-eabi")
 else()
     set(_bentoclaw_default_target "")
 endif()

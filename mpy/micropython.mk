@@ -6,7 +6,9 @@
 #                          build target/release/libbentoclaw.a, or
 #                          target/<BENTOCLAW_RUST_TARGET>/release/... )
 #   BENTOCLAW_RUST_TARGET  rustc target triple of a cross build, e.g.
-#                          thumbv8m.main-none-eabihf (empty: host)
+#                          thumbv8m.main-none-eabi (a softfp Cortex-M33 such
+#                          as BENTO's; thumbv8m.main-none-eabihf for a
+#                          hard-float firmware) (empty: host)
 #   BENTOCLAW_PORT_FIRMWARE=1  use the vendor's claw_https_*/claw_ipc_*
 #                          instead of the unix HTTP/IPC port layer
 #   CARGO                  cargo executable (default: cargo)

@@ -36,10 +36,14 @@ mkdir -p "$OUT"
 export CARGO_TERM_COLOR=never
 export PATH="$HOME/.cargo/bin:$PATH"
 
-V8=thumbv8m.main-none-eabihf
-# The M33 core that runs MicroPython on PSoC Edge (issue 12): the flags of
-# Infineon's port, the same as scripts/build_qemu.sh's MPS2-AN505 board.
-ARCH_M33=(-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16)
+# The board build: soft-float calling convention, as every CM33 object of the
+# BENTO firmware (the M33 firmware of scripts/build_qemu.sh links it too; its
+# M55 firmware links the hard-float option, thumbv8m.main-none-eabihf).
+V8=thumbv8m.main-none-eabi
+V8HF=thumbv8m.main-none-eabihf
+# The M33 core that runs MicroPython on PSoC Edge (issue 12): the CM33 flags of
+# the BENTO firmware, the same as scripts/build_qemu.sh's MPS2-AN505 board.
+ARCH_M33=(-mcpu=cortex-m33 -mthumb -mfloat-abi=softfp -mfpu=fpv5-sp-d16)
 HEAP_RE='^(malloc|free|calloc|realloc|_sbrk|sbrk|_malloc_r|_free_r|_calloc_r|_realloc_r|__rust_alloc|__rust_dealloc|__rust_realloc|__rust_alloc_zeroed|__rg_alloc)$'
 BINDING_RE='/modbentoclaw.o|/claw_port_vfs.o'
 EXPORT_HEADERS=(--exports include/claw_session.h --exports include/claw_safety.h --exports include/claw_ext.h)
@@ -573,9 +577,10 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "serial bridge of the emulated board) is counted apart."
     echo
     echo "* **M33 firmware**: MicroPython's qemu port for MPS2-AN505 (Cortex-M33,"
-    echo "  \`${ARCH_M33[*]}\`, the flags of the PSoC Edge"
-    echo "  port's M33 core), \`build/qemu/\`; the library built with feature \`agent\`."
-    echo "* **M55 firmware**: the same for MPS3-AN547 (Cortex-M55), \`build/qemu-m55/\`, the second target."
+    echo "  \`${ARCH_M33[*]}\`, the CM33 flags of the BENTO"
+    echo "  firmware), \`build/qemu/\`; the library built for \`$V8\` with feature \`agent\`."
+    echo "* **M55 firmware**: the same for MPS3-AN547 (Cortex-M55, \`-mfloat-abi=hard\`), \`build/qemu-m55/\`,"
+    echo "  the second target, with the hard-float option of the library (\`$V8HF\`)."
     echo "* **minimal image**: \`tests/image/image.c\` (the 22 functions of the vendor ABI"
     echo "  referenced, stub port) linked with the library of default features,"
     echo "  \`${ARCH_M33[*]} -nostartfiles -Wl,--gc-sections\` (as \`scripts/size_report.sh\`, docs/SIZE.md)."

@@ -3,8 +3,8 @@
 #
 # Steps: setup → rustfmt → generated bindings → clippy → Rust unit +
 # property tests → Miri → fuzzing (fixed seed and count) → target builds
-# (Cortex-M33/M55 and M3) → C ABI test under ASan/UBSan → no-panic link and
-# size report → MicroPython tests on the unix port (real LittleFS, real HTTP
+# (Cortex-M33 soft-float, the board; hard-float; M3) → C ABI test under
+# ASan/UBSan → no-panic link and size report → MicroPython tests on the unix port (real LittleFS, real HTTP
 # on loopback) → harness self-test → Python stubs → the bundled backend and
 # its OpenAI bridge → the CMake build path → reliability report → the
 # MicroPython suite on an emulated Cortex-M33 (qemu mps2-an505, serial bridge
@@ -39,7 +39,8 @@ step "rust tests (vendor ABI only)" cargo test
 # Miri — hence the skip.)
 step miri cargo_filtered cargo +nightly miri test --features agent -- ffi:: session::ring format::lines:: text:: --skip model_tests --skip context::
 step fuzz bash scripts/fuzz.sh
-check "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
+check "build thumbv8m (soft-float, the board)" cargo build --release --target thumbv8m.main-none-eabi
+check "build thumbv8m (hard-float option)" cargo build --release --target thumbv8m.main-none-eabihf
 check "build thumbv7m" cargo build --release --target thumbv7m-none-eabi
 step "c abi tests" bash scripts/test_c.sh
 step "size report" bash scripts/size_report.sh
