@@ -3,11 +3,11 @@
 # user C module and the Rust staticlib, for tests and the demo.
 #
 #   1. scripts/fetch_micropython.sh   (Debian source package, suite trixie)
-#   2. cargo build --release --features agent -> target/release/libbento_mpy.a (host)
+#   2. cargo build --release --features agent -> target/release/libbentoclaw.a (host)
 #   3. make -C <src>/ports/unix USER_C_MODULES=<repo root> ...
 #   4. copy the interpreter to build/micropython/micropython
 #
-# Re-runs are incremental (cargo and make); a newer libbento_mpy.a forces a relink.
+# Re-runs are incremental (cargo and make); a newer libbentoclaw.a forces a relink.
 #
 # Environment:
 #   BENTOCLAW_JOBS            parallel make jobs (default 2)
@@ -23,7 +23,7 @@ OUT_DIR="$ROOT/build/micropython"
 USERMODS="${BENTOCLAW_USER_C_MODULES:-$ROOT}"
 JOBS="${BENTOCLAW_JOBS:-2}"
 STAGE="$ROOT/build/mpy-unix-standard"   # the port's BUILD= directory
-STATICLIB="$ROOT/target/release/libbento_mpy.a"
+STATICLIB="$ROOT/target/release/libbentoclaw.a"
 
 log() { printf 'build_micropython: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite (README's test command; .ci/run calls it).
 #
-# Steps: setup → rustfmt → generated bindings → clippy → Rust unit +
-# property tests → Miri → fuzzing (fixed seed and count) → target builds
-# (Cortex-M33/M55 and M3) → C ABI test under ASan/UBSan → no-panic link and
-# size report → MicroPython tests on the unix port (real LittleFS, real HTTP
-# on loopback) → harness self-test → Python stubs → the bundled backend and
-# its OpenAI bridge → the CMake build path → reliability report → the
-# MicroPython suite on an emulated Cortex-M33 (qemu mps2-an505, serial bridge
-# to the backend) and the offline set on a Cortex-M55 → performance report. Every step is
-# counted (scripts/steps.sh): a step that reports no test fails, a build or
-# lint counts as one check; the last line is "N passed, N failed".
+# Steps: setup → rustfmt → generated bindings → clippy → Rust unit + property
+# tests → Miri → fuzzing (fixed seed and count) → target builds (Cortex-M33
+# soft-float, the board; hard-float; M3) → C ABI test under ASan/UBSan → the
+# ARM link test beside a stand-in of the vendor's libbento_mpy.a → no-panic
+# link and size report → MicroPython tests on the unix port (real LittleFS,
+# real HTTP on loopback) → harness self-test → Python stubs → the bundled
+# backend and its OpenAI bridge → the CMake build path → reliability report →
+# the MicroPython suite on an emulated Cortex-M33 (qemu mps2-an505, serial
+# bridge to the backend) and the offline set on a Cortex-M55 → performance
+# report. Every step is counted (scripts/steps.sh): a step that reports no
+# test fails, a build or lint counts as one check; the last line is "N passed,
+# N failed".
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,9 +41,11 @@ step "rust tests (vendor ABI only)" cargo test
 # Miri — hence the skip.)
 step miri cargo_filtered cargo +nightly miri test --features agent -- ffi:: session::ring format::lines:: text:: --skip model_tests --skip context::
 step fuzz bash scripts/fuzz.sh
-check "build thumbv8m" cargo build --release --target thumbv8m.main-none-eabihf
+check "build thumbv8m (soft-float, the board)" cargo build --release --target thumbv8m.main-none-eabi
+check "build thumbv8m (hard-float option)" cargo build --release --target thumbv8m.main-none-eabihf
 check "build thumbv7m" cargo build --release --target thumbv7m-none-eabi
 step "c abi tests" bash scripts/test_c.sh
+step "arm link test" bash scripts/test_link.sh
 step "size report" bash scripts/size_report.sh
 step "micropython tests" bash scripts/test_mpy.sh
 step "harness self-test" bash scripts/test_harness_selftest.sh

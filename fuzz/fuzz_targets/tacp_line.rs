@@ -15,13 +15,13 @@
 //!   at USB whatever the current level.
 #![no_main]
 
-use bento_mpy::agent::{self, Arg, Host, ToolOutcome, Ui, tacp};
-use bento_mpy::core::Core;
-use bento_mpy::memory;
-use bento_mpy::port::Port;
-use bento_mpy::safety::trust::Level;
-use bento_mpy::session::ring::Role;
-use bento_mpy::testing::MemPort;
+use bentoclaw::agent::{self, Arg, Host, ToolOutcome, Ui, tacp};
+use bentoclaw::core::Core;
+use bentoclaw::memory;
+use bentoclaw::port::Port;
+use bentoclaw::safety::trust::Level;
+use bentoclaw::session::ring::Role;
+use bentoclaw::testing::MemPort;
 use libfuzzer_sys::fuzz_target;
 
 struct FuzzHost {

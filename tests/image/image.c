@@ -1,6 +1,6 @@
 /*
  * image.c — a no-OS Cortex-M55 image that links every claw_* function of
- * libbento_mpy.a, for the panic-reachability and size checks of
+ * libbentoclaw.a, for the panic-reachability and size checks of
  * scripts/size_report.sh. It is linked, never run: the claw_port_* stubs
  * below only return errors.
  *

@@ -1,7 +1,7 @@
 /*
  * harness.c — instruction counts of the claw_* functions under callgrind.
  *
- * Links target/release/libbento_mpy.a (host build) with the POSIX port of the
+ * Links target/release/libbentoclaw.a (host build) with the POSIX port of the
  * C tests (tests/c/port_posix.c: real files in a temporary directory, a test
  * clock). Run it under
  *
