@@ -1,6 +1,6 @@
 /*
  * modbentoclaw.c — the MicroPython module `bentoclaw` over the Rust core
- * (libbento_mpy.a, include/claw_*.h): argument conversion, exceptions, the
+ * (libbentoclaw.a, include/claw_*.h): argument conversion, exceptions, the
  * module table, the registry of Python callables, and the agent's ports of
  * include/claw_port.h (running a Python tool, the transport and UI panel of
  * claw_transport.h, the wall clock); the file port is claw_port_vfs.c. Every
