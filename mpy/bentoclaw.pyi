@@ -81,6 +81,8 @@ class _Status(TypedDict):
     """Extension: the same count as ``error_count``."""
     dirty: bool
     """Extension: the ring holds turns not on flash yet."""
+    pending_confirm: str
+    """Extension: the tool whose call the model asked for waits for ``confirm()`` ("" none)."""
     bytes_in: int
     """Extension: request body bytes sent to the backend this session (what goes into the model)."""
     bytes_out: int
@@ -484,6 +486,24 @@ def register_tool(
             ``risk must be 0..2``, ``rate_per_min must be 0..65535``,
             ``description must be 0..127 bytes``, ``cannot replace a built-in tool``.
         RuntimeError: ``tool registry full (CLAW_RATE_MAX_TOOLS)``.
+    """
+    ...
+
+def confirm(yes: _Flag = True) -> Any:
+    """
+    Extension: the person at the device's answer to the tool call the model asked
+    for and the device holds (a tool whose ``confirm`` flag is set,
+    docs/VENDOR.md): with ``yes`` it runs through the gates at the trust the
+    model's request had and its result is returned; without, it is refused
+    and ``None`` is returned. The call waits 60 s at most
+    (``CLAW_CONFIRM_TIMEOUT_MS``); then it is refused.
+
+    Raises:
+        TypeError: ``yes must be bool``.
+        RuntimeError: ``no tool waits for confirmation``,
+            ``confirmation too late: the tool was refused (60 s, CLAW_CONFIRM_TIMEOUT_MS)``,
+            the gate texts of ``tool()``.
+        ValueError: ``unknown tool`` (the tool is gone meanwhile).
     """
     ...
 

@@ -32,7 +32,6 @@ use super::{Account, Arg, Host, Mode, Origin, Status, Ui, Value, core, log_tool,
 use crate::port::Port;
 use crate::safety::trust::Level;
 
-
 /// How long a held call waits for the person at the device, in ms
 /// (`CLAW_CONFIRM_TIMEOUT_MS`).
 pub const TIMEOUT_MS: u32 = 60_000;
@@ -46,25 +45,31 @@ pub const NESTED: &[u8] = b"needs confirmation at the device (not from inside a 
 /// A held call: its registry slot and the tick its wait ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pending {
+    /// The slot + 1; 0: nothing held (all zeros, so the state stays in
+    /// `.bss`).
     slot: u8,
     deadline: u32,
 }
-
-/// No call held.
-const NONE: u8 = u8::MAX;
 
 impl Pending {
     /// Nothing held.
     pub const fn none() -> Self {
         Self {
-            slot: NONE,
+            slot: 0,
             deadline: 0,
+        }
+    }
+
+    fn held(slot: u8, deadline: u32) -> Self {
+        Self {
+            slot: slot.saturating_add(1),
+            deadline,
         }
     }
 
     /// The held call's slot, if one is held.
     pub fn slot(&self) -> Option<u8> {
-        (self.slot != NONE).then_some(self.slot)
+        self.slot.checked_sub(1)
     }
 
     /// Whether the wait is over at `now` (wrapping ticks).
@@ -161,10 +166,7 @@ pub(crate) fn hold<H: Host>(
         return Ok(Some(note(h, mode, name, b"refused: ", why, result)));
     }
     core(h, |c, p| {
-        c.agent.pending = Pending {
-            slot,
-            deadline: p.ticks_ms().wrapping_add(TIMEOUT_MS),
-        };
+        c.agent.pending = Pending::held(slot, p.ticks_ms().wrapping_add(TIMEOUT_MS));
     })?;
     show(h, name);
     log_tool(h, mode, name, &[b"waiting for confirmation"]);
@@ -235,10 +237,7 @@ mod tests {
 
     #[test]
     fn deadlines_wrap() {
-        let p = Pending {
-            slot: 3,
-            deadline: 5,
-        };
+        let p = Pending::held(3, 5);
         assert!(!p.expired(u32::MAX - 10), "before, across the wrap");
         assert!(p.expired(5) && p.expired(6));
         assert_eq!(Pending::none().slot(), None);

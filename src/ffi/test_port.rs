@@ -320,7 +320,12 @@ pub mod agent {
     /// Keeps nothing: a held call is refused (the agent's model tests hold
     /// with a port of their own).
     #[unsafe(no_mangle)]
-    pub extern "C" fn claw_port_confirm_hold(_slot: u8, _kind: u8, _arg: *const u8, _len: usize) -> bool {
+    pub extern "C" fn claw_port_confirm_hold(
+        _slot: u8,
+        _kind: u8,
+        _arg: *const u8,
+        _len: usize,
+    ) -> bool {
         false
     }
 

@@ -291,6 +291,8 @@ SAMPLES = (
     ("tool", ("led",), {"arg": True}),
     ("tools", (), {}),
     ("execute", ("echo", None), {}),
+    # Nothing is held here (no backend): the documented RuntimeError.
+    ("confirm", (), {"yes": False}, RuntimeError),
     ("history", (), {}),
     ("version", (), {}),
     ("tacp", ("STATUS",), {}),
@@ -309,7 +311,8 @@ SAMPLES = (
 )
 
 sampled = set()
-for name, args, kw in SAMPLES:
+for sample in SAMPLES:
+    name, args, kw = sample[:3]
     if name not in FUNCS or name not in mod_names:
         continue
     sampled.add(name)
@@ -317,7 +320,10 @@ for name, args, kw in SAMPLES:
     try:
         r = getattr(bentoclaw, name)(*args, **kw)
     except Exception as e:
-        t.check(False, what, "raised", repr(e))
+        t.check(len(sample) > 3 and isinstance(e, sample[3]), what, "raised", repr(e))
+        continue
+    if len(sample) > 3:
+        t.check(False, what, "returned", repr(r), "want", sample[3].__name__)
         continue
     w = mismatch(r, FUNCS[name]["returns"], "result")
     t.check(w is None, what, w)
