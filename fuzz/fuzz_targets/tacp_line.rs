@@ -49,7 +49,7 @@ impl Host for FuzzHost {
 
     fn run_tool(&mut self, slot: u8, _arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {
         self.runs += 1;
-        let name = TOOLS[usize::from(slot) - 4].0;
+        let name = std::str::from_utf8(self.core.rate.name(usize::from(slot))).unwrap();
         let text: &[u8] = match name {
             "bad" => b"boom\r\nline two",
             "nest" => {
@@ -171,7 +171,7 @@ fn tokens(line: &[u8]) -> Result<Vec<Vec<u8>>, &'static str> {
 fn state(h: &mut FuzzHost) -> String {
     let now = h.port.ticks_ms();
     let ring: Vec<_> = h.core.session.ring(&mut h.port).iter().cloned().collect();
-    let rate: Vec<_> = (0..16).map(|s| h.core.rate.tool(s)).collect();
+    let rate: Vec<_> = h.core.registry.iter(&h.core.rate).map(|t| (t.slot, t.limit)).collect();
     let cb = h.core.breaker.state(now) as u8;
     format!(
         "{:?} {ring:?} {:?} {:?} {} {} {} {rate:?} {}",
@@ -210,10 +210,18 @@ fuzz_target!(|data: &[u8]| {
         runs: 0,
     };
     h.port.now = 5_000;
-    h.core.agent.reset(h.connected);
-    agent::builtin::register(&mut h.core, h.port.now);
+    h.core.agent.reset();
+    let now = h.port.now;
+    let Core { registry, rate, .. } = &mut h.core;
+    registry.reset(rate, now);
     for (name, risk) in TOOLS {
-        let slot = agent::register_tool(&mut h.core, &mut h.port, name.as_bytes(), risk, 1000);
+        let spec = agent::registry::Spec {
+            how: agent::registry::How::Python,
+            risk,
+            confirm: false,
+            per_min: 1000,
+        };
+        let slot = agent::register_tool(&mut h.core, &mut h.port, name.as_bytes(), spec);
         assert!(slot.is_ok());
     }
     h.core.trust.set(Level::from_c(flags & 3));
