@@ -19,21 +19,15 @@
  *    mp_stream_close() crash on anything but a native stream. Each operation
  *    looks its method up (port_resolve()): a native stream's protocol is
  *    called on the caller's buffer, any other callable as a Python method
- *    with a copy of the data (a fresh bytes or bytearray: Python code never
- *    holds a reference to the core's memory), anything else is -EIO. Every
- *    count a callee reports is checked against the buffer it was given: a
- *    native stream's count and a write() count are clamped to it (a write()
- *    that claims more took all of it); a readinto() that claims more, or a
- *    read(n) that returns more than n bytes, is -EIO (the core must never get
- *    bytes the file did not supply), as is a count that is not an int, is
- *    negative or None, and a read() result that is a str or not bytes-like.
+ *    with a fresh copy of the data, anything else is -EIO. Counts are checked
+ *    against the buffer given: a native stream's and a write()'s are clamped
+ *    to it; a readinto() that claims more, a read(n) longer than n (bytes the
+ *    file did not supply), a count that is no non-negative int, a read()
+ *    result that is a str or not bytes-like are -EIO.
  *
  * 3. Python code reached from here must not re-enter the core (its state is
  *    mid-update): claw_port_vfs_busy() is true while a callback runs, and the
- *    binding refuses calls then. Each callback restores exactly the busy
- *    depth it found, so nothing the Python code does (claw_port_vfs_reset()
- *    included, which refuses while a callback is active) can leave the guard
- *    set after the operation.
+ *    binding refuses calls then. Each callback restores the depth it found.
  *
  * 4. A BaseException that is not an Exception (KeyboardInterrupt,
  *    SystemExit, GeneratorExit) is not an I/O error: the user wants out. The
@@ -50,6 +44,9 @@
  * 5. Open files are kept in a root-pointer array so the GC sees them (Rust
  *    only holds the slot number, never an mp_obj_t); so is the pending
  *    exception.
+ *
+ * 6. Only the MicroPython task reaches MicroPython (claw_port_on_vm_task()):
+ *    from any other task a port call is -EAGAIN and touches nothing.
  */
 #include <string.h>
 
@@ -85,6 +82,39 @@ MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_pending_exc);
 // How many port callbacks are running (0 or 1: the core makes one call at a
 // time); see PORT_RETURN() and claw_port_vfs_busy().
 static uint8_t s_port_depth;
+
+// Rule 6. FreeRTOS (BENTO): the task named BENTOCLAW_VM_TASK_NAME (main.c's)
+// in thread mode; POSIX (unix port): the process's first thread; bare-metal
+// Cortex-M (the emulated boards): thread mode, not an interrupt handler.
+#define port_thread_mode() __extension__ ({ uint32_t v; __asm volatile ("mrs %0, ipsr" : "=r" (v)); v == 0; })
+#if defined(__has_include) && __has_include("FreeRTOS.h")
+#include "FreeRTOS.h"
+#include "task.h"
+#ifndef BENTOCLAW_VM_TASK_NAME
+#define BENTOCLAW_VM_TASK_NAME "MicroPython"
+#endif
+static TaskHandle_t s_vm_task; // taken when it first asks
+static bool port_vm_task(void) {
+    TaskHandle_t me = port_thread_mode() ? xTaskGetCurrentTaskHandle() : NULL;
+    if (s_vm_task == NULL && me != NULL && strcmp(pcTaskGetName(me), BENTOCLAW_VM_TASK_NAME) == 0) {
+        s_vm_task = me;
+    }
+    return me != NULL && me == s_vm_task;
+}
+#elif defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+static pthread_t s_vm_thread;
+__attribute__((constructor)) static void port_vm_thread(void) { s_vm_thread = pthread_self(); }
+#define port_vm_task() (pthread_equal(pthread_self(), s_vm_thread) != 0)
+#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define port_vm_task() port_thread_mode()
+#else
+#error "claw_port_vfs.c: how to tell the MicroPython task (claw_port_on_vm_task)?"
+#endif
+
+bool claw_port_on_vm_task(void) {
+    return port_vm_task();
+}
 
 bool claw_port_vfs_busy(void) {
     return s_port_depth != 0;
@@ -328,6 +358,9 @@ static int32_t port_do_close(mp_obj_t file) {
 // each callback keeps one stack frame (the path into a Python block device
 // is deep enough).
 #define PORT_RETURN(call, full) do { \
+        if (!port_vm_task()) { \
+            return -MP_EAGAIN; \
+        } \
         if (claw_port_vfs_pending()) { \
             return -MP_EIO; \
         } \
@@ -420,7 +453,7 @@ uint8_t claw_port_atomic_write(const char *path) {
     // at close; FAT and file systems written in Python truncate at open.
     #if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
     const char *rest;
-    mp_vfs_mount_t *m = path == NULL ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
+    mp_vfs_mount_t *m = path == NULL || !port_vm_task() ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
     const mp_obj_type_t *t = m != MP_VFS_NONE && m != MP_VFS_ROOT ? mp_obj_get_type(m->obj) : NULL;
     #if MICROPY_VFS_LFS2
     if (t == &mp_type_vfs_lfs2) {
