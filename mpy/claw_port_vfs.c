@@ -30,20 +30,20 @@
  *    binding refuses calls then. Each callback restores the depth it found.
  *
  * 4. A BaseException that is not an Exception (KeyboardInterrupt,
- *    SystemExit, GeneratorExit) is not an I/O error: the user wants out. The
+ *    SystemExit, GeneratorExit) is no I/O error: the user wants out. The
  *    callback returns -EIO (the core ends its file work as for any failed
- *    write: nothing saved is lost) and keeps it (the first wins); every later
- *    port call fails fast with -EIO without running Python code, until the
- *    binding raises it with claw_port_vfs_raise_pending() once the core call
- *    has returned. A file closed meanwhile is released without calling its
- *    close(), left to its finaliser as Python leaves a file an exception
- *    unwinds past. (A LittleFS file closed by its finaliser on a Python block
- *    device, or whose close() raised, is only safe with mpy/patches/
- *    micropython/0002-littlefs-no-unwinding-from-block-device.patch.)
+ *    write: nothing saved is lost) and hands it to the VM (mp_sched_exception;
+ *    the first wins), which raises it at its next check whatever binding made
+ *    the call; with no NLR handler to raise it in (an idle-point flush) it is
+ *    dropped, as Ctrl-C at the prompt is. While one is pending, port calls
+ *    fail fast (-EIO, no Python code run; a file closed then is left to its
+ *    finaliser, which on a Python block device needs mpy/patches/micropython/
+ *    0002-littlefs-no-unwinding-from-block-device.patch).
  *
- * 5. Open files are kept in a root-pointer array so the GC sees them (Rust
- *    only holds the slot number, never an mp_obj_t); so is the pending
- *    exception.
+ * 5. Open files sit in a root-pointer array the GC sees (Rust holds only the
+ *    slot number). The core closes every file before a call returns, so a
+ *    slot still set when a call begins belongs to a previous VM (a soft reset
+ *    under a binding that initialises once per hard boot) and is forgotten.
  *
  * 6. Only the MicroPython task reaches MicroPython (claw_port_on_vm_task()):
  *    from any other task a port call is -EAGAIN and touches nothing.
@@ -72,12 +72,9 @@
 #error "update the size of bentoclaw_port_files"
 #endif
 MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_port_files[3]);
-// A KeyboardInterrupt/SystemExit/GeneratorExit caught by a port callback,
-// raised by claw_port_vfs_raise_pending() (MP_OBJ_NULL: none).
-MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_pending_exc);
 
 #define PORT_FILE(fd) (MP_STATE_VM(bentoclaw_port_files)[(fd)])
-#define PORT_PENDING (MP_STATE_VM(bentoclaw_pending_exc))
+#define PORT_PENDING (MP_STATE_MAIN_THREAD(mp_pending_exception)) // rule 4
 
 // How many port callbacks are running (0 or 1: the core makes one call at a
 // time); see PORT_RETURN() and claw_port_vfs_busy().
@@ -113,7 +110,12 @@ __attribute__((constructor)) static void port_vm_thread(void) { s_vm_thread = pt
 #endif
 
 bool claw_port_on_vm_task(void) {
-    return port_vm_task();
+    bool on = port_vm_task();
+    // A call begins (rule 5); not while a callback runs (its Python code).
+    for (size_t i = 0; on && s_port_depth == 0 && i < CLAW_PORT_MAX_FILES; i++) {
+        PORT_FILE(i) = MP_OBJ_NULL;
+    }
+    return on;
 }
 
 bool claw_port_vfs_busy(void) {
@@ -125,10 +127,8 @@ bool claw_port_vfs_pending(void) {
 }
 
 void claw_port_vfs_raise_pending(void) {
-    mp_obj_t exc = PORT_PENDING;
-    if (exc != MP_OBJ_NULL) {
-        PORT_PENDING = MP_OBJ_NULL;
-        nlr_raise(exc);
+    if (claw_port_vfs_pending()) {
+        mp_handle_pending(true);
     }
 }
 
@@ -136,27 +136,11 @@ bool claw_port_vfs_keep(mp_obj_t exc) {
     if (mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(exc)), MP_OBJ_FROM_PTR(&mp_type_Exception))) {
         return true;
     }
-    // KeyboardInterrupt, SystemExit, GeneratorExit: raised again once the
-    // core has returned. The first one wins.
-    if (PORT_PENDING == MP_OBJ_NULL) {
-        PORT_PENDING = exc;
+    // KeyboardInterrupt, SystemExit, GeneratorExit: rule 4.
+    if (PORT_PENDING == MP_OBJ_NULL && MP_STATE_THREAD(nlr_top) != NULL) {
+        mp_sched_exception(exc);
     }
     return false;
-}
-
-bool claw_port_vfs_reset(void) {
-    if (s_port_depth != 0) {
-        // A port callback runs in this VM (its Python code re-imported the
-        // module after removing the marker): its files and guard are live.
-        return false;
-    }
-    // The objects belonged to the previous VM's heap, which is gone: forget
-    // them without closing (closing would touch freed memory).
-    for (size_t i = 0; i < CLAW_PORT_MAX_FILES; i++) {
-        PORT_FILE(i) = MP_OBJ_NULL;
-    }
-    PORT_PENDING = MP_OBJ_NULL;
-    return true;
 }
 
 // -errno for an error code (EIO when there is none that fits).
@@ -166,7 +150,7 @@ static int32_t port_errno(mp_int_t err) {
 
 // Map a caught exception to a negative errno, like
 // mp_vfs_mount_and_chdir_protected() in extmod/vfs.c does. A BaseException
-// that is not an Exception is kept for claw_port_vfs_raise_pending().
+// that is not an Exception goes to the VM (rule 4).
 static int32_t port_errno_from_exc(void *exc_in) {
     mp_obj_base_t *exc = exc_in;
     mp_obj_t type = MP_OBJ_FROM_PTR(exc->type);
