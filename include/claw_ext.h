@@ -140,6 +140,36 @@
 #define CLAW_LAST_RESULT_MAX 48
 
 /**
+ * Size of `claw_agent_status_t.last_cmd` (47 bytes + NUL, the vendor's).
+ */
+#define CLAW_LAST_CMD_MAX 48
+
+/**
+ * `claw_tool_info_t.how`: the library runs it.
+ */
+#define CLAW_TOOL_BUILTIN 1
+
+/**
+ * `claw_tool_info_t.how`: a C handler of `claw_tools_register`.
+ */
+#define CLAW_TOOL_C 2
+
+/**
+ * `claw_tool_info_t.how`: a Python callable of `claw_tool_register`.
+ */
+#define CLAW_TOOL_PYTHON 3
+
+/**
+ * How many tables `claw_tools_register` keeps.
+ */
+#define CLAW_TOOL_TABLES 4
+
+/**
+ * Longest description of a registered tool, in bytes.
+ */
+#define CLAW_TOOL_DESCRIPTION_MAX 127
+
+/**
  * `claw_check`: text the core takes, UTF-8 without NUL (one rule everywhere).
  */
 #define CLAW_CHECK_TEXT 0
@@ -204,6 +234,50 @@
 typedef uint8_t claw_status_t;
 
 /**
+ * A C tool's handler: `args[0..args_len)` is its argument as text (UTF-8,
+ * no NUL inside; `args[args_len]` is a NUL), its result goes to
+ * `out[0..out_max)`. Returns the result's length (> 0: it ran; the vendor's
+ * tools answer `{"error":…}` JSON for their own failures), 0 for a failure
+ * without a text, or -n for a failure whose text is `out[0..n)`. Called on
+ * the MicroPython task, inside the binding's exception handler.
+ */
+typedef int32_t (*claw_tool_fn_t)(const char*, size_t, char*, size_t);
+
+/**
+ * A tool the host provides (`claw_tools_register`): const data that lives
+ * as long as the firmware.
+ */
+typedef struct {
+  /**
+   * 1..31 bytes of UTF-8, NUL-terminated.
+   */
+  const char *name;
+  /**
+   * What it does (NUL-terminated, at most 127 bytes), or NULL. Ignored
+   * for a name of the default registry (its description stays).
+   */
+  const char *description;
+  /**
+   * 0 low, 1 medium, 2 high (a default registry name keeps its own).
+   */
+  uint8_t risk;
+  /**
+   * The person at the device confirms a model's request of it first
+   * (a default registry name keeps its own).
+   */
+  bool confirm;
+  /**
+   * Calls per minute, 0 for the default (a default registry name keeps
+   * its own).
+   */
+  uint16_t rate_per_min;
+  /**
+   * The handler (not NULL).
+   */
+  claw_tool_fn_t handler;
+} claw_tool_def_t;
+
+/**
  * A registry entry (`claw_tool_info`).
  */
 typedef struct {
@@ -223,6 +297,19 @@ typedef struct {
    * A built-in (run by the library), not a host tool.
    */
   bool builtin;
+  /**
+   * The person at the device confirms a model's request of it first.
+   */
+  bool confirm;
+  /**
+   * How it runs: `CLAW_TOOL_BUILTIN`, `CLAW_TOOL_C` or `CLAW_TOOL_PYTHON`.
+   */
+  uint8_t how;
+  /**
+   * Its description (static, NUL-terminated), or NULL for a Python
+   * tool's (the host holds it).
+   */
+  const char *description;
 } claw_tool_info_t;
 
 /**
@@ -244,11 +331,11 @@ typedef struct {
 } claw_value_t;
 
 /**
- * `status()`.
+ * `status()`: the vendor's keys, then the library's.
  */
 typedef struct {
   /**
-   * "offline", "connecting", "idle", "busy" or "error", NUL-terminated.
+   * "idle", "executing", "thinking" or "error", NUL-terminated.
    */
   char state[12];
   /**
@@ -264,13 +351,25 @@ typedef struct {
    */
   uint16_t session_msgs;
   /**
-   * Errors counted since the soft reset.
+   * Tools in the registry.
+   */
+  uint16_t tool_count;
+  /**
+   * Errors counted since the soft reset (`error_count`).
    */
   uint32_t errors;
+  /**
+   * Tool calls admitted since the soft reset.
+   */
+  uint32_t exec_count;
   /**
    * How the last call ended, NUL-terminated.
    */
   char last_result[48];
+  /**
+   * The last command, NUL-terminated.
+   */
+  char last_cmd[48];
 } claw_agent_status_t;
 
 /**
@@ -288,7 +387,11 @@ typedef struct {
   /**
    * "none", "https" or "usb", NUL-terminated.
    */
-  char trust[8];
+  char trust_level[8];
+  /**
+   * The transport is connected.
+   */
+  bool connected;
   /**
    * Errors counted since the soft reset.
    */
@@ -426,6 +529,11 @@ typedef struct {
 #define CLAW_STATUS_BUSY 12
 
 /**
+ * A tool name of 0 or more than 31 bytes.
+ */
+#define CLAW_STATUS_TOOL_NAME 24
+
+/**
  * `claw_memory_import`: a bad line in strict mode (`claw_import_result_t`
  * says which and why).
  */
@@ -458,29 +566,75 @@ uint8_t claw_status_kind(claw_status_t status);
 
 /**
  * Once per soft reset, after the three seed `_init` calls: the agent's
- * state afresh (the transport's connection state kept) and the built-in
- * tools in the registry. Fails (false) only when called from inside a file
- * operation.
+ * state afresh, the registry's defaults and limits, and the C tools of
+ * every table `claw_tools_register` was given (since the hard boot).
+ * Fails (false) only when called reentrantly.
  */
 bool claw_agent_init(void);
 
 /**
+ * Registers the firmware's (or the binding's) C tools: `defs[0..n)`,
+ * const data that lives as long as the firmware (the table is kept, not
+ * copied, and applied again by every `claw_agent_init`). A name of the
+ * default registry (`gpio_set`, `fs_read`, ...) gives that tool its
+ * handler and keeps its description, risk, flag and limit; another name
+ * takes a spare slot with the def's. A name in two tables runs the
+ * handler of the table registered first (register the firmware's before
+ * MicroPython starts: the binding registers its own at its first call).
+ * Every def is checked first: one bad def registers nothing. Registering
+ * the same table again changes nothing. Returns the number of tools
+ * registered, or `-claw_status_t`.
+ *
+ * # Safety
+ * `defs` is NULL or valid for reads of `n` elements for the rest of the
+ * program, its strings NULL or NUL-terminated and unchanging.
+ */
+int32_t claw_tools_register(const claw_tool_def_t *defs, size_t n);
+
+/**
+ * The def of the C tool in `slot` (for the host, which runs it), or NULL
+ * when the slot holds no C tool.
+ */
+const claw_tool_def_t *claw_tool_def(uint8_t slot);
+
+/**
  * Registers a host tool (`register_tool()`): `name[0..len)`, risk 0..=2,
- * `rate_per_min` 0 for the default. Returns its slot (0..15) or
+ * `rate_per_min` 0 for the default, and whether a model's request of it
+ * waits for the person at the device. Returns its slot or
  * `-claw_status_t`. Re-registering a name keeps its rate window.
  *
  * # Safety
  * `name` is NULL or valid for reads of `len` bytes.
  */
-int32_t claw_tool_register(const uint8_t *name, size_t len, uint8_t risk, uint16_t rate_per_min);
+int32_t claw_tool_register(const uint8_t *name,
+                           size_t len,
+                           uint8_t risk,
+                           uint16_t rate_per_min,
+                           bool confirm);
 
 /**
- * The registry entry in `slot` (0..15). False when the slot is free.
+ * Drops every Python tool (a new VM: their callables are gone).
+ */
+void claw_tools_drop_python(void);
+
+/**
+ * The registry entry in `slot` (0..CLAW_RATE_MAX_TOOLS). False when the
+ * slot holds no tool.
  *
  * # Safety
  * `out` is NULL or valid for writes of one element.
  */
 bool claw_tool_info(uint8_t slot, claw_tool_info_t *out);
+
+/**
+ * `execute(name, params)`, the vendor's: gates, recorded, a TOOL turn
+ * "execute: NAME"; the tool does not run. `*risk` and `*confirm` are the
+ * tool's.
+ *
+ * # Safety
+ * `name` valid for `name_len` bytes; `risk` and `confirm` NULL or valid.
+ */
+claw_status_t claw_execute(const uint8_t *name, size_t name_len, uint8_t *risk, bool *confirm);
 
 /**
  * `tool(name, arg)` from the REPL: the tool runs at the current trust

@@ -142,15 +142,25 @@ void claw_port_ui_init(void);
  *  when the link is down. */
 void claw_port_ui(uint8_t event, const uint8_t *text, size_t len);
 
-/** UI events. */
+/** UI events: the vendor's CLAW_UI_* message types (0..6, what the CM55
+ *  panel shows), then the library's own (7 and up; the vendor's panel
+ *  ignores them). */
 #define CLAW_PORT_UI_STATUS 0u
-#define CLAW_PORT_UI_ERROR 1u
+#define CLAW_PORT_UI_LAST_CMD 1u
 #define CLAW_PORT_UI_LAST_RESULT 2u
-#define CLAW_PORT_UI_CLEAR 3u
-#define CLAW_PORT_UI_CHAT_USER 4u
-#define CLAW_PORT_UI_CHAT_ASSISTANT 5u
-#define CLAW_PORT_UI_TOOL 6u
-#define CLAW_PORT_UI_LED 7u
+#define CLAW_PORT_UI_PROGRESS 3u
+#define CLAW_PORT_UI_ERROR 4u
+#define CLAW_PORT_UI_CLEAR 5u
+#define CLAW_PORT_UI_STATS 6u
+#define CLAW_PORT_UI_CHAT_USER 7u
+#define CLAW_PORT_UI_CHAT_ASSISTANT 8u
+#define CLAW_PORT_UI_TOOL 9u
+#define CLAW_PORT_UI_LED 10u
+
+/** The description of the host's tool in `slot` (a Python tool's, which
+ *  the host holds) into out[0..out_max): at most out_max bytes of UTF-8;
+ *  returns the length (0: none). */
+size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max);
 
 /** Whether a KeyboardInterrupt/SystemExit raised inside a port callback is
  *  waiting to be raised: the core then stops what it is doing and returns. */

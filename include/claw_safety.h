@@ -8,9 +8,19 @@
 #include <stdint.h>
 
 /**
- * Tools the rate table holds.
+ * Tools the rate table holds: a slot for each of the vendor registry's 32
+ * names and the library's 4 built-ins, and 12 for other names. (The
+ * vendor's 16 held fewer names than its own registry has, and let the
+ * rest through unlimited.)
  */
-#define CLAW_RATE_MAX_TOOLS 16
+#define CLAW_RATE_MAX_TOOLS 48
+
+/**
+ * Of those, the slots of the names the registry knows (the vendor's 32
+ * tools and the library's 4 built-ins), always there for them; the rest
+ * take any other name.
+ */
+#define CLAW_RATE_KNOWN_TOOLS 36
 
 /**
  * Size of a tool name buffer: a name is 1..=31 bytes + NUL.

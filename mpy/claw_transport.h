@@ -1,14 +1,18 @@
 /*
- * claw_transport.h — the transport and UI port layer under the binding.
+ * claw_transport.h — the transport port layer under the binding, and the
+ * unix port's stand-in for the UI panel.
  *
- * The binding reaches the backend and the UI panel only through these
- * functions. They carry the names of the vendor firmware's own transport
- * (claw_https_*) and UI IPC (claw_ipc_*), so the same sources build for both:
- *  - BENTOCLAW_PORT_FIRMWARE=1: the firmware (mtb-mpy) supplies them — HTTPS
- *    to the backend, IPC to the CM55 UI panel. This header only declares them.
- *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c, plain
- *    HTTP/1.1 over POSIX sockets on loopback, UI messages kept in RAM for the
- *    tests to read back.
+ * The binding reaches the backend only through the vendor firmware's own
+ * HTTPS client functions (claw_https_*, exported by the vendor archive
+ * libbento_mpy.a), with the vendor's signatures, so the same sources build
+ * for both:
+ *  - BENTOCLAW_PORT_FIRMWARE=1: the firmware (mtb-mpy) supplies them. The
+ *    UI panel is the binding's own there (IPC_CMD_CLAW_UI_UPDATE messages
+ *    over the CM33->CM55 IPC pipe, with the vendor's layout: modbentoclaw.c),
+ *    so no claw_ipc_* symbol is expected from the firmware.
+ *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c,
+ *    plain HTTP/1.1 over POSIX sockets on loopback, and an in-RAM log of
+ *    the UI messages for the tests to read back.
  * All are called from the one MicroPython task; none raises or longjmps
  * (they return status codes), nothing is ISR-safe.
  */
@@ -23,20 +27,14 @@
 #define BENTOCLAW_PORT_FIRMWARE (0)
 #endif
 
-// The firmware may pull in the vendor's own header (with the CLAW_UI_* values
-// of the real panel protocol): -DBENTOCLAW_VENDOR_TRANSPORT_H='"claw_ipc.h"'.
-// Its prototypes must match the ones below, or a few-line shim goes beside.
-#if BENTOCLAW_PORT_FIRMWARE && defined(BENTOCLAW_VENDOR_TRANSPORT_H)
-#include BENTOCLAW_VENDOR_TRANSPORT_H
-#endif
-
 /* Limits the binding checks before it hands strings to the transport (a
  * ValueError naming the limit, not a silent cut); sizes include the NUL. */
 #define BENTOCLAW_HOST_MAX (64)
 #define BENTOCLAW_API_KEY_MAX (128)
 
-/* Total time one request may take: connect + send + receive. A backend that
- * never answers must not hang the MicroPython task for longer than this. */
+/* Total time one request may take on the unix transport: connect + send +
+ * receive. A backend that never answers must not hang the MicroPython task
+ * for longer than this. (The vendor's transport has its own, about 15 s.) */
 #ifndef BENTOCLAW_HTTP_TIMEOUT_MS
 #define BENTOCLAW_HTTP_TIMEOUT_MS (5000)
 #endif
@@ -45,61 +43,53 @@
 #ifndef BENTOCLAW_HTTP_HEADER_MAX
 #define BENTOCLAW_HTTP_HEADER_MAX (1024)
 #endif
-/* Request path on the backend (mpy/examples/backend.py answers POST on it). */
+/* The path every request goes to: the vendor's (the TESAIoT APISIX
+ * gateway's chat route; mpy/examples/backend.py answers POST on it). */
 #ifndef BENTOCLAW_HTTP_PATH
-#define BENTOCLAW_HTTP_PATH "/ask"
+#define BENTOCLAW_HTTP_PATH "/ai/v1/chat"
 #endif
 
-/* UI message types sent to the panel, unless the firmware's IPC header has its own. */
-#ifndef CLAW_UI_STATUS_TEXT
-#define CLAW_UI_STATUS_TEXT (0)
-#define CLAW_UI_ERROR (1)
-#define CLAW_UI_LAST_RESULT (2)
-#define CLAW_UI_CLEAR (3)
-#define CLAW_UI_CHAT_USER (4)
-#define CLAW_UI_CHAT_ASSISTANT (5)
-#define CLAW_UI_TOOL (6)
-#define CLAW_UI_LED (7)
-#endif
-
-/* --- backend transport ------------------------------------------------------
+/* --- backend transport (the vendor archive's signatures) ---------------------
  * claw_https_connect: remember the endpoint and check that it is reachable;
  *   true when it is. `host` and `api_key` are NUL-terminated and already
- *   validated by the binding (lengths below the limits above, printable
- *   ASCII only, so they cannot inject header lines).
- * claw_https_post: POST `body` (JSON, `body_len` bytes) with the bearer key;
- *   on a 200 answer copy the body into `resp` (at most `resp_max` bytes, NUL
- *   appended, so `resp` must hold resp_max + 1) and return its length.
- *   Any failure — not connected, refused, timeout, non-200, malformed or
- *   truncated answer, body larger than resp_max — returns -1.
+ *   validated by the core (lengths below the limits above, printable ASCII
+ *   only, so they cannot inject header lines). The key goes to the backend
+ *   as an `apikey:` header (APISIX key-auth), as the vendor's transport
+ *   sends it.
+ * claw_https_post: POST json[0..json_len) to `path` with Content-Type
+ *   application/json; on a 200 answer (the vendor's: any 2xx) copy the body into `resp` (at most
+ *   `resp_max` bytes, NUL appended, so `resp` must hold resp_max + 1) and
+ *   return its length. Any failure — not connected, refused, timeout,
+ *   another status, malformed or truncated answer, body larger than resp_max —
+ *   returns a negative number (the vendor's returns -1 for all of them).
  * claw_https_connected: whether connect succeeded and no disconnect followed.
  * claw_https_disconnect: forget the endpoint (idempotent).
- * claw_https_last_tokens (optional): the token counts the backend reported
- *   with the last successful claw_https_post() (response headers X-Tokens-In
- *   and X-Tokens-Out, docs/BACKEND.md §3); a count not reported is 0. True
- *   when at least one was reported. A vendor transport without it is linked
- *   against the weak default in modbentoclaw.c, which reports none
- *   (false): the firmware builds without it and only byte counts are kept. */
+ * claw_https_last_tokens (optional, ours): the token counts the backend
+ *   reported with the last successful claw_https_post() (response headers
+ *   X-Tokens-In and X-Tokens-Out, docs/BACKEND.md §3); a count not reported
+ *   is 0. True when at least one was reported. The vendor's transport has
+ *   none: the firmware links the weak default in modbentoclaw.c, which
+ *   reports none, and only byte counts are kept. */
 bool claw_https_connect(const char *host, uint16_t port, const char *api_key);
-int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max);
+int claw_https_post(const char *path, const char *json, size_t json_len, char *resp, size_t resp_max);
 bool claw_https_connected(void);
 void claw_https_disconnect(void);
 bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out);
 
-/* --- UI IPC -------------------------------------------------------------------
- * claw_ipc_init: bring the link up (idempotent) and set claw_ipc_initialized.
- * claw_ipc_send_ui: one message of `type` with `len` bytes of UTF-8 text;
- *   dropped silently when the link is down. */
+#if !BENTOCLAW_PORT_FIRMWARE
+/* --- the UI panel on the unix port: a log of the newest messages -------------
+ * claw_ipc_init: bring the "link" up (idempotent), claw_ipc_initialized.
+ * claw_ipc_send_ui: one message of `type` (CLAW_PORT_UI_*) with `len` bytes
+ *   of UTF-8 text; dropped while the link is down.
+ * claw_ipc_event_get / _clear: the messages recorded since the last clear,
+ *   oldest first, for bentoclaw._ui_events(): the newest CLAW_IPC_LOG_MAX,
+ *   each cut to CLAW_IPC_TEXT_MAX - 1 bytes on a character boundary (the
+ *   panel's own cut is 126 bytes: IPC_DATA_MAX_LEN - 2). */
+#define CLAW_IPC_LOG_MAX (32)
+#define CLAW_IPC_TEXT_MAX (127)
 extern bool claw_ipc_initialized;
 void claw_ipc_init(void);
 void claw_ipc_send_ui(uint8_t type, const char *text, size_t len);
-
-#if !BENTOCLAW_PORT_FIRMWARE
-/* Unix port only: the UI messages recorded since the last clear, oldest
- * first, for bentoclaw._ui_events(): the newest CLAW_IPC_LOG_MAX, each cut
- * to CLAW_IPC_TEXT_MAX - 1 bytes on a character boundary. */
-#define CLAW_IPC_LOG_MAX (32)
-#define CLAW_IPC_TEXT_MAX (96)
 bool claw_ipc_event_get(size_t index, uint8_t *type, const char **text, size_t *len);
 void claw_ipc_events_clear(void);
 #endif

@@ -12,7 +12,8 @@
  *    receive; every wait is a poll() against what is left of it;
  *  - no name lookup, which no deadline could bound (see "Addresses");
  *  - the header block must end within BENTOCLAW_HTTP_HEADER_MAX bytes;
- *  - only "HTTP/1.x 200" is success; a malformed status or header line fails;
+ *  - only "HTTP/1.x 200" is success (SPEC §6; the vendor's transport takes
+ *    any 2xx); a malformed status or header line fails;
  *  - Content-Length, when present, must be exact: fewer bytes before the
  *    peer closes is a truncated reply; more than the caller's buffer fails
  *    before reading it. Without it the body runs to the close and must fit;
@@ -251,18 +252,19 @@ static bool transport_parse_header(const char *hdr, size_t len, bool *has_length
 }
 
 // One request/response exchange on a connected socket.
-static int transport_exchange(int fd, const char *body, size_t body_len,
+static int transport_exchange(int fd, const char *path, const char *body, size_t body_len,
     char *resp, size_t resp_max, uint64_t deadline) {
     char hdr[BENTOCLAW_HTTP_HEADER_MAX];
+    // The key as APISIX key-auth reads it (the vendor transport's header).
     int n = snprintf(hdr, sizeof(hdr),
-        "POST " BENTOCLAW_HTTP_PATH " HTTP/1.1\r\n"
+        "POST %s HTTP/1.1\r\n"
         "Host: %s:%u\r\n"
         "Content-Type: application/json\r\n"
-        "Authorization: Bearer %s\r\n"
+        "apikey: %s\r\n"
         "Content-Length: %lu\r\n"
         "Connection: close\r\n"
         "\r\n",
-        s_host, (unsigned)s_port, s_api_key, (unsigned long)body_len);
+        path, s_host, (unsigned)s_port, s_api_key, (unsigned long)body_len);
     if (n < 0 || (size_t)n >= sizeof(hdr) || !transport_send_all(fd, hdr, (size_t)n, deadline)
         || !transport_send_all(fd, body, body_len, deadline)) {
         return -1;
@@ -336,8 +338,14 @@ bool claw_https_connect(const char *host, uint16_t port, const char *api_key) {
     return true;
 }
 
-int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max) {
-    if (!s_connected || body == NULL || resp == NULL || resp_max > (size_t)INT32_MAX) {
+int claw_https_post(const char *path, const char *body, size_t body_len, char *resp, size_t resp_max) {
+    // The path goes into the request line: printable ASCII from '/', no
+    // space (the binding passes BENTOCLAW_HTTP_PATH).
+    bool path_ok = path != NULL && path[0] == '/' && strlen(path) < 256;
+    for (const char *c = path; path_ok && *c != '\0'; c++) {
+        path_ok = *c > 0x20 && *c < 0x7f;
+    }
+    if (!s_connected || !path_ok || body == NULL || resp == NULL || resp_max > (size_t)INT32_MAX) {
         return -1;
     }
     memset(&s_tokens, 0, sizeof(s_tokens));
@@ -346,7 +354,7 @@ int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_m
     if (fd < 0) {
         return -1;
     }
-    int r = transport_exchange(fd, body, body_len, resp, resp_max, deadline);
+    int r = transport_exchange(fd, path, body, body_len, resp, resp_max, deadline);
     close(fd);
     if (r < 0) {
         memset(&s_tokens, 0, sizeof(s_tokens)); // counts of a failed request are not reported

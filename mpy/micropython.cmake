@@ -20,6 +20,7 @@ add_library(usermod_bentoclaw INTERFACE)
 target_sources(usermod_bentoclaw INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/modbentoclaw.c
     ${CMAKE_CURRENT_LIST_DIR}/claw_port_vfs.c
+    ${CMAKE_CURRENT_LIST_DIR}/claw_tools.c
 )
 if(BENTOCLAW_PORT_FIRMWARE)
     target_compile_definitions(usermod_bentoclaw INTERFACE BENTOCLAW_PORT_FIRMWARE=1)

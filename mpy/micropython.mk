@@ -33,7 +33,7 @@ BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release
 BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --features agent --target $(BENTOCLAW_RUST_TARGET)
 endif
 
-SRC_USERMOD_C += $(addprefix $(BENTOCLAW_MOD_DIR)/,modbentoclaw.c claw_port_vfs.c)
+SRC_USERMOD_C += $(addprefix $(BENTOCLAW_MOD_DIR)/,modbentoclaw.c claw_port_vfs.c claw_tools.c)
 ifneq ($(BENTOCLAW_PORT_FIRMWARE),1)
 SRC_USERMOD_C += $(BENTOCLAW_MOD_DIR)/claw_transport_unix.c
 endif

@@ -26,13 +26,35 @@
 #include "claw_session.h"
 #include "claw_ext.h"
 #include "claw_transport.h"
+#include "claw_tools.h"
 
-// Literal size: the generated root-pointer header cannot see claw_safety.h.
-#if CLAW_RATE_MAX_TOOLS != 16
-#error "update the size of bentoclaw_tool_handlers"
+// The Python tools: a dict {slot: (handler, description)}, made by the
+// first register_tool() (one root pointer; no heap before it).
+MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_py_tools);
+#define PY_TOOLS (MP_STATE_VM(bentoclaw_py_tools))
+
+// The entry of the Python tool in `slot`: its (handler, description)
+// tuple's items, or NULL.
+static mp_obj_t *py_tool(uint8_t slot) {
+    if (PY_TOOLS == MP_OBJ_NULL) {
+        return NULL;
+    }
+    mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(PY_TOOLS), MP_OBJ_NEW_SMALL_INT(slot), MP_MAP_LOOKUP);
+    if (e == NULL) {
+        return NULL;
+    }
+    size_t n;
+    mp_obj_t *items;
+    mp_obj_tuple_get(e->value, &n, &items);
+    return items;
+}
+
+#ifndef BENTOCLAW_VERSION
+// version(): the vendor's API level this binding implements (the BENTO
+// firmware's BENTOCLAW_VERSION, bentoclaw_version_project.h); the IDE reads
+// it in READY. The library's own version is bentoclaw.CORE_VERSION.
+#define BENTOCLAW_VERSION "1.11.0"
 #endif
-MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_tool_handlers[16]);
-#define HANDLER(i) (MP_STATE_VM(bentoclaw_tool_handlers)[(i)])
 
 // The outermost ask()'s work buffer, kept for the VM's life: one block of
 // about 14 KiB taken while the heap is young, rather than a fresh one per
@@ -133,9 +155,8 @@ static void bentoclaw_vm_check(void) {
     if (mp_map_lookup(loaded, marker, MP_MAP_LOOKUP) == NULL && !claw_port_vfs_busy()) {
         // A new VM: the handlers and open files of the previous one point
         // into a heap that has been reset.
-        for (size_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
-            HANDLER(i) = MP_OBJ_NULL;
-        }
+        PY_TOOLS = MP_OBJ_NULL;
+        claw_tools_drop_python();
         MP_STATE_VM(bentoclaw_work) = NULL;
         s_work_len = 0;
         s_work_busy = false;
@@ -166,8 +187,10 @@ static void bentoclaw_ensure_init(void) {
         claw_rate_init();
         claw_cb_init();
         claw_session_init();
-        // The built-in tools and their rate limits; Python tools register later.
+        // The registry's defaults and limits, the firmware's C tools and
+        // the binding's (mpy/claw_tools.c); Python tools register later.
         (void)claw_agent_init();
+        (void)claw_tools_register(bentoclaw_c_tools, bentoclaw_c_tools_count);
         s_module_inited = true;
     }
 }
@@ -184,15 +207,15 @@ static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw___init___obj, bentoclaw___init__);
 // each `allowed` table: REQ() entries, or entries written in full.)
 #define REQ(q) { MP_QSTR_##q, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} }
 
-// A keyword function's arguments (`allowed`, all MP_ARG_OBJ, at most 4) into
+// A keyword function's arguments (`allowed`, all MP_ARG_OBJ, at most 6) into
 // a[], then bentoclaw_ensure_init().
 #define PARSE(a) \
     mp_obj_t a[MP_ARRAY_SIZE(allowed)]; \
-    MP_STATIC_ASSERT(MP_ARRAY_SIZE(allowed) <= 4); \
+    MP_STATIC_ASSERT(MP_ARRAY_SIZE(allowed) <= 6); \
     parse_args(n_args, pos, kw, allowed, MP_ARRAY_SIZE(allowed), a)
 static void parse_args(size_t n_args, const mp_obj_t *pos, mp_map_t *kw, const mp_arg_t *allowed, size_t n,
     mp_obj_t *out) {
-    mp_arg_val_t a[4];
+    mp_arg_val_t a[6];
     mp_arg_parse_all(n_args, pos, kw, n, allowed, a);
     for (size_t i = 0; i < n; i++) {
         out[i] = a[i].u_obj;
@@ -289,19 +312,53 @@ static size_t text_of(mp_obj_t obj, bool as_str, uint8_t *out, size_t max) {
     return c.len;
 }
 
+// A C tool's argument as the text its handler reads: a str as it is, None
+// as "", anything else as JSON (json.dumps) — the vendor's tools take text
+// or a JSON object.
+static const char *c_tool_text(bentoclaw_ctx_t *ctx, uint8_t arg_kind, const uint8_t *arg, size_t *len) {
+    if (arg_kind == CLAW_PORT_ARG_TEXT) {
+        // A copy with its NUL after it, as the vendor's dispatcher passes.
+        return mp_obj_str_get_data(mp_obj_new_str((const char *)arg, *len), len);
+    }
+    mp_obj_t a = arg_kind == CLAW_PORT_ARG_CALLER && ctx != NULL ? ctx->arg : mp_const_none;
+    if (a == mp_const_none) {
+        *len = 0;
+        return "";
+    }
+    if (!mp_obj_is_str(a)) {
+        mp_obj_t json = mp_import_name(MP_QSTR_json, mp_const_none, MP_OBJ_NEW_SMALL_INT(0));
+        a = mp_call_function_1(mp_load_attr(json, MP_QSTR_dumps), a);
+    }
+    return mp_obj_str_get_data(a, len);
+}
+
 uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8_t *arg, size_t arg_len,
     uint8_t *out, size_t out_max, size_t *out_len) {
     bentoclaw_ctx_t *ctx = ctx_in;
     *out_len = 0;
+    const claw_tool_def_t *def = claw_tool_def(slot);
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
-        mp_obj_t handler = slot < CLAW_RATE_MAX_TOOLS ? HANDLER(slot) : MP_OBJ_NULL;
-        if (handler == MP_OBJ_NULL) {
+        if (def != NULL) {
+            // A C tool: its handler writes the result text itself.
+            size_t len = arg_len;
+            const char *text = c_tool_text(ctx, arg_kind, arg, &len);
+            int32_t r = def->handler(text, len, (char *)out, out_max);
+            nlr_pop();
+            size_t n = (size_t)(r < 0 ? -(int64_t)r : r);
+            *out_len = n < out_max ? n : out_max;
+            if (r == 0) {
+                *out_len = text_of(MP_OBJ_NEW_QSTR(MP_QSTR_error), true, out, out_max);
+            }
+            return r > 0 ? CLAW_PORT_TOOL_RETURNED : CLAW_PORT_TOOL_RAISED;
+        }
+        mp_obj_t *entry = py_tool(slot);
+        if (entry == NULL) {
             mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("tool has no handler"));
         }
         mp_obj_t a = arg_kind == CLAW_PORT_ARG_TEXT ? mp_obj_new_str((const char *)arg, arg_len)
             : arg_kind == CLAW_PORT_ARG_CALLER && ctx != NULL ? ctx->arg : mp_const_none;
-        mp_obj_t r = mp_call_function_1(handler, a);
+        mp_obj_t r = mp_call_function_1(entry[0], a);
         nlr_pop();
         if (ctx != NULL) {
             ctx->result = r;
@@ -319,6 +376,18 @@ uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8
     return failure ? CLAW_PORT_TOOL_RAISED : CLAW_PORT_TOOL_ABORT;
 }
 
+size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max) {
+    mp_obj_t *entry = py_tool(slot);
+    if (entry == NULL) {
+        return 0;
+    }
+    size_t n;
+    const char *d = mp_obj_str_get_data(entry[1], &n);
+    n = n < out_max ? n : out_max;
+    memcpy(out, d, n);
+    return n;
+}
+
 bool claw_port_aborted(void) {
     return claw_port_vfs_pending();
 }
@@ -328,7 +397,11 @@ bool claw_port_aborted(void) {
 int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, size_t reply_max) {
     // claw_https_post() NUL-terminates: it may use one byte more than it
     // reports.
-    return reply_max == 0 ? -1 : claw_https_post((const char *)body, body_len, (char *)reply, reply_max - 1);
+    if (reply_max == 0) {
+        return -1;
+    }
+    int r = claw_https_post(BENTOCLAW_HTTP_PATH, (const char *)body, body_len, (char *)reply, reply_max - 1);
+    return r < 0 ? -1 : r;
 }
 
 bool claw_port_connect(const char *host, uint16_t port, const char *api_key) {
@@ -355,20 +428,66 @@ void claw_port_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
     (void)claw_https_last_tokens(tokens_in, tokens_out);
 }
 
+#if BENTOCLAW_PORT_FIRMWARE
+/* The CM55 panel (the BENTO firmware's, or a stand-in with the same
+ * headers): IPC_CMD_CLAW_UI_UPDATE messages with the vendor's layout —
+ * client CM55_IPC_CLAW_CLIENT_ID, data[0] the CLAW_UI_* type, the text
+ * after it cut to IPC_DATA_MAX_LEN - 2 bytes (here on a character
+ * boundary) and NUL-terminated — sent over the pipe, 20 tries 200 us apart.
+ * The message lives in shared memory, as the vendor's does. */
+#include "ipc_communication.h"
+#include "ipc_bentoclaw_defs.h"
+
+CY_SECTION_SHAREDMEM static ipc_msg_t s_ui_msg;
+static bool s_ui_up;
+
+void claw_port_ui_init(void) {
+    if (!s_ui_up) {
+        cm33_ipc_communication_setup();
+        Cy_SysLib_Delay(50);
+        s_ui_up = true;
+    }
+}
+
+bool bentoclaw_ipc_send(uint32_t cmd, int type, const char *text, size_t len) {
+    // Only while the link is up (the vendor's disconnect and clear send
+    // only then too).
+    if (!s_ui_up) {
+        return false;
+    }
+    memset(&s_ui_msg, 0, sizeof(s_ui_msg));
+    s_ui_msg.client_id = CM55_IPC_CLAW_CLIENT_ID;
+    s_ui_msg.intr_mask = CY_IPC_CYPIPE_INTR_MASK_EP1;
+    s_ui_msg.cmd = cmd;
+    size_t at = type >= 0 ? 1 : 0;
+    s_ui_msg.data[0] = (char)(type >= 0 ? type : 0);
+    size_t room = IPC_DATA_MAX_LEN - 1 - at;
+    size_t n = claw_text_prefix((const uint8_t *)text, len < room ? len : room);
+    memcpy(&s_ui_msg.data[at], text, n);
+    for (int tries = 20; tries > 0; tries--) {
+        if (Cy_IPC_Pipe_SendMessage(CM55_IPC_PIPE_EP_ADDR, CM33_IPC_PIPE_EP_ADDR, (void *)&s_ui_msg, NULL)
+            == CY_IPC_PIPE_SUCCESS) {
+            return true;
+        }
+        Cy_SysLib_DelayUs(200);
+    }
+    return false;
+}
+
+void claw_port_ui(uint8_t event, const uint8_t *text, size_t len) {
+    (void)bentoclaw_ipc_send(IPC_CMD_CLAW_UI_UPDATE, event, (const char *)text, len);
+}
+#else
 void claw_port_ui_init(void) {
     claw_ipc_init();
 }
 
 void claw_port_ui(uint8_t event, const uint8_t *text, size_t len) {
-    static const uint8_t types[] = {
-        CLAW_UI_STATUS_TEXT, CLAW_UI_ERROR, CLAW_UI_LAST_RESULT, CLAW_UI_CLEAR,
-        CLAW_UI_CHAT_USER, CLAW_UI_CHAT_ASSISTANT, CLAW_UI_TOOL, CLAW_UI_LED,
-    };
-    // The seed guards the panel's messages on the link being up.
-    if (claw_ipc_initialized && event < MP_ARRAY_SIZE(types)) {
-        claw_ipc_send_ui(types[event], (const char *)text, len);
+    if (claw_ipc_initialized) {
+        claw_ipc_send_ui(event, (const char *)text, len);
     }
 }
+#endif
 
 uint32_t claw_port_time_s(void) {
     #if !BENTOCLAW_PORT_FIRMWARE
@@ -442,6 +561,9 @@ static mp_obj_t bentoclaw_ask(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) 
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_ask_obj, 0, bentoclaw_ask);
 
+// tool()'s result text at most: a vendor tool's whole answer.
+#define TOOL_OUT_MAX (1024)
+
 static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(name), { MP_QSTR_arg, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} } };
     PARSE(a);
@@ -457,13 +579,13 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
     size_t text_len = 0;
     const char *text = kind == CLAW_ARG_TEXT ? mp_obj_str_get_data(arg, &text_len) : NULL;
     bentoclaw_ctx_t ctx = { arg, MP_OBJ_NULL, MP_OBJ_NULL };
-    uint8_t out[CLAW_MSG_MAX_LEN];
+    // The result's text, up to what a vendor tool writes (fs_read's 512
+    // bytes of content, escaped): on the heap, not on the 8 KiB stack.
+    vstr_t out;
+    vstr_init(&out, TOOL_OUT_MAX);
     claw_value_t v = { 0 };
     claw_status_t s = claw_tool((const uint8_t *)name, name_len, kind, (const uint8_t *)text, text_len,
-        (int32_t)iv, &ctx, out, sizeof(out), &v);
-    if (s == CLAW_STATUS_UNKNOWN_TOOL) {
-        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("unknown tool '%s'"), name);
-    }
+        (int32_t)iv, &ctx, (uint8_t *)out.buf, TOOL_OUT_MAX, &v);
     if (claw_status_named(s)) {
         bentoclaw_raise(s, MP_QSTR_arg);
     }
@@ -474,12 +596,21 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
         case CLAW_VALUE_BOOL:
             return mp_obj_new_bool(v.ival);
         case CLAW_VALUE_HOST:
-            return ctx.result != MP_OBJ_NULL ? ctx.result : mp_const_none;
+            // A Python tool's own result; a C tool's text.
+            if (ctx.result != MP_OBJ_NULL) {
+                return ctx.result;
+            }
+            break;
         case CLAW_VALUE_ARG:
             return arg;
         default:
-            return mp_obj_new_str((const char *)out, v.len);
+            break;
     }
+    out.len = v.len;
+    mp_obj_t ret = mp_obj_new_str_from_vstr(&out);
+    // A reset the tool asked for, now that it has returned.
+    bentoclaw_c_tools_after_call();
+    return ret;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 0, bentoclaw_tool);
 
@@ -512,6 +643,8 @@ static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_m
         REQ(name), REQ(handler),
         { MP_QSTR_risk, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(0)} },
         { MP_QSTR_rate_per_min, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_INT(0)} },
+        { MP_QSTR_description, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_QSTR(MP_QSTR_)} },
+        { MP_QSTR_confirm, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_FALSE} },
     };
     PARSE(a);
     size_t len;
@@ -521,29 +654,73 @@ static mp_obj_t bentoclaw_register_tool(size_t n_args, const mp_obj_t *pos, mp_m
     }
     uint8_t risk = (uint8_t)get_int_in(a[2], MP_QSTR_risk, 0, 2);
     uint16_t rate = (uint16_t)get_int_in(a[3], MP_QSTR_rate_per_min, 0, 65535);
-    int32_t slot = claw_tool_register((const uint8_t *)name, len, risk, rate);
+    size_t dlen;
+    (void)get_text(a[4], &dlen, MP_QSTR_description, CLAW_CHECK_TEXT);
+    if (dlen > CLAW_TOOL_DESCRIPTION_MAX) {
+        mp_raise_ValueError(MP_ERROR_TEXT("description must be 0..127 bytes"));
+    }
+    bool confirm = get_flag(a[5], MP_QSTR_confirm);
+    // The dict first: a MemoryError leaves nothing registered.
+    if (PY_TOOLS == MP_OBJ_NULL) {
+        PY_TOOLS = mp_obj_new_dict(0);
+    }
+    mp_obj_t entry[2] = { a[1], a[4] };
+    mp_obj_t tuple = mp_obj_new_tuple(2, entry);
+    int32_t slot = claw_tool_register((const uint8_t *)name, len, risk, rate, confirm);
     if (slot < 0) {
         bentoclaw_raise((claw_status_t)-slot, MP_QSTRnull);
     }
-    HANDLER(slot) = a[1];
+    mp_obj_dict_store(PY_TOOLS, MP_OBJ_NEW_SMALL_INT(slot), tuple);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_register_tool_obj, 0, bentoclaw_register_tool);
 
+// tools(): the vendor's dicts (name, description, risk, confirm), then the
+// library's keys (rate_per_min, builtin).
 static mp_obj_t bentoclaw_tools(void) {
     bentoclaw_ensure_init();
     mp_obj_t list = mp_obj_new_list(0, NULL);
     claw_tool_info_t t;
     for (uint8_t i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
-        if (claw_tool_info(i, &t)) {
-            mp_obj_t items[4] = { str_obj(t.name), MP_OBJ_NEW_SMALL_INT(t.risk), MP_OBJ_NEW_SMALL_INT(t.rate_per_min),
-                                  mp_obj_new_bool(t.builtin) };
-            mp_obj_list_append(list, mp_obj_new_tuple(4, items));
+        if (!claw_tool_info(i, &t)) {
+            continue;
         }
+        mp_obj_t *py = t.description == NULL ? py_tool(i) : NULL;
+        mp_obj_t d = mp_obj_new_dict(6);
+        dict_set(d, MP_QSTR_name, str_obj(t.name));
+        dict_set(d, MP_QSTR_description, py != NULL ? py[1] : str_obj(t.description != NULL ? t.description : ""));
+        dict_set(d, MP_QSTR_risk, MP_OBJ_NEW_SMALL_INT(t.risk));
+        dict_set(d, MP_QSTR_confirm, mp_obj_new_bool(t.confirm));
+        dict_set(d, MP_QSTR_rate_per_min, MP_OBJ_NEW_SMALL_INT(t.rate_per_min));
+        dict_set(d, MP_QSTR_builtin, mp_obj_new_bool(t.builtin));
+        mp_obj_list_append(list, d);
     }
     return list;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_tools_obj, bentoclaw_tools);
+
+// execute(name, params): the vendor's — the gates, the call recorded, no
+// run; `params` is not read (as the vendor's).
+static mp_obj_t bentoclaw_execute(mp_obj_t name_obj, mp_obj_t params) {
+    (void)params;
+    bentoclaw_ensure_init();
+    if (!mp_obj_is_str(name_obj)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("name must be str"));
+    }
+    size_t len;
+    const char *name = mp_obj_str_get_data(name_obj, &len);
+    uint8_t risk = 0;
+    bool confirm = false;
+    claw_status_t s = claw_execute((const uint8_t *)name, len, &risk, &confirm);
+    bentoclaw_check(s == CLAW_STATUS_TOOL_NAME ? CLAW_STATUS_UNKNOWN_TOOL : s, NULL);
+    mp_obj_t d = mp_obj_new_dict(4);
+    dict_set(d, MP_QSTR_tool, name_obj);
+    dict_set(d, MP_QSTR_status, MP_OBJ_NEW_QSTR(MP_QSTR_ready));
+    dict_set(d, MP_QSTR_risk, MP_OBJ_NEW_SMALL_INT(risk));
+    dict_set(d, MP_QSTR_confirm, mp_obj_new_bool(confirm));
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(bentoclaw_execute_obj, bentoclaw_execute);
 
 /* --- memory and session --- */
 
@@ -588,12 +765,17 @@ static mp_obj_t bentoclaw_status(void) {
     claw_agent_status_t st;
     claw_session_stats_t ss;
     busy_unless(claw_agent_status(&st) && claw_session_stats(&ss));
-    mp_obj_t d = mp_obj_new_dict(13);
+    // The vendor's keys, in the vendor's order, then the library's.
+    mp_obj_t d = mp_obj_new_dict(17);
     dict_set(d, MP_QSTR_state, str_obj(st.state));
-    dict_set(d, MP_QSTR_connected, mp_obj_new_bool(st.connected));
-    dict_set(d, MP_QSTR_session_msgs, uint_obj(st.session_msgs));
-    dict_set(d, MP_QSTR_errors, uint_obj(st.errors));
+    dict_set(d, MP_QSTR_exec_count, uint_obj(st.exec_count));
+    dict_set(d, MP_QSTR_error_count, uint_obj(st.errors));
+    dict_set(d, MP_QSTR_tool_count, uint_obj(st.tool_count));
+    dict_set(d, MP_QSTR_last_cmd, str_obj(st.last_cmd));
     dict_set(d, MP_QSTR_last_result, str_obj(st.last_result));
+    dict_set(d, MP_QSTR_session_msgs, uint_obj(st.session_msgs));
+    dict_set(d, MP_QSTR_connected, mp_obj_new_bool(st.connected));
+    dict_set(d, MP_QSTR_errors, uint_obj(st.errors));
     dict_set(d, MP_QSTR_dirty, mp_obj_new_bool(st.dirty));
     for (size_t i = 0; i < MP_ARRAY_SIZE(acc); i++) {
         dict_set(d, acc[i].key, uint_obj(*(const uint32_t *)((const uint8_t *)&ss + acc[i].off)));
@@ -606,11 +788,15 @@ static mp_obj_t bentoclaw_safety(void) {
     bentoclaw_ensure_init();
     claw_agent_safety_t sf;
     busy_unless(claw_agent_safety(&sf));
-    mp_obj_t d = mp_obj_new_dict(4);
+    // The vendor's keys, then the library's (`trust`: the name this module
+    // used before it took the vendor's `trust_level`).
+    mp_obj_t d = mp_obj_new_dict(6);
     dict_set(d, MP_QSTR_circuit_breaker, str_obj(sf.circuit_breaker));
     dict_set(d, MP_QSTR_cooldown_ms, uint_obj(sf.cooldown_ms));
-    dict_set(d, MP_QSTR_trust, str_obj(sf.trust));
+    dict_set(d, MP_QSTR_trust_level, str_obj(sf.trust_level));
+    dict_set(d, MP_QSTR_connected, mp_obj_new_bool(sf.connected));
     dict_set(d, MP_QSTR_errors, uint_obj(sf.errors));
+    dict_set(d, MP_QSTR_trust, str_obj(sf.trust_level));
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_safety_obj, bentoclaw_safety);
@@ -795,11 +981,31 @@ static mp_obj_t bentoclaw_session(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_obj, bentoclaw_session);
 
+// history(): the vendor's — the context text as claw_session_build_context
+// renders it into 3072 bytes (its s_work_large).
+static mp_obj_t bentoclaw_history(void) {
+    bentoclaw_ensure_init();
+    vstr_t v;
+    vstr_init_len(&v, 3072);
+    size_t n = claw_session_build_context(v.buf, 3072);
+    v.len = n < 3072 ? n : 0;
+    claw_port_vfs_raise_pending();
+    return mp_obj_new_str_from_vstr(&v);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_history_obj, bentoclaw_history);
+
+static mp_obj_t bentoclaw_version(void) {
+    return mp_obj_new_str(BENTOCLAW_VERSION, strlen(BENTOCLAW_VERSION));
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_version_obj, bentoclaw_version);
+
 #if !BENTOCLAW_PORT_FIRMWARE
 // Test hooks of the unix port. _ui_events(): the UI messages since the last
 // call, as a list of (type, text).
 static mp_obj_t bentoclaw__ui_events(void) {
-    static const char *const names[] = { "status", "error", "last_result", "clear", "user", "assistant", "tool", "led" };
+    static const char *const names[] = {
+        "status", "last_cmd", "last_result", "progress", "error", "clear", "stats", "user", "assistant", "tool", "led",
+    };
     bentoclaw_ensure_init();
     mp_obj_t list = mp_obj_new_list(0, NULL);
     uint8_t type;
@@ -860,6 +1066,9 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tool), MP_ROM_PTR(&bentoclaw_tool_obj) },
     { MP_ROM_QSTR(MP_QSTR_register_tool), MP_ROM_PTR(&bentoclaw_register_tool_obj) },
     { MP_ROM_QSTR(MP_QSTR_tools), MP_ROM_PTR(&bentoclaw_tools_obj) },
+    { MP_ROM_QSTR(MP_QSTR_execute), MP_ROM_PTR(&bentoclaw_execute_obj) },
+    { MP_ROM_QSTR(MP_QSTR_history), MP_ROM_PTR(&bentoclaw_history_obj) },
+    { MP_ROM_QSTR(MP_QSTR_version), MP_ROM_PTR(&bentoclaw_version_obj) },
     { MP_ROM_QSTR(MP_QSTR_tacp), MP_ROM_PTR(&bentoclaw_tacp_obj) },
     { MP_ROM_QSTR(MP_QSTR_search), MP_ROM_PTR(&bentoclaw_search_obj) },
     { MP_ROM_QSTR(MP_QSTR_forget), MP_ROM_PTR(&bentoclaw_forget_obj) },

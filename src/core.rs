@@ -7,7 +7,7 @@
 //! length of one closure, never across a callback into the host.
 
 #[cfg(feature = "agent")]
-use crate::agent::{config::Config, state::Agent};
+use crate::agent::{config::Config, registry::Registry, state::Agent};
 use crate::safety::{breaker::CircuitBreaker, rate::RateTable, trust::Trust};
 use crate::session::Session;
 
@@ -17,8 +17,11 @@ pub struct Core {
     pub session: Session,
     /// Gate 1.
     pub breaker: CircuitBreaker,
-    /// Gate 3, and (feature `agent`) the tool registry.
+    /// Gate 3 (its slots are the registry's).
     pub rate: RateTable,
+    /// The tool registry (feature `agent`).
+    #[cfg(feature = "agent")]
+    pub registry: Registry,
     /// Gate 2: the transport's trust level.
     pub trust: Trust,
     /// The agent loop's state (feature `agent`).
@@ -33,6 +36,8 @@ impl Core {
             session: Session::new(),
             breaker: CircuitBreaker::new(),
             rate: RateTable::new(),
+            #[cfg(feature = "agent")]
+            registry: Registry::new(),
             trust: Trust::new(),
             #[cfg(feature = "agent")]
             agent: Agent::new(),

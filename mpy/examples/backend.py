@@ -4,9 +4,9 @@
 Plain CPython 3 standard library. Listens on loopback and speaks the bentoclaw
 wire protocol:
 
-    POST <any path not starting with /_>
+    POST /ai/v1/chat          (the TESAIoT APISIX gateway's chat route)
     Content-Type: application/json
-    Authorization: Bearer <api_key>
+    apikey: <api_key>         (APISIX key-auth, as the device's transport sends it)
     {"prompt": "...", "context": "..."}
 
     -> 200, body = the reply text (UTF-8)
@@ -50,8 +50,9 @@ fixed summary and the fault modes take precedence over the model as they do
 over the rules.
 
 Checks made on every request (a failing check answers with the status shown):
+    the path is /ai/v1/chat ...................... 404
     Content-Type is application/json ............. 415
-    Authorization is "Bearer <--api-key>" ........ 401
+    the apikey header is <--api-key> ............. 401
     body is UTF-8 JSON object with string "prompt"
     and string "context" ......................... 400
     body at most 64 KiB .......................... 413
@@ -118,6 +119,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# The one route the device posts to (the vendor binding's, BENTOCLAW_HTTP_PATH).
+CHAT_PATH = "/ai/v1/chat"
 MAX_BODY = 64 * 1024
 LOG_KEEP = 32
 HUGE_BYTES = 1024 * 1024
@@ -876,8 +879,7 @@ class Handler(BaseHTTPRequestHandler):
         rec["body_bytes"] = len(body)
 
         ctype = self.headers.get("Content-Type", "")
-        auth = self.headers.get("Authorization", "")
-        rec["auth_ok"] = auth == "Bearer " + st.args.api_key
+        rec["auth_ok"] = self.headers.get("apikey", "") == st.args.api_key
         status, problem, req = 200, None, None
         try:
             text = body.decode("utf-8")
@@ -910,10 +912,12 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError as e:
             problem = "invalid JSON: %s" % e
         rec["valid"] = problem is None
-        if ctype.split(";")[0].strip().lower() != "application/json":
+        if self.path != CHAT_PATH:
+            status, problem = 404, "no route: POST " + CHAT_PATH
+        elif ctype.split(";")[0].strip().lower() != "application/json":
             status, problem = 415, "Content-Type must be application/json"
         elif not rec["auth_ok"]:
-            status, problem = 401, "bad or missing bearer key"
+            status, problem = 401, "bad or missing apikey"
         elif problem is not None:
             status = 400
 

@@ -1,7 +1,9 @@
-//! The built-in tools, next to the Python tools of the registry.
+//! The tools the library runs itself, next to the host's (registry
+//! [`How::Builtin`](super::registry::How::Builtin)).
 //!
 //! | name | risk | limit | argument | returns |
 //! |---|---|---|---|---|
+//! | `ui_notify` (vendor) | 1 | 10/min | str | `{"status":"notified"}` after a `CLAW_UI_PROGRESS` event; `{"error":"no message"}` for none |
 //! | `echo` | 0 | 10/min | str or None | the str (`""` for None) |
 //! | `uptime` | 0 | 10/min | none | ticks in ms |
 //! | `led` | 1 | 10/min | None, a bool (or int) or `"toggle"` | the LED state |
@@ -10,46 +12,27 @@
 //! A built-in's argument is checked before the gates: a malformed call is
 //! the caller's error, not a tool failure, and uses no quota.
 
+use super::registry::{FIRST_OWN, How, UI_NOTIFY};
 use super::{Arg, Host, Status, ToolOutcome, Ui, Value};
-use crate::core::Core;
 use crate::port::{Errno, Port};
 use crate::text::{copy_prefix, floor_char_boundary};
 
-/// A Python tool (the host runs it).
-pub const PYTHON: u8 = 1;
-const ECHO: u8 = 2;
-const UPTIME: u8 = 3;
-const LED: u8 = 4;
-const WIPE_MEMORY: u8 = 5;
+const ECHO: usize = FIRST_OWN;
+const UPTIME: usize = FIRST_OWN + 1;
+const LED: usize = FIRST_OWN + 2;
+const WIPE_MEMORY: usize = FIRST_OWN + 3;
 
-/// (name, kind, risk, calls per minute; 0 = the default)
-const BUILTINS: [(&[u8], u8, u8, u16); 4] = [
-    (b"echo", ECHO, 0, 0),
-    (b"uptime", UPTIME, 0, 0),
-    (b"led", LED, 1, 0),
-    // Destroys what the user asked the device to remember: USB only, and
-    // at most twice a minute even there.
-    (b"wipe_memory", WIPE_MEMORY, 2, 2),
-];
-
-/// Puts the built-ins into the (just initialised) registry.
-pub fn register(c: &mut Core, now: u32) {
-    for (name, kind, risk, rate) in BUILTINS {
-        let _ = c.rate.register(name, kind, risk, rate, now);
+/// Checks a tool's argument (a host tool takes anything: the host turns
+/// it into the text its handler reads).
+pub fn check_arg(slot: usize, how: How, arg: Arg<'_>) -> Result<(), Status> {
+    if how != How::Builtin {
+        return Ok(());
     }
-}
-
-/// Whether `kind` is a built-in.
-pub fn is_builtin(kind: u8) -> bool {
-    kind > PYTHON
-}
-
-/// Checks a built-in's argument (a Python tool takes anything).
-pub fn check_arg(kind: u8, arg: Arg<'_>) -> Result<(), Status> {
-    match (kind, arg) {
-        (PYTHON, _) | (_, Arg::None) => Ok(()),
-        (ECHO, Arg::Text(_)) => Ok(()),
+    match (slot, arg) {
+        (_, Arg::None) => Ok(()),
+        (ECHO | UI_NOTIFY, Arg::Text(_)) => Ok(()),
         (ECHO, _) => Err(Status::EchoArg),
+        (UI_NOTIFY, _) => Err(Status::NotifyArg),
         (LED, Arg::Bool(_) | Arg::Int(_) | Arg::Text(b"toggle")) => Ok(()),
         (LED, _) => Err(Status::LedArg),
         _ => Err(Status::NoArg),
@@ -81,8 +64,19 @@ fn text_out(out: &mut [u8], text: &[u8]) -> usize {
 
 /// Runs a built-in (its argument already checked).
 #[inline(never)]
-pub fn run<H: Host>(h: &mut H, kind: u8, arg: Arg<'_>, out: &mut [u8]) -> (ToolOutcome, Value) {
-    match kind {
+pub fn run<H: Host>(h: &mut H, slot: usize, arg: Arg<'_>, out: &mut [u8]) -> (ToolOutcome, Value) {
+    match slot {
+        UI_NOTIFY => {
+            let text: &[u8] = match arg {
+                Arg::Text(t) if !t.is_empty() => {
+                    h.ui(Ui::Progress, t);
+                    br#"{"status":"notified"}"#
+                }
+                _ => br#"{"error":"no message"}"#,
+            };
+            let n = text_out(out, text);
+            (ToolOutcome::Returned(n), Value::Text(n))
+        }
         ECHO => {
             let text = match arg {
                 Arg::Text(t) => t,
@@ -172,11 +166,14 @@ mod tests {
 
     #[test]
     fn arguments() {
-        assert_eq!(check_arg(ECHO, Arg::Int(1)), Err(Status::EchoArg));
-        assert_eq!(check_arg(LED, Arg::Text(b"on")), Err(Status::LedArg));
-        assert_eq!(check_arg(LED, Arg::Text(b"toggle")), Ok(()));
-        assert_eq!(check_arg(UPTIME, Arg::Text(b"x")), Err(Status::NoArg));
-        assert_eq!(check_arg(PYTHON, Arg::Other), Ok(()));
-        assert_eq!(check_arg(WIPE_MEMORY, Arg::None), Ok(()));
+        let b = How::Builtin;
+        assert_eq!(check_arg(ECHO, b, Arg::Int(1)), Err(Status::EchoArg));
+        assert_eq!(check_arg(LED, b, Arg::Text(b"on")), Err(Status::LedArg));
+        assert_eq!(check_arg(LED, b, Arg::Text(b"toggle")), Ok(()));
+        assert_eq!(check_arg(UPTIME, b, Arg::Text(b"x")), Err(Status::NoArg));
+        assert_eq!(check_arg(UI_NOTIFY, b, Arg::Int(1)), Err(Status::NotifyArg));
+        assert_eq!(check_arg(UI_NOTIFY, b, Arg::Text(b"hi")), Ok(()));
+        assert_eq!(check_arg(0, How::Python, Arg::Other), Ok(()));
+        assert_eq!(check_arg(WIPE_MEMORY, b, Arg::None), Ok(()));
     }
 }

@@ -21,6 +21,12 @@ pub trait Host {
     /// caller's own object). The text of its result or exception goes to
     /// `out`, cut to fit.
     fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome;
+    /// The description of the host's tool in `slot` (one the host
+    /// registered), into `out`; its length (0: none).
+    fn describe(&mut self, slot: u8, out: &mut [u8]) -> usize {
+        let _ = (slot, out);
+        0
+    }
     /// A UI event.
     fn ui(&mut self, ev: Ui, text: &[u8]);
     /// Brings the UI link up (idempotent).

@@ -34,6 +34,8 @@ pub mod host;
 #[cfg(test)]
 mod model_tests;
 pub mod policy;
+pub mod registry;
+pub mod report;
 pub mod state;
 pub mod tacp;
 pub mod wire;
@@ -47,32 +49,26 @@ use crate::port::Port;
 use crate::safety::trust::Level;
 use crate::session::ring::{MSG_MAX_BYTES, Role};
 use crate::text::floor_char_boundary;
+use registry::How;
 
-/// Registers a host tool: `register_tool(name, handler, risk, rate_per_min)`.
+/// Registers a tool the host runs: a Python callable (`register_tool(name,
+/// handler, risk, rate_per_min, description, confirm)`, [`How::Python`]) or a
+/// C handler (`claw_tools_register`, [`How::Host`]). Returns its slot.
 pub fn register_tool<P: Port>(
     c: &mut Core,
     p: &mut P,
     name: &[u8],
-    risk: u8,
-    rate_per_min: u16,
+    spec: registry::Spec,
 ) -> Result<usize, Status> {
-    if name.is_empty() || name.len() > crate::safety::rate::NAME_MAX_BYTES {
-        return Err(Status::ToolName);
-    }
-    check_text(name)?;
-    if risk > crate::safety::trust::RISK_HIGH {
-        return Err(Status::Risk);
-    }
-    if let Some(t) = c.rate.find_tool(name).and_then(|s| c.rate.tool(s)) {
-        // A script must not swap a built-in (say the high-risk wipe) for
-        // something registered with a lower risk.
-        if builtin::is_builtin(t.kind) {
-            return Err(Status::BuiltinTool);
-        }
-    }
-    c.rate
-        .register(name, builtin::PYTHON, risk, rate_per_min, p.ticks_ms())
-        .ok_or(Status::RegistryFull)
+    check_tool_name(name)?;
+    let now = p.ticks_ms();
+    c.registry
+        .add(&mut c.rate, name, spec, now)
+        .map_err(|e| match e {
+            registry::AddError::Risk => Status::Risk,
+            registry::AddError::Full => Status::RegistryFull,
+            registry::AddError::Taken => Status::BuiltinTool,
+        })
 }
 
 /// Checks text the caller hands in: UTF-8, no NUL (one rule everywhere:
@@ -224,10 +220,11 @@ fn tool_turn(line: &mut [u8], name: &[u8], parts: &[&[u8]]) -> usize {
 }
 
 /// Gates 1–3 for the tool in `slot` at `level`, then gate 4 (record). The
-/// one admission of every tool call.
+/// one admission of every tool call; an admitted call is counted
+/// (`exec_count`) and becomes the last command.
 pub fn admit<P: Port>(c: &mut Core, p: &mut P, slot: usize, level: Level) -> Result<(), Status> {
     let now = p.ticks_ms();
-    let risk = c.rate.tool(slot).map_or(u8::MAX, |t| t.risk);
+    let risk = c.registry.tool(&c.rate, slot).map_or(u8::MAX, |t| t.risk);
     if !c.breaker.allow(now) {
         return Err(Status::BreakerOpen);
     }
@@ -238,7 +235,51 @@ pub fn admit<P: Port>(c: &mut Core, p: &mut P, slot: usize, level: Level) -> Res
         return Err(Status::RateLimited);
     }
     c.rate.record_slot(slot, now);
+    c.agent.execs = c.agent.execs.saturating_add(1);
+    let Core { agent, rate, .. } = c;
+    agent.set_last_cmd(rate.name(slot));
     Ok(())
+}
+
+/// `execute(name, params)`, the vendor's: the tool passes the gates at the
+/// current trust and is recorded — counted, the last command, a TOOL turn
+/// "execute: NAME" — but does not run (the vendor's tools run from the IDE,
+/// TACP EXEC). Returns its risk and `confirm` flag. A refusal counts an
+/// error, as the vendor's does.
+pub fn execute<H: Host>(h: &mut H, name: &[u8]) -> Result<(u8, bool), Status> {
+    ready(h);
+    nested(
+        h,
+        |c| c.trust.get(),
+        |h| {
+            let found = core(h, |c, p| {
+                let t = c.registry.find(&c.rate, name)?;
+                let (slot, risk, confirm) = (t.slot, t.risk, t.confirm);
+                let level = c.agent.chain.level();
+                Some(
+                    admit(c, p, slot, level)
+                        .inspect_err(|_| Account::new().error(c))
+                        .map(|()| (risk, confirm)),
+                )
+            })?;
+            let (risk, confirm) = found.ok_or(Status::UnknownTool)??;
+            h.ui_init();
+            h.ui(Ui::LastCmd, name);
+            core(h, |c, p| {
+                c.agent.set_state(State::Idle);
+                if c.session.add_loaded(Role::Tool, b"").is_ok() {
+                    if let Some(m) = c.session.newest_mut() {
+                        m.text.fill(|buf| tool_turn(buf, b"execute", &[name]));
+                    }
+                }
+                c.breaker.success();
+                c.agent.set_last_result(&[b"dispatched"]);
+                flush_if_dirty(c, p);
+            })?;
+            h.ui(Ui::LastResult, b"dispatched");
+            Ok((risk, confirm))
+        },
+    )
 }
 
 /// A top-level `tool()` (the REPL, a TACP line): [`ready`], then
@@ -290,32 +331,39 @@ fn run_tool_gated<H: Host>(
     acct: &mut Account,
     mode: Mode,
 ) -> Result<Value, Status> {
-    let (slot, kind) = core(h, |c, _| {
-        let slot = c.rate.find_tool(name)?;
-        Some((slot, c.rate.tool(slot)?.kind))
+    let (slot, how) = core(h, |c, _| {
+        let t = c.registry.find(&c.rate, name)?;
+        Some((t.slot, t.how))
     })?
     .ok_or(Status::UnknownTool)?;
     if let Arg::Text(t) = arg {
         check_text(t)?;
     }
-    builtin::check_arg(kind, arg)?;
+    builtin::check_arg(slot, how, arg)?;
     if h.aborted() {
         return Err(Status::Aborted);
     }
     core(h, |c, p| {
         let level = c.agent.chain.level();
-        admit(c, p, slot, level).inspect_err(|_| acct.error(c))
+        admit(c, p, slot, level).inspect_err(|_| acct.error(c))?;
+        c.agent.set_state(State::Executing);
+        Ok(())
     })??;
-    let outcome = if kind == builtin::PYTHON {
-        // A REPL call's Python tool gets the caller's own object.
+    let outcome = if how == How::Builtin {
+        builtin::run(h, slot, arg, out)
+    } else {
+        // A REPL call's host tool gets the caller's own object.
         let arg = if caller_arg { Arg::Other } else { arg };
         match h.run_tool(slot as u8, arg, out) {
             ToolOutcome::Returned(n) => (ToolOutcome::Returned(n), Value::Host(n)),
             other => (other, Value::Host(0)),
         }
-    } else {
-        builtin::run(h, kind, arg, out)
     };
+    let _ = h.with_core(|c, _| {
+        if c.agent.state() == State::Executing {
+            c.agent.set_state(State::Idle);
+        }
+    });
     match outcome {
         (ToolOutcome::Returned(n), value) => {
             let text = out.get(..n).unwrap_or(&[]);
@@ -363,15 +411,11 @@ pub fn connect<H: Host>(h: &mut H, host: &[u8], port: u16, api_key: &[u8]) -> Re
         |h| {
             h.ui_init();
             h.ui(Ui::Status, b"Connecting...");
-            core(h, |c, _| {
-                c.trust.set(Level::Https);
-                c.agent.set_state(State::Connecting);
-            })?;
+            core(h, |c, _| c.trust.set(Level::Https))?;
             let ok = h.connect(host, port, api_key);
             if ok {
                 h.ui(Ui::Status, b"Online (HTTPS)");
                 core(h, |c, p| {
-                    c.agent.set_state(State::Idle);
                     let _ = c
                         .session
                         .add(p, Role::System, b"Connected to TESAIoT backend");
@@ -379,7 +423,6 @@ pub fn connect<H: Host>(h: &mut H, host: &[u8], port: u16, api_key: &[u8]) -> Re
             } else {
                 h.ui(Ui::Status, b"Connect failed");
                 core(h, |c, _| {
-                    c.agent.set_state(State::Offline);
                     c.agent.errors = c.agent.errors.saturating_add(1);
                     c.trust.set(Level::Usb);
                 })?;
@@ -399,7 +442,6 @@ pub fn disconnect<H: Host>(h: &mut H) -> Result<(), Status> {
             h.ui(Ui::Status, b"Offline");
             core(h, |c, p| {
                 c.trust.set(Level::Usb);
-                c.agent.set_state(State::Offline);
                 let _ = c.session.add(p, Role::System, b"Disconnected from backend");
             })
         },
@@ -448,9 +490,9 @@ pub fn ask_work_size(prompt: &[u8]) -> usize {
         + TOOLS_MAX
 }
 
-/// Bytes the opt-in `"tools"` member takes at most: 16 entries of a name
-/// (31 bytes, escaped at most twice over) and a risk.
-const TOOLS_MAX: usize = 16 * (2 * 31 + 20);
+/// Bytes the opt-in `"tools"` member takes at most: every slot's entry of a
+/// name (31 bytes, escaped at most twice over) and a risk.
+const TOOLS_MAX: usize = crate::safety::rate::MAX_TOOLS * (2 * 31 + 20);
 
 fn split_work<'a>(
     work: &'a mut [u8],
@@ -568,9 +610,9 @@ fn ask_chained<H: Host>(h: &mut H, prompt: &[u8], w: &mut Work<'_>) -> Result<Re
         }
         if !c.breaker.allow(p.ticks_ms()) {
             acct.error(c);
-            return Some(Status::BreakerOpen);
+            return Some(Status::AskBreakerOpen);
         }
-        c.agent.set_state(State::Busy);
+        c.agent.set_state(State::Thinking);
         None
     })?;
     if let Some(s) = refused {
@@ -578,7 +620,7 @@ fn ask_chained<H: Host>(h: &mut H, prompt: &[u8], w: &mut Work<'_>) -> Result<Re
     }
     let r = exchange_rounds(h, prompt, w, &mut acct);
     let _ = h.with_core(|c, p| {
-        if r.is_err() && c.agent.state() == State::Busy {
+        if r.is_err() && c.agent.state() == State::Thinking {
             c.agent.set_state(State::Idle);
         }
         flush_if_dirty(c, p);
@@ -625,6 +667,8 @@ fn exchange_rounds<H: Host>(
             return Err(Status::RequestFailed);
         }
     }
+    h.ui(Ui::Status, b"Thinking...");
+    h.ui(Ui::LastCmd, prompt);
     h.ui(Ui::ChatUser, prompt);
     core(h, |c, _| {
         let _ = c.session.add_loaded(Role::User, prompt);
@@ -666,7 +710,7 @@ fn exchange_rounds<H: Host>(
         };
         let (status, result_len) = backend_tool(h, round, name, arg, w.result, acct)?;
         pending = Some((name_len, status, result_len));
-        core(h, |c, _| c.agent.set_state(State::Busy))?;
+        core(h, |c, _| c.agent.set_state(State::Thinking))?;
     };
 
     answer(h, w, n, acct)
@@ -863,7 +907,7 @@ fn write_body(
         prompt: wire::as_str(prompt),
         context: wire::as_str(ctx),
         tool_result,
-        tools: cfg.send_tools.then_some(wire::Tools(&c.rate)),
+        tools: cfg.send_tools.then_some(wire::Tools(&c.registry, &c.rate)),
     };
     let n = wire::write(&req, w.body).ok_or(Status::WorkTooSmall)?;
     Ok((n, ctx.len()))

@@ -48,10 +48,11 @@ use std::collections::VecDeque;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
 
+use super::registry::How;
 use super::{
     Account, Arg, CALL_DEPTH_MAX, CALL_REQUESTS_MAX, Host, NAME_ECHO_MAX, Origin, REPLY_MAX,
-    Status, TOOL_RESULT_MAX, TOOL_ROUNDS_MAX, ToolOutcome, Ui, ask, ask_check, builtin, config,
-    connect, disconnect, tacp, tool,
+    Status, TOOL_RESULT_MAX, TOOL_ROUNDS_MAX, ToolOutcome, Ui, ask, ask_check, config, connect,
+    disconnect, tacp, tool,
 };
 use crate::core::Core;
 use crate::safety::breaker::{CircuitBreaker, State as Cb};
@@ -384,11 +385,18 @@ impl ModelHost {
     /// the Python tools registered again.
     fn soft_reset(&mut self) {
         self.core = Core::new();
-        self.core.agent.reset(self.connected);
-        builtin::register(&mut self.core, self.port.now);
+        self.core.agent.reset();
+        let now = self.port.now;
+        let Core { registry, rate, .. } = &mut self.core;
+        registry.reset(rate, now);
         for (name, risk, rate) in PY_TOOLS {
-            super::register_tool(&mut self.core, &mut self.port, name.as_bytes(), risk, rate)
-                .unwrap();
+            let spec = super::registry::Spec {
+                how: How::Python,
+                risk,
+                confirm: false,
+                per_min: rate,
+            };
+            super::register_tool(&mut self.core, &mut self.port, name.as_bytes(), spec).unwrap();
         }
         self.trust = Level::Usb;
     }
@@ -402,9 +410,8 @@ impl ModelHost {
     }
 
     fn registered(&self, name: &[u8]) -> Option<(u8, bool)> {
-        let slot = self.core.rate.find_tool(name)?;
-        let t = self.core.rate.tool(slot)?;
-        Some((t.risk, builtin::is_builtin(t.kind)))
+        let t = self.core.registry.find(&self.core.rate, name)?;
+        Some((t.risk, t.how == How::Builtin))
     }
 
     /// Runs one call made with the chain `base` deep, from inside a tool
@@ -810,9 +817,10 @@ impl ModelHost {
                 );
                 let base = f.base + 1;
                 let regd = {
-                    let slot = self.core.rate.find_tool(&p.name);
-                    slot.and_then(|s| self.core.rate.tool(s))
-                        .map(|t| (t.risk, builtin::is_builtin(t.kind)))
+                    let c = &self.core;
+                    c.registry
+                        .find(&c.rate, &p.name)
+                        .map(|t| (t.risk, t.how == How::Builtin))
                 };
                 let nested = Status::NestingLimit.text().as_bytes();
                 if base >= CALL_DEPTH_MAX {
@@ -940,8 +948,8 @@ impl Host for ModelHost {
         let (name, risk) = {
             let t = self
                 .core
-                .rate
-                .tool(usize::from(slot))
+                .registry
+                .tool(&self.core.rate, usize::from(slot))
                 .expect("a registered slot");
             (t.name.to_vec(), t.risk)
         };

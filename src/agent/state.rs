@@ -27,6 +27,8 @@ pub const CALL_DEPTH_MAX: u8 = 8;
 pub(crate) const NAME_ECHO_MAX: usize = 256;
 /// `status()["last_result"]` at most.
 pub const LAST_RESULT_MAX: usize = 47;
+/// `status()["last_cmd"]` at most (the vendor's `s_last_cmd[48]`).
+pub const LAST_CMD_MAX: usize = 47;
 
 /// How a call ended, when it did not end well. The texts are exact and
 /// belong here (one owner); the binding raises `kind()` with `text()`.
@@ -70,7 +72,7 @@ pub enum Status {
     EchoArg = 16,
     /// (TypeError)
     LedArg = 17,
-    /// (TypeError)
+    /// A built-in that takes no argument got one (TypeError).
     NoArg = 18,
     /// The work buffer is smaller than `claw_ask_work_size()` (ValueError).
     WorkTooSmall = 19,
@@ -105,6 +107,14 @@ pub enum Status {
     ImportWrite = 32,
     /// The memory store could not be read (OSError).
     StoreUnreadable = 33,
+    /// `ask()` refused by gate 1 (RuntimeError; the vendor's short text).
+    AskBreakerOpen = 34,
+    /// `ui_notify` got something other than a str (TypeError).
+    NotifyArg = 35,
+    /// A C tool without a handler (ValueError).
+    NoHandler = 36,
+    /// A C tool's description over 127 bytes (ValueError).
+    Description = 37,
 }
 
 /// Which Python exception a [`Status`] is.
@@ -141,7 +151,7 @@ impl Status {
             Status::TrustRefused => c"tool risk exceeds transport trust level",
             Status::RateLimited => c"rate limit exceeded for this tool",
             Status::RequestFailed => c"HTTPS request failed",
-            Status::NotConnected => c"not connected: call connect() first",
+            Status::NotConnected => c"not connected \xe2\x80\x94 call bentoclaw.connect() first",
             Status::RoundLimit => c"tool round limit reached",
             Status::RequestLimit => {
                 c"backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)"
@@ -178,6 +188,10 @@ impl Status {
             }
             Status::ImportWrite => c"memory write failed",
             Status::StoreUnreadable => c"memory store unreadable",
+            Status::AskBreakerOpen => c"circuit breaker open",
+            Status::NotifyArg => c"ui_notify takes a str",
+            Status::NoHandler => c"tool has no handler",
+            Status::Description => c"description must be 0..127 bytes",
         }
     }
 
@@ -207,8 +221,10 @@ impl Status {
             | Status::KeyLength
             | Status::ValueLength
             | Status::ImportLine
-            | Status::ImportFull => Kind::Value,
-            Status::EchoArg | Status::LedArg | Status::NoArg => Kind::Type,
+            | Status::ImportFull
+            | Status::NoHandler
+            | Status::Description => Kind::Value,
+            Status::EchoArg | Status::LedArg | Status::NoArg | Status::NotifyArg => Kind::Type,
             Status::ArchiveFailed
             | Status::CompactFailed
             | Status::ImportWrite
@@ -219,7 +235,7 @@ impl Status {
 
     /// From the C value (unknown values read as `Busy`, never `Ok`).
     pub fn from_c(v: u8) -> Status {
-        const ALL: [Status; 34] = [
+        const ALL: [Status; 38] = [
             Status::Ok,
             Status::BreakerOpen,
             Status::TrustRefused,
@@ -254,60 +270,72 @@ impl Status {
             Status::ImportFull,
             Status::ImportWrite,
             Status::StoreUnreadable,
+            Status::AskBreakerOpen,
+            Status::NotifyArg,
+            Status::NoHandler,
+            Status::Description,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
     }
 }
 
-/// What the agent is doing (`status()["state"]`).
+/// What the agent is doing (`status()["state"]`): the vendor's
+/// `CLAW_STATE_*` values (`ipc_bentoclaw_defs.h`). The vendor's binding
+/// names them through a table shifted by one ("thinking" for executing,
+/// "streaming" for error); these names are the right ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum State {
-    /// Not connected.
-    Offline = 0,
-    /// In `connect()`.
-    Connecting = 1,
-    /// Connected, nothing running.
-    Idle = 2,
-    /// In an exchange.
-    Busy = 3,
+    /// Nothing running.
+    Idle = 0,
+    /// A tool runs.
+    Executing = 1,
+    /// An `ask()` waits for the backend.
+    Thinking = 2,
     /// The last exchange failed.
-    Error = 4,
+    Error = 3,
 }
 
 impl State {
     /// `status()["state"]`.
     pub fn name(self) -> &'static str {
         match self {
-            State::Offline => "offline",
-            State::Connecting => "connecting",
             State::Idle => "idle",
-            State::Busy => "busy",
+            State::Executing => "executing",
+            State::Thinking => "thinking",
             State::Error => "error",
         }
     }
 }
 
-/// UI events (the firmware maps them to its `CLAW_UI_*` IPC messages).
+/// UI events: the vendor's `CLAW_UI_*` message types (0..=6, what the
+/// CM55 panel shows) and the library's own (7 and up, which the vendor's
+/// panel ignores).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Ui {
-    /// Status line ("Online (HTTPS)").
+    /// `CLAW_UI_STATUS_TEXT`: the status line ("Online (HTTPS)").
     Status = 0,
-    /// An error ("Backend error").
-    Error = 1,
-    /// `last_result` changed.
+    /// `CLAW_UI_LAST_CMD`: the last command (a prompt, a tool's name).
+    LastCmd = 1,
+    /// `CLAW_UI_LAST_RESULT`: how the last call ended.
     LastResult = 2,
-    /// Clear the chat panel.
-    Clear = 3,
-    /// The user's prompt.
-    ChatUser = 4,
-    /// The model's answer.
-    ChatAssistant = 5,
-    /// A tool ran (its TOOL turn).
-    Tool = 6,
-    /// The LED tool's state.
-    Led = 7,
+    /// `CLAW_UI_PROGRESS`: a notification (`ui_notify`).
+    Progress = 3,
+    /// `CLAW_UI_ERROR`: an error ("Backend error").
+    Error = 4,
+    /// `CLAW_UI_CLEAR`: clear the panel.
+    Clear = 5,
+    /// `CLAW_UI_STATS`: the statistics card.
+    Stats = 6,
+    /// The user's prompt (extension).
+    ChatUser = 7,
+    /// The model's answer (extension).
+    ChatAssistant = 8,
+    /// A tool ran: its TOOL turn (extension).
+    Tool = 9,
+    /// The `led` tool's state (extension).
+    Led = 10,
 }
 
 /// A tool's argument as the caller gave it.
@@ -442,6 +470,10 @@ impl Chain {
 /// The agent's state in [`Core`].
 pub struct Agent {
     pub(crate) errors: u32,
+    /// Tool calls admitted (`status()["exec_count"]`).
+    pub(crate) execs: u32,
+    pub(crate) last_cmd: [u8; LAST_CMD_MAX],
+    pub(crate) last_cmd_len: u8,
     pub(crate) state: u8,
     pub(crate) last_result: [u8; LAST_RESULT_MAX],
     pub(crate) last_len: u8,
@@ -461,7 +493,10 @@ impl Agent {
     pub const fn new() -> Self {
         Self {
             errors: 0,
-            state: State::Offline as u8,
+            execs: 0,
+            last_cmd: [0; LAST_CMD_MAX],
+            last_cmd_len: 0,
+            state: State::Idle as u8,
             last_result: [0; LAST_RESULT_MAX],
             last_len: 0,
             led: false,
@@ -481,12 +516,23 @@ impl Agent {
     /// `status()["state"]`.
     pub fn state(&self) -> State {
         match self.state {
-            1 => State::Connecting,
-            2 => State::Idle,
-            3 => State::Busy,
-            4 => State::Error,
-            _ => State::Offline,
+            1 => State::Executing,
+            2 => State::Thinking,
+            3 => State::Error,
+            _ => State::Idle,
         }
+    }
+
+    /// `status()["exec_count"]`.
+    pub fn execs(&self) -> u32 {
+        self.execs
+    }
+
+    /// `status()["last_cmd"]`.
+    pub fn last_cmd(&self) -> &[u8] {
+        self.last_cmd
+            .get(..usize::from(self.last_cmd_len))
+            .unwrap_or(&[])
     }
 
     /// `status()["last_result"]`.
@@ -517,28 +563,35 @@ impl Agent {
     }
 
     pub(crate) fn set_last_result(&mut self, parts: &[&[u8]]) {
-        let mut n = 0usize;
-        for p in parts {
-            let room = LAST_RESULT_MAX - n;
-            let take = floor_char_boundary(p, room);
-            if let Some(dst) = self.last_result.get_mut(n..n + take) {
-                crate::text::copy_prefix(dst, p);
-                n += take;
-            }
-        }
-        self.last_len = n as u8;
+        self.last_len = put_parts(&mut self.last_result, parts) as u8;
     }
 
-    /// A new VM (soft reset): what the previous one left is forgotten; the
-    /// connection state is the transport's.
-    pub fn reset(&mut self, connected: bool) {
-        *self = Agent::new();
-        self.set_state(if connected {
-            State::Idle
-        } else {
-            State::Offline
-        });
+    /// `last_cmd`: `text` cut to [`LAST_CMD_MAX`] bytes on a character
+    /// boundary, control characters as spaces.
+    pub(crate) fn set_last_cmd(&mut self, text: &[u8]) {
+        let n = put_parts(&mut self.last_cmd, &[text]);
+        self.last_cmd_len = crate::text::sanitize_in_place(&mut self.last_cmd, n) as u8;
     }
+
+    /// A new VM (soft reset): what the previous one left is forgotten.
+    pub fn reset(&mut self) {
+        *self = Agent::new();
+    }
+}
+
+/// `parts` one after the other into `buf`, cut on a character boundary
+/// where they stop fitting; returns the length.
+fn put_parts(buf: &mut [u8], parts: &[&[u8]]) -> usize {
+    let mut n = 0usize;
+    for p in parts {
+        let room = buf.len() - n;
+        let take = floor_char_boundary(p, room);
+        if let Some(dst) = buf.get_mut(n..n + take) {
+            crate::text::copy_prefix(dst, p);
+            n += take;
+        }
+    }
+    n
 }
 
 impl Default for Agent {

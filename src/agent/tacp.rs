@@ -24,7 +24,6 @@ use serde::Serialize;
 
 use super::{Account, Arg, Host, Mode, Origin, Status, Value, call_tool, core, wire};
 use crate::core::Core;
-use crate::port::Port;
 use crate::text::floor_char_boundary;
 
 /// Longest request line, without its terminator.
@@ -39,99 +38,6 @@ pub const ANSWER_MAX: usize = 6 * RESULT_MAX + 2;
 /// The work buffer a TACP call needs: the answer, the tool's result text,
 /// the decoded arguments.
 pub const WORK_SIZE: usize = ANSWER_MAX + RESULT_MAX + LINE_MAX;
-
-/// `status()` as one value (TACP STATUS, the binding's dict).
-#[derive(Serialize, Clone, Copy, Debug)]
-pub struct StatusDoc<'a> {
-    /// "offline", "connecting", "idle", "busy", "error".
-    pub state: &'a str,
-    /// The transport is connected.
-    pub connected: bool,
-    /// Messages in the ring.
-    pub session_msgs: u16,
-    /// Errors counted since the soft reset.
-    pub errors: u32,
-    /// How the last call ended ("ok (42 bytes)", "tool ok", "error", ...).
-    pub last_result: &'a str,
-    /// The ring holds turns not on flash yet.
-    pub dirty: bool,
-    /// Request bytes sent this session.
-    pub bytes_in: u32,
-    /// Reply bytes received this session.
-    pub bytes_out: u32,
-    /// Input tokens the backend reported.
-    pub tokens_in: u32,
-    /// Output tokens the backend reported.
-    pub tokens_out: u32,
-    /// Context bytes of the last request.
-    pub context_bytes: u32,
-    /// Answered requests.
-    pub exchanges: u32,
-    /// RTC seconds of the last exchange (0: unknown).
-    pub last_active: u32,
-}
-
-/// `safety()` as one value.
-#[derive(Serialize, Clone, Copy, Debug)]
-pub struct SafetyDoc {
-    /// "closed", "open", "half-open".
-    pub circuit_breaker: &'static str,
-    /// Cooldown left while open.
-    pub cooldown_ms: u32,
-    /// "none", "https", "usb".
-    pub trust: &'static str,
-    /// Errors counted since the soft reset.
-    pub errors: u32,
-}
-
-/// The state `status()` reports, from RAM (the caller loads the ring
-/// first: [`crate::session::Session::ring`]); `last_result` is copied to
-/// `buf`.
-pub fn status_doc<'a>(
-    c: &Core,
-    connected: bool,
-    buf: &'a mut [u8; super::LAST_RESULT_MAX],
-) -> StatusDoc<'a> {
-    let st = c.session.stats_loaded();
-    let n = c.agent.last_result().len();
-    crate::text::copy_prefix(buf, c.agent.last_result());
-    StatusDoc {
-        state: c.agent.state().name(),
-        connected,
-        session_msgs: c.session.ring_loaded().len() as u16,
-        errors: c.agent.errors(),
-        last_result: wire::as_str(buf.get(..n).unwrap_or(&[])),
-        dirty: c.session.is_dirty(),
-        bytes_in: st.in_bytes,
-        bytes_out: st.out_bytes,
-        tokens_in: st.in_tokens,
-        tokens_out: st.out_tokens,
-        context_bytes: st.context_bytes,
-        exchanges: st.exchanges,
-        last_active: st.last_active,
-    }
-}
-
-/// The state `safety()` reports.
-pub fn safety_doc<P: Port>(c: &mut Core, p: &mut P) -> SafetyDoc {
-    use crate::safety::breaker::State as Cb;
-    use crate::safety::trust::Level;
-    let now = p.ticks_ms();
-    SafetyDoc {
-        circuit_breaker: match c.breaker.state(now) {
-            Cb::Closed => "closed",
-            Cb::Open => "open",
-            Cb::HalfOpen => "half-open",
-        },
-        cooldown_ms: c.breaker.cooldown_remaining(now),
-        trust: match c.trust.get() {
-            Level::None => "none",
-            Level::Https => "https",
-            Level::Usb => "usb",
-        },
-        errors: c.agent.errors(),
-    }
-}
 
 /// A bounded answer being written.
 struct Answer<'a> {
@@ -419,16 +325,48 @@ fn cmd_status<H: Host>(h: &mut H, a: &mut Answer<'_>) -> Result<usize, Status> {
     core(h, |c, _| status_json(a, c, connected))
 }
 
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    state: &'a str,
+    connected: bool,
+    session_msgs: u16,
+    errors: u32,
+    last_result: &'a str,
+    dirty: bool,
+}
+
 #[inline(never)]
 fn status_json(a: &mut Answer<'_>, c: &Core, connected: bool) -> usize {
-    let mut buf = [0u8; super::LAST_RESULT_MAX];
-    a.json(&status_doc(c, connected, &mut buf))
+    let mut bufs = super::report::StatusBufs::new();
+    let d = super::report::status_doc(c, connected, &mut bufs);
+    a.json(&StatusJson {
+        state: d.state,
+        connected: d.connected,
+        session_msgs: d.session_msgs,
+        errors: d.error_count,
+        last_result: d.last_result,
+        dirty: d.dirty,
+    })
+}
+
+#[derive(Serialize)]
+struct SafetyJson {
+    circuit_breaker: &'static str,
+    cooldown_ms: u32,
+    trust: &'static str,
+    errors: u32,
 }
 
 #[inline(never)]
 fn cmd_safety<H: Host>(h: &mut H, a: &mut Answer<'_>) -> Result<usize, Status> {
-    let doc = core(h, safety_doc)?;
-    Ok(a.json(&doc))
+    let connected = h.connected();
+    let d = core(h, |c, p| super::report::safety_doc(c, p, connected))?;
+    Ok(a.json(&SafetyJson {
+        circuit_breaker: d.circuit_breaker,
+        cooldown_ms: d.cooldown_ms,
+        trust: d.trust_level,
+        errors: d.errors,
+    }))
 }
 
 #[inline(never)]

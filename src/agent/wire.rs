@@ -256,7 +256,10 @@ pub struct ToolResult<'a> {
 }
 
 /// The registry as the opt-in `tools` member lists it.
-pub struct Tools<'a>(pub &'a crate::safety::rate::RateTable);
+pub struct Tools<'a>(
+    pub &'a super::registry::Registry,
+    pub &'a crate::safety::rate::RateTable,
+);
 
 #[derive(Serialize)]
 struct ToolDoc<'a> {
@@ -268,11 +271,9 @@ impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(None)?;
-        for slot in 0..crate::safety::rate::MAX_TOOLS {
-            if let Some(t) = self.0.tool(slot) {
-                let name = core::str::from_utf8(t.name).unwrap_or("");
-                seq.serialize_element(&ToolDoc { name, risk: t.risk })?;
-            }
+        for t in self.0.iter(self.1) {
+            let name = core::str::from_utf8(t.name).unwrap_or("");
+            seq.serialize_element(&ToolDoc { name, risk: t.risk })?;
         }
         seq.end()
     }

@@ -13,6 +13,7 @@ use core::mem::MaybeUninit;
 use cty::{c_char, c_void};
 
 use super::{c_bytes, out_slice, sys, with_state};
+use crate::agent::registry::{How, Spec};
 use crate::agent::{
     self, Arg, Host, Origin, Status, ToolOutcome, Ui, Value, config, tacp as tacp_mod,
 };
@@ -29,6 +30,8 @@ pub const CLAW_OK: claw_status_t = 0;
 pub const CLAW_STATUS_UNKNOWN_TOOL: claw_status_t = 9;
 /// Called from inside a file operation of the core.
 pub const CLAW_STATUS_BUSY: claw_status_t = 12;
+/// A tool name of 0 or more than 31 bytes.
+pub const CLAW_STATUS_TOOL_NAME: claw_status_t = 24;
 /// `claw_memory_import`: a bad line in strict mode (`claw_import_result_t`
 /// says which and why).
 pub const CLAW_STATUS_IMPORT_LINE: claw_status_t = 30;
@@ -39,6 +42,7 @@ pub const CLAW_RTC_SET_AFTER: u32 = 1_704_067_200;
 const _: () = assert!(CLAW_RTC_SET_AFTER == agent::policy::RTC_SET_AFTER);
 const _: () = assert!(CLAW_STATUS_UNKNOWN_TOOL == Status::UnknownTool as u8);
 const _: () = assert!(CLAW_STATUS_BUSY == Status::Busy as u8);
+const _: () = assert!(CLAW_STATUS_TOOL_NAME == Status::ToolName as u8);
 const _: () = assert!(CLAW_STATUS_IMPORT_LINE == Status::ImportLine as u8);
 const _: () = assert!(CLAW_STATUS_IMPORT_WRITE == Status::ImportWrite as u8);
 
@@ -97,6 +101,8 @@ pub const CLAW_CALL_DEPTH_MAX: u8 = 8;
 pub const CLAW_CONFIG_KEYS: usize = 11;
 /// Size of `claw_agent_status_t.last_result` (47 bytes + NUL).
 pub const CLAW_LAST_RESULT_MAX: usize = 48;
+/// Size of `claw_agent_status_t.last_cmd` (47 bytes + NUL, the vendor's).
+pub const CLAW_LAST_CMD_MAX: usize = 48;
 
 const _: () = assert!(CLAW_TACP_WORK == tacp_mod::WORK_SIZE);
 const _: () = assert!(CLAW_PROMPT_MAX == agent::PROMPT_MAX);
@@ -107,6 +113,7 @@ const _: () = assert!(CLAW_CALL_REQUESTS_MAX == agent::CALL_REQUESTS_MAX);
 const _: () = assert!(CLAW_CALL_DEPTH_MAX == agent::CALL_DEPTH_MAX);
 const _: () = assert!(CLAW_CONFIG_KEYS == config::KEYS.len());
 const _: () = assert!(CLAW_LAST_RESULT_MAX == agent::LAST_RESULT_MAX + 1);
+const _: () = assert!(CLAW_LAST_CMD_MAX == agent::LAST_CMD_MAX + 1);
 
 /// What a tool call returned.
 #[repr(C)]
@@ -132,13 +139,61 @@ pub struct claw_tool_info_t {
     pub rate_per_min: u16,
     /// A built-in (run by the library), not a host tool.
     pub builtin: bool,
+    /// The person at the device confirms a model's request of it first.
+    pub confirm: bool,
+    /// How it runs: `CLAW_TOOL_BUILTIN`, `CLAW_TOOL_C` or `CLAW_TOOL_PYTHON`.
+    pub how: u8,
+    /// Its description (static, NUL-terminated), or NULL for a Python
+    /// tool's (the host holds it).
+    pub description: *const c_char,
 }
 
-/// `status()`.
+/// `claw_tool_info_t.how`: the library runs it.
+pub const CLAW_TOOL_BUILTIN: u8 = 1;
+/// `claw_tool_info_t.how`: a C handler of `claw_tools_register`.
+pub const CLAW_TOOL_C: u8 = 2;
+/// `claw_tool_info_t.how`: a Python callable of `claw_tool_register`.
+pub const CLAW_TOOL_PYTHON: u8 = 3;
+const _: () = assert!(CLAW_TOOL_BUILTIN == How::Builtin as u8);
+const _: () = assert!(CLAW_TOOL_C == How::Host as u8);
+const _: () = assert!(CLAW_TOOL_PYTHON == How::Python as u8);
+
+/// A C tool's handler: `args[0..args_len)` is its argument as text (UTF-8,
+/// no NUL inside; `args[args_len]` is a NUL), its result goes to
+/// `out[0..out_max)`. Returns the result's length (> 0: it ran; the vendor's
+/// tools answer `{"error":…}` JSON for their own failures), 0 for a failure
+/// without a text, or -n for a failure whose text is `out[0..n)`. Called on
+/// the MicroPython task, inside the binding's exception handler.
+pub type claw_tool_fn_t =
+    Option<unsafe extern "C" fn(*const c_char, usize, *mut c_char, usize) -> i32>;
+
+/// A tool the host provides (`claw_tools_register`): const data that lives
+/// as long as the firmware.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct claw_tool_def_t {
+    /// 1..31 bytes of UTF-8, NUL-terminated.
+    pub name: *const c_char,
+    /// What it does (NUL-terminated, at most 127 bytes), or NULL. Ignored
+    /// for a name of the default registry (its description stays).
+    pub description: *const c_char,
+    /// 0 low, 1 medium, 2 high (a default registry name keeps its own).
+    pub risk: u8,
+    /// The person at the device confirms a model's request of it first
+    /// (a default registry name keeps its own).
+    pub confirm: bool,
+    /// Calls per minute, 0 for the default (a default registry name keeps
+    /// its own).
+    pub rate_per_min: u16,
+    /// The handler (not NULL).
+    pub handler: claw_tool_fn_t,
+}
+
+/// `status()`: the vendor's keys, then the library's.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct claw_agent_status_t {
-    /// "offline", "connecting", "idle", "busy" or "error", NUL-terminated.
+    /// "idle", "executing", "thinking" or "error", NUL-terminated.
     pub state: [c_char; 12],
     /// The transport is connected.
     pub connected: bool,
@@ -146,10 +201,16 @@ pub struct claw_agent_status_t {
     pub dirty: bool,
     /// Messages in the ring.
     pub session_msgs: u16,
-    /// Errors counted since the soft reset.
+    /// Tools in the registry.
+    pub tool_count: u16,
+    /// Errors counted since the soft reset (`error_count`).
     pub errors: u32,
+    /// Tool calls admitted since the soft reset.
+    pub exec_count: u32,
     /// How the last call ended, NUL-terminated.
     pub last_result: [c_char; 48],
+    /// The last command, NUL-terminated.
+    pub last_cmd: [c_char; 48],
 }
 
 /// `safety()`.
@@ -161,7 +222,9 @@ pub struct claw_agent_safety_t {
     /// ms of cooldown left.
     pub cooldown_ms: u32,
     /// "none", "https" or "usb", NUL-terminated.
-    pub trust: [c_char; 8],
+    pub trust_level: [c_char; 8],
+    /// The transport is connected.
+    pub connected: bool,
     /// Errors counted since the soft reset.
     pub errors: u32,
 }
@@ -266,6 +329,32 @@ impl Host for CHost {
             sys::CLAW_PORT_TOOL_RAISED => ToolOutcome::Raised(len),
             _ => ToolOutcome::Abort,
         }
+    }
+
+    fn describe(&mut self, slot: u8, out: &mut [u8]) -> usize {
+        if !self.on_task {
+            return 0;
+        }
+        // A C tool's is in its def; a Python tool's the host holds.
+        let def = with_state(None, |s, p| {
+            let slot = usize::from(slot);
+            match s.registry.how(slot) {
+                How::Host => p.tools.find(s.rate.name(slot)),
+                _ => None,
+            }
+        });
+        let text = match def {
+            // SAFETY: checked at registration: NULL or NUL-terminated, static.
+            Some(d) => unsafe { c_bytes((*d).description) }.unwrap_or(&[]),
+            None => {
+                // SAFETY: `out` is valid for its length.
+                let n = unsafe { sys::claw_port_tool_desc(slot, out.as_mut_ptr(), out.len()) };
+                return crate::text::sanitize_in_place(out, n.min(out.len()));
+            }
+        };
+        let n = crate::text::floor_char_boundary(text, out.len());
+        crate::text::copy_prefix(out, text);
+        n
     }
 
     fn ui(&mut self, ev: Ui, text: &[u8]) {
@@ -377,22 +466,193 @@ pub extern "C" fn claw_status_kind(status: claw_status_t) -> u8 {
 }
 
 /// Once per soft reset, after the three seed `_init` calls: the agent's
-/// state afresh (the transport's connection state kept) and the built-in
-/// tools in the registry. Fails (false) only when called from inside a file
-/// operation.
+/// state afresh, the registry's defaults and limits, and the C tools of
+/// every table `claw_tools_register` was given (since the hard boot).
+/// Fails (false) only when called reentrantly.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_agent_init() -> bool {
-    // SAFETY: no arguments.
-    let connected = unsafe { sys::claw_port_connected() };
     with_state(false, |s, p| {
-        s.agent.reset(connected);
-        crate::agent::builtin::register(s, crate::port::Port::ticks_ms(p));
+        s.agent.reset();
+        let now = crate::port::Port::ticks_ms(p);
+        s.registry.reset(&mut s.rate, now);
+        let tables = p.tools.tables;
+        for (table, n) in tables {
+            // SAFETY: the table was checked when it was registered (or is
+            // NULL), and its contract makes it const data that lives as
+            // long as the firmware.
+            for d in unsafe { def_slice(table, n) } {
+                // SAFETY: as above: checked, static.
+                let _ = unsafe { add_def(s, p, d) };
+            }
+        }
         true
     })
 }
 
+/// The tables of C tools (`claw_tools_register`), kept across soft resets:
+/// they are the firmware's const data.
+pub struct CTools {
+    tables: [(*const claw_tool_def_t, usize); CLAW_TOOL_TABLES],
+}
+
+/// How many tables `claw_tools_register` keeps.
+pub const CLAW_TOOL_TABLES: usize = 4;
+
+impl CTools {
+    pub(crate) const fn new() -> Self {
+        Self {
+            tables: [(core::ptr::null(), 0); CLAW_TOOL_TABLES],
+        }
+    }
+
+    fn tables(&self) -> impl Iterator<Item = (*const claw_tool_def_t, usize)> + '_ {
+        self.tables.iter().copied().filter(|(t, _)| !t.is_null())
+    }
+
+    /// The def of the tool called `name`, from the table registered first
+    /// that has one (the firmware's, registered at boot, before the
+    /// binding's fallbacks).
+    fn find(&self, name: &[u8]) -> Option<*const claw_tool_def_t> {
+        for &(table, n) in self.tables.iter() {
+            // SAFETY: checked at registration (or NULL); static.
+            for d in unsafe { def_slice(table, n) } {
+                // SAFETY: checked at registration: a NUL-terminated name.
+                if unsafe { c_bytes(d.name) } == Some(name) {
+                    return Some(d);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The defs of a registered table.
+///
+/// # Safety
+/// `table` is valid for reads of `n` elements for the rest of the program.
+unsafe fn def_slice(table: *const claw_tool_def_t, n: usize) -> &'static [claw_tool_def_t] {
+    if table.is_null() {
+        return &[];
+    }
+    // SAFETY: per this function's contract.
+    unsafe { core::slice::from_raw_parts(table, n) }
+}
+
+/// Whether `d` is a def the registry takes: a valid name, a handler, a
+/// risk of 0..=2, a description of at most 127 bytes of UTF-8.
+///
+/// # Safety
+/// `d`'s strings are NULL or NUL-terminated.
+unsafe fn def_ok(d: &claw_tool_def_t) -> Result<(), Status> {
+    // SAFETY: per this function's contract.
+    let name = unsafe { c_bytes(d.name) }.ok_or(Status::ToolName)?;
+    agent::check_tool_name(name)?;
+    if d.handler.is_none() {
+        return Err(Status::NoHandler);
+    }
+    if d.risk > crate::safety::trust::RISK_HIGH {
+        return Err(Status::Risk);
+    }
+    // SAFETY: per this function's contract.
+    if let Some(desc) = unsafe { c_bytes(d.description) } {
+        agent::check_text(desc)?;
+        if desc.len() > DESCRIPTION_MAX {
+            return Err(Status::Description);
+        }
+    }
+    Ok(())
+}
+
+/// Longest description of a registered tool, in bytes.
+pub const CLAW_TOOL_DESCRIPTION_MAX: usize = 127;
+const DESCRIPTION_MAX: usize = CLAW_TOOL_DESCRIPTION_MAX;
+
+/// Registers the tool `d` describes.
+///
+/// # Safety
+/// `d` passed [`def_ok`].
+unsafe fn add_def(
+    s: &mut Core,
+    p: &mut super::CPort,
+    d: &claw_tool_def_t,
+) -> Result<usize, Status> {
+    // SAFETY: per this function's contract (checked: NUL-terminated).
+    let name = unsafe { c_bytes(d.name) }.unwrap_or(&[]);
+    let spec = Spec {
+        how: How::Host,
+        risk: d.risk,
+        confirm: d.confirm,
+        per_min: d.rate_per_min,
+    };
+    agent::register_tool(s, p, name, spec)
+}
+
+/// Registers the firmware's (or the binding's) C tools: `defs[0..n)`,
+/// const data that lives as long as the firmware (the table is kept, not
+/// copied, and applied again by every `claw_agent_init`). A name of the
+/// default registry (`gpio_set`, `fs_read`, ...) gives that tool its
+/// handler and keeps its description, risk, flag and limit; another name
+/// takes a spare slot with the def's. A name in two tables runs the
+/// handler of the table registered first (register the firmware's before
+/// MicroPython starts: the binding registers its own at its first call).
+/// Every def is checked first: one bad def registers nothing. Registering
+/// the same table again changes nothing. Returns the number of tools
+/// registered, or `-claw_status_t`.
+///
+/// # Safety
+/// `defs` is NULL or valid for reads of `n` elements for the rest of the
+/// program, its strings NULL or NUL-terminated and unchanging.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_tools_register(defs: *const claw_tool_def_t, n: usize) -> i32 {
+    if defs.is_null() || n == 0 || n > 64 {
+        return -(Status::ToolName as i32);
+    }
+    // SAFETY: per this function's contract.
+    let table = unsafe { def_slice(defs, n) };
+    for d in table {
+        // SAFETY: per this function's contract.
+        if let Err(e) = unsafe { def_ok(d) } {
+            return -(e as i32);
+        }
+    }
+    let r = with_state(Err(Status::Busy), |s, p| {
+        if !p.tools.tables().any(|(t, _)| t == defs) {
+            let free = p.tools.tables.iter_mut().find(|(t, _)| t.is_null());
+            match free {
+                Some(slot) => *slot = (defs, n),
+                None => return Err(Status::RegistryFull),
+            }
+        }
+        let mut count = 0i32;
+        for d in table {
+            // SAFETY: checked above.
+            unsafe { add_def(s, p, d) }?;
+            count += 1;
+        }
+        Ok(count)
+    });
+    match r {
+        Ok(n) => n,
+        Err(e) => -(e as i32),
+    }
+}
+
+/// The def of the C tool in `slot` (for the host, which runs it), or NULL
+/// when the slot holds no C tool.
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_tool_def(slot: u8) -> *const claw_tool_def_t {
+    with_state(core::ptr::null(), |s, p| {
+        let slot = usize::from(slot);
+        if s.registry.how(slot) != How::Host {
+            return core::ptr::null();
+        }
+        p.tools.find(s.rate.name(slot)).unwrap_or(core::ptr::null())
+    })
+}
+
 /// Registers a host tool (`register_tool()`): `name[0..len)`, risk 0..=2,
-/// `rate_per_min` 0 for the default. Returns its slot (0..15) or
+/// `rate_per_min` 0 for the default, and whether a model's request of it
+/// waits for the person at the device. Returns its slot or
 /// `-claw_status_t`. Re-registering a name keeps its rate window.
 ///
 /// # Safety
@@ -403,13 +663,20 @@ pub unsafe extern "C" fn claw_tool_register(
     len: usize,
     risk: u8,
     rate_per_min: u16,
+    confirm: bool,
 ) -> i32 {
     // SAFETY: per this function's contract.
     let Some(name) = (unsafe { bytes(name, len) }) else {
         return -(Status::ToolName as i32);
     };
     let r = with_state(Err(Status::Busy), |s, p| {
-        agent::register_tool(s, p, name, risk, rate_per_min)
+        let spec = Spec {
+            how: How::Python,
+            risk,
+            confirm,
+            per_min: rate_per_min,
+        };
+        agent::register_tool(s, p, name, spec)
     });
     match r {
         Ok(slot) => slot as i32,
@@ -417,7 +684,14 @@ pub unsafe extern "C" fn claw_tool_register(
     }
 }
 
-/// The registry entry in `slot` (0..15). False when the slot is free.
+/// Drops every Python tool (a new VM: their callables are gone).
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_tools_drop_python() {
+    with_state((), |s, _| s.registry.drop_python(&mut s.rate));
+}
+
+/// The registry entry in `slot` (0..CLAW_RATE_MAX_TOOLS). False when the
+/// slot holds no tool.
 ///
 /// # Safety
 /// `out` is NULL or valid for writes of one element.
@@ -426,13 +700,25 @@ pub unsafe extern "C" fn claw_tool_info(slot: u8, out: *mut claw_tool_info_t) ->
     if out.is_null() {
         return false;
     }
-    let info = with_state(None, |s, _| {
-        let t = s.rate.tool(usize::from(slot))?;
+    let info = with_state(None, |s, p| {
+        let t = s.registry.tool(&s.rate, usize::from(slot))?;
+        let description = match (t.description, t.how) {
+            (Some(d), _) => d.as_ptr(),
+            (None, How::Host) => p
+                .tools
+                .find(t.name)
+                // SAFETY: checked at registration; static.
+                .map_or(core::ptr::null(), |d| unsafe { (*d).description }),
+            _ => core::ptr::null(),
+        };
         let mut v = claw_tool_info_t {
             name: [0; 32],
             risk: t.risk,
             rate_per_min: t.limit,
-            builtin: crate::agent::builtin::is_builtin(t.kind),
+            builtin: t.how == How::Builtin,
+            confirm: t.confirm,
+            how: t.how as u8,
+            description,
         };
         put_cstr(&mut v.name, t.name);
         Some(v)
@@ -445,6 +731,38 @@ pub unsafe extern "C" fn claw_tool_info(slot: u8, out: *mut claw_tool_info_t) ->
         }
         None => false,
     }
+}
+
+/// `execute(name, params)`, the vendor's: gates, recorded, a TOOL turn
+/// "execute: NAME"; the tool does not run. `*risk` and `*confirm` are the
+/// tool's.
+///
+/// # Safety
+/// `name` valid for `name_len` bytes; `risk` and `confirm` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_execute(
+    name: *const u8,
+    name_len: usize,
+    risk: *mut u8,
+    confirm: *mut bool,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let Some(name) = (unsafe { bytes(name, name_len) }) else {
+        return Status::ToolName as claw_status_t;
+    };
+    let mut host = CHost::new(core::ptr::null_mut());
+    let r = agent::execute(&mut host, name);
+    if let Ok((r_risk, r_confirm)) = r {
+        if !risk.is_null() {
+            // SAFETY: non-NULL and valid per the contract.
+            unsafe { risk.write(r_risk) };
+        }
+        if !confirm.is_null() {
+            // SAFETY: non-NULL and valid per the contract.
+            unsafe { confirm.write(r_confirm) };
+        }
+    }
+    done(r.map(|_| ()))
 }
 
 /// `tool(name, arg)` from the REPL: the tool runs at the current trust
@@ -739,18 +1057,22 @@ pub unsafe extern "C" fn claw_agent_status(out: *mut claw_agent_status_t) -> boo
 /// `out` valid for writes of one element.
 #[inline(never)]
 unsafe fn status_into(s: &crate::core::Core, connected: bool, out: *mut claw_agent_status_t) {
-    let mut buf = [0u8; agent::LAST_RESULT_MAX];
-    let d = tacp_mod::status_doc(s, connected, &mut buf);
+    let mut bufs = agent::report::StatusBufs::new();
+    let d = agent::report::status_doc(s, connected, &mut bufs);
     let mut v = claw_agent_status_t {
         state: [0; 12],
         connected: d.connected,
         dirty: d.dirty,
         session_msgs: d.session_msgs,
-        errors: d.errors,
+        tool_count: d.tool_count,
+        errors: d.error_count,
+        exec_count: d.exec_count,
         last_result: [0; 48],
+        last_cmd: [0; 48],
     };
     put_cstr(&mut v.state, d.state.as_bytes());
     put_cstr(&mut v.last_result, d.last_result.as_bytes());
+    put_cstr(&mut v.last_cmd, d.last_cmd.as_bytes());
     // SAFETY: per this function's contract.
     unsafe { out.write(v) };
 }
@@ -764,16 +1086,19 @@ pub unsafe extern "C" fn claw_agent_safety(out: *mut claw_agent_safety_t) -> boo
     if out.is_null() {
         return false;
     }
+    // SAFETY: no arguments.
+    let connected = unsafe { sys::claw_port_connected() };
     let v = with_state(None, |s, p| {
-        let d = tacp_mod::safety_doc(s, p);
+        let d = agent::report::safety_doc(s, p, connected);
         let mut v = claw_agent_safety_t {
             circuit_breaker: [0; 12],
             cooldown_ms: d.cooldown_ms,
-            trust: [0; 8],
+            trust_level: [0; 8],
+            connected: d.connected,
             errors: d.errors,
         };
         put_cstr(&mut v.circuit_breaker, d.circuit_breaker.as_bytes());
-        put_cstr(&mut v.trust, d.trust.as_bytes());
+        put_cstr(&mut v.trust_level, d.trust_level.as_bytes());
         Some(v)
     });
     match v {

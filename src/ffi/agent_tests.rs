@@ -134,7 +134,7 @@ fn connect() -> bool {
 
 fn register(name: &str, risk: u8) -> i32 {
     // SAFETY: a live name.
-    unsafe { claw_tool_register(name.as_ptr(), name.len(), risk, 0) }
+    unsafe { claw_tool_register(name.as_ptr(), name.len(), risk, 0, false) }
 }
 
 fn status() -> claw_agent_status_t {
@@ -430,7 +430,7 @@ fn tacp_through_the_c_abi() {
     let (s, a) = tacp(b"STATUS\r\n", core::ptr::null_mut());
     assert_eq!(s, OK);
     assert!(a.starts_with(r#"{"state":"idle","connected":true,"session_msgs":0,"errors":0,"#));
-    assert!(a.ends_with(r#","exchanges":0,"last_active":0}"#), "{a}");
+    assert!(a.ends_with(r#","last_result":"","dirty":false}"#), "{a}");
     assert_eq!(
         tacp(b"TOOL echo \"a b\"", core::ptr::null_mut()).1,
         "\"a b\""
@@ -724,19 +724,19 @@ fn null_pointers_and_short_buffers() {
         assert_eq!(v.kind, CLAW_VALUE_INT);
         // registry
         assert_eq!(
-            claw_tool_register(core::ptr::null(), 3, 0, 0),
+            claw_tool_register(core::ptr::null(), 3, 0, 0, false),
             -(st(Status::ToolName) as i32)
         );
         assert_eq!(
-            claw_tool_register(b"echo".as_ptr(), 4, 0, 0),
+            claw_tool_register(b"echo".as_ptr(), 4, 0, 0, false),
             -(st(Status::BuiltinTool) as i32)
         );
         assert_eq!(
-            claw_tool_register(b"x".as_ptr(), 1, 3, 0),
+            claw_tool_register(b"x".as_ptr(), 1, 3, 0, false),
             -(st(Status::Risk) as i32)
         );
         assert_eq!(
-            claw_tool_register(b"x\0y".as_ptr(), 3, 0, 0),
+            claw_tool_register(b"x\0y".as_ptr(), 3, 0, 0, false),
             -(st(Status::HasNul) as i32)
         );
         assert!(!claw_tool_info(0, core::ptr::null_mut()));
@@ -773,7 +773,7 @@ fn null_pointers_and_short_buffers() {
         assert!(claw_agent_safety(sf.as_mut_ptr()));
         let sf = sf.assume_init();
         assert_eq!(
-            (cstr(&sf.circuit_breaker), cstr(&sf.trust)),
+            (cstr(&sf.circuit_breaker), cstr(&sf.trust_level)),
             ("closed".into(), "https".into())
         );
         // checks: NULL with a length is refused; NULL with 0 is the empty text.
@@ -1020,7 +1020,7 @@ fn every_status_has_a_text_and_a_kind() {
             assert!(!t.is_empty(), "{s}");
             assert!(k != CLAW_KIND_NONE && k <= CLAW_KIND_PENDING, "{s}");
         }
-        if s > Status::StoreUnreadable as u8 {
+        if s > Status::Description as u8 {
             // Unknown values fail closed: never OK.
             assert_eq!(t, text_of(CLAW_STATUS_BUSY));
         }

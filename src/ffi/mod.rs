@@ -185,6 +185,9 @@ pub struct CPort {
     on_task: bool,
     /// A file operation was refused in the running call (off the task).
     refused: bool,
+    /// The host's C tools (feature `agent`).
+    #[cfg(feature = "agent")]
+    pub(crate) tools: agent::CTools,
 }
 
 /// What a file operation returns off the MicroPython task (EAGAIN): a
@@ -205,6 +208,8 @@ impl CPort {
             fd_paths: [[0; PATH_MAX]; FD_SLOTS],
             on_task: false,
             refused: false,
+            #[cfg(feature = "agent")]
+            tools: agent::CTools::new(),
         }
     }
 

@@ -6,8 +6,15 @@ use super::{c_bytes, with_state};
 use crate::port::Port;
 use crate::safety::{breaker, rate, trust};
 
-/// Tools the rate table holds.
-pub const CLAW_RATE_MAX_TOOLS: usize = 16;
+/// Tools the rate table holds: a slot for each of the vendor registry's 32
+/// names and the library's 4 built-ins, and 12 for other names. (The
+/// vendor's 16 held fewer names than its own registry has, and let the
+/// rest through unlimited.)
+pub const CLAW_RATE_MAX_TOOLS: usize = 48;
+/// Of those, the slots of the names the registry knows (the vendor's 32
+/// tools and the library's 4 built-ins), always there for them; the rest
+/// take any other name.
+pub const CLAW_RATE_KNOWN_TOOLS: usize = 36;
 /// Size of a tool name buffer: a name is 1..=31 bytes + NUL.
 pub const CLAW_RATE_NAME_MAX: usize = 32;
 /// Calls per minute of a tool without its own limit.
@@ -22,6 +29,7 @@ pub const CLAW_CB_COOLDOWN_MS: u32 = 30_000;
 // The C constants are literals (cbindgen prints them as written); these
 // checks keep them equal to the core's.
 const _: () = assert!(CLAW_RATE_MAX_TOOLS == rate::MAX_TOOLS);
+const _: () = assert!(CLAW_RATE_KNOWN_TOOLS == rate::KNOWN.len());
 const _: () = assert!(CLAW_RATE_NAME_MAX == rate::NAME_MAX_BYTES + 1);
 const _: () = assert!(CLAW_RATE_DEFAULT_PER_MIN == rate::DEFAULT_PER_MIN);
 const _: () = assert!(CLAW_RATE_GRANULARITY_MS == rate::BUCKET_MS);

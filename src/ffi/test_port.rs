@@ -368,6 +368,19 @@ pub mod agent {
         code as u8
     }
 
+    /// A Python tool's description: "tool <slot>".
+    ///
+    /// # Safety
+    /// `out` valid for `out_max` bytes.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn claw_port_tool_desc(slot: u8, out: *mut u8, out_max: usize) -> usize {
+        let text = format!("tool {slot}");
+        let n = text.len().min(out_max);
+        // SAFETY: `out` is valid for `out_max` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), out, n) };
+        n
+    }
+
     /// # Safety
     /// Both pointers valid.
     #[unsafe(no_mangle)]

@@ -440,11 +440,11 @@ class Backend:
         if self.port is None:
             self.stop()
 
-    def post(self, body, path="/ask", ctype="application/json"):
+    def post(self, body, path="/ai/v1/chat", ctype="application/json"):
         data = json.dumps(body, ensure_ascii=False).encode() if not isinstance(body, bytes) else body
         rq = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data,
                                     headers={"Content-Type": ctype,
-                                             "Authorization": "Bearer " + API_KEY})
+                                             "apikey": API_KEY})
         try:
             with urllib.request.urlopen(rq, timeout=15) as r:
                 return r.status, r.read().decode(), dict(r.headers.items())

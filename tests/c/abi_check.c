@@ -24,7 +24,9 @@ _Static_assert(CLAW_MSG_MAX_LEN == 256, "spec 2");
 _Static_assert(CLAW_MEM_KEY_MAX == 32, "spec 2");
 _Static_assert(CLAW_MEM_VAL_MAX == 128, "spec 2");
 _Static_assert(CLAW_MEM_MAX_ENTRIES == 32, "contract notes");
-_Static_assert(CLAW_RATE_MAX_TOOLS == 16, "spec 2");
+/* The vendor's 16 held fewer names than its own 29-32 tools (issue 20):
+ * a slot for each registry name and 12 for others. */
+_Static_assert(CLAW_RATE_MAX_TOOLS == 48 && CLAW_RATE_KNOWN_TOOLS == 36, "issue 20");
 _Static_assert(CLAW_RATE_NAME_MAX == 32, "contract notes");
 _Static_assert(CLAW_RATE_DEFAULT_PER_MIN == 10, "spec 2");
 _Static_assert(CLAW_CB_THRESHOLD == 3, "spec 2");

@@ -323,7 +323,7 @@ static void test_abi_table(void)
     CHECK(sizeof all / sizeof all[0] == 22 && nonnull == 22, "%u", nonnull);
     CHECK(CLAW_SESSION_MAX_MSGS == 10 && CLAW_MSG_MAX_LEN == 256, "");
     CHECK(CLAW_MEM_KEY_MAX == 32 && CLAW_MEM_VAL_MAX == 128 && CLAW_MEM_MAX_ENTRIES == 32, "");
-    CHECK(CLAW_RATE_MAX_TOOLS == 16 && CLAW_RATE_NAME_MAX == 32, "");
+    CHECK(CLAW_RATE_MAX_TOOLS == 48 && CLAW_RATE_KNOWN_TOOLS == 36 && CLAW_RATE_NAME_MAX == 32, "");
     CHECK(CLAW_RATE_DEFAULT_PER_MIN == 10 && CLAW_CB_THRESHOLD == 3 &&
               CLAW_CB_COOLDOWN_MS == 30000,
           "");
@@ -1497,18 +1497,29 @@ static void test_rate_names(void)
     claw_rate_set(n31b, 5);
     CHECK(!claw_rate_check(n32), "");
 
-    /* Full table via set. */
+    /* Full table via set: the spare slots (names the registry does not
+     * know) run out; the registry's names keep theirs. */
+    enum { SPARE = CLAW_RATE_MAX_TOOLS - CLAW_RATE_KNOWN_TOOLS };
     claw_rate_init();
     char name[16];
-    for (int i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
+    for (int i = 0; i < SPARE; i++) {
         snprintf(name, sizeof name, "tool%02d", i);
         claw_rate_set(name, 50);
     }
-    CHECK(claw_rate_check("tool15") && claw_rate_check("tool00"), "");
-    CHECK(!claw_rate_check("tool16"), "17th tool must fail closed");
-    claw_rate_set("tool16", 50);
-    claw_rate_record("tool16");
-    CHECK(!claw_rate_check("tool16"), "");
+    snprintf(name, sizeof name, "tool%02d", SPARE - 1);
+    CHECK(claw_rate_check(name) && claw_rate_check("tool00"), "");
+    snprintf(name, sizeof name, "tool%02d", SPARE);
+    CHECK(!claw_rate_check(name), "a name past the spare slots must fail closed");
+    claw_rate_set(name, 50);
+    claw_rate_record(name);
+    CHECK(!claw_rate_check(name), "");
+    static const char *const vendor[] = { "gpio_set", "py_exec", "safe_boot", "potentiometer_read", "wipe_memory" };
+    for (size_t i = 0; i < sizeof vendor / sizeof vendor[0]; i++) {
+        claw_rate_set(vendor[i], 1);
+        CHECK(claw_rate_check(vendor[i]), "%s has its slot in a full table", vendor[i]);
+        claw_rate_record(vendor[i]);
+        CHECK(!claw_rate_check(vendor[i]), "%s limited at 1", vendor[i]);
+    }
     for (int i = 0; i < 40; i++) {
         claw_rate_record("tool00");
     }
@@ -1516,12 +1527,13 @@ static void test_rate_names(void)
 
     /* Full table via record of unknown tools. */
     claw_rate_init();
-    for (int i = 0; i < CLAW_RATE_MAX_TOOLS; i++) {
+    for (int i = 0; i < SPARE; i++) {
         snprintf(name, sizeof name, "anon%02d", i);
         CHECK(claw_rate_check(name), "%s", name);
         claw_rate_record(name);
     }
-    CHECK(!claw_rate_check("anon16"), "no free slot: must fail closed");
+    snprintf(name, sizeof name, "anon%02d", SPARE);
+    CHECK(!claw_rate_check(name), "no free slot: must fail closed");
     CHECK(claw_rate_check("anon03"), "");
     /* A check does not take a slot. */
     claw_rate_init();

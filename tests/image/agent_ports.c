@@ -26,6 +26,14 @@ uint8_t claw_port_tool(void *ctx, uint8_t slot, uint8_t arg_kind, const uint8_t 
     return (uint8_t)v_port;
 }
 
+size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max)
+{
+    (void)slot;
+    (void)out;
+    (void)out_max;
+    return 0;
+}
+
 int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, size_t reply_max)
 {
     (void)body;

@@ -24,7 +24,7 @@ Requests of the transport (what a network co-processor would speak):
          -> u8 1 when host:port accepted a TCP connection, else 0.
             Only loopback hosts are reached; any other host is 0.
             The endpoint and key are kept for the POSTs that follow.
-    0x02 POST        u32 resp_max, body
+    0x02 POST        u32 resp_max, u8 n, path[n], body
          -> u16 status, u8 flags, u32 tokens_in, u32 tokens_out, body
             status 0: no endpoint, unreachable, timeout, not HTTP, a
             header block over 1024 bytes, chunked coding, a truncated body
@@ -83,7 +83,6 @@ TRANSPORT = (CONNECT, POST)
 FAULT_CORRUPT, FAULT_LATE, FAULT_NOISE, FAULT_DROP = 1, 2, 3, 4
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-HTTP_PATH = "/ask"  # BENTOCLAW_HTTP_PATH
 HEADER_MAX = 1024  # BENTOCLAW_HTTP_HEADER_MAX: the whole header block
 CONNECT_TIMEOUT_S = 5.0
 HTTP_TIMEOUT_S = 30.0  # the board gives up first; a late answer is discarded
@@ -337,25 +336,28 @@ class SerialBridge:
 
     def _post(self, p):
         (resp_max,) = struct.unpack_from("<I", p, 0)
-        body = p[4:]
+        n = p[4]
+        path = p[5 : 5 + n].decode("ascii", "replace")
+        body = p[5 + n :]
         with self.state_lock:
             ep = self.endpoint
         status, tin, tout, reply = 0, None, None, b""
-        if ep is not None:
-            status, tin, tout, reply = self._http_post(ep, body, resp_max)
+        # The request line takes a path of printable ASCII from "/", no space.
+        if ep is not None and path.startswith("/") and all(0x20 < ord(c) < 0x7F for c in path):
+            status, tin, tout, reply = self._http_post(ep, path, body, resp_max)
         flags = (1 if tin is not None else 0) | (2 if tout is not None else 0)
         if status != 200:
             reply = b""
         return struct.pack("<HBII", status, flags, tin or 0, tout or 0) + reply
 
-    def _http_post(self, ep, body, resp_max):
+    def _http_post(self, ep, path, body, resp_max):
         """POST body to the endpoint with the unix transport's request and
         its rules for the answer (mpy/claw_transport_unix.c): returns
         (status, tokens_in, tokens_out, body); status 0 = failed."""
         host, port, key = ep
         req = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
-               "Authorization: Bearer %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-               % (HTTP_PATH, host, port, key, len(body))).encode()
+               "apikey: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+               % (path, host, port, key, len(body))).encode()
         fail = (0, None, None, b"")
         try:
             s = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S)

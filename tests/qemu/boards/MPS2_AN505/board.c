@@ -423,7 +423,13 @@ void board_idle_point(void) {
     (void)claw_session_flush();
 }
 
+void board_tools_register(void); // board_tools.c
+
 void board_vm_init(void) {
+    // The board's hardware tools, as a firmware registers them before
+    // anything of bentoclaw runs (again after a soft reset: the same table
+    // changes nothing).
+    board_tools_register();
     // main.c limits the stack to 10 KiB; the board has the stack region of
     // the linker script. mp_stack_ctrl_init() ran at the top of main(), so
     // the limit counts from (nearly) _estack.

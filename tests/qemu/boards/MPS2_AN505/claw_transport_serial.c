@@ -15,7 +15,8 @@
  *    everything else (no bridge, the backend unreachable or failing, a
  *    damaged or late frame, a body too large) returns -1;
  *  - resp gets the body and a NUL (it holds resp_max + 1 bytes).
- * There is no UI panel: UI messages are counted and dropped.
+ * (The UI panel is the binding's own, over the board's stand-in for the
+ * BENTO IPC pipe: tests/qemu/boards/common/ipc_board.c.)
  *
  * No MicroPython API is used: nothing here can raise.
  */
@@ -27,9 +28,6 @@
 #include "claw_transport.h"
 #include "serial_link.h"
 #include "board.h"
-
-bool claw_ipc_initialized;
-static uint32_t s_ui_dropped;
 
 static bool s_connected;
 static uint32_t s_tokens_in;
@@ -75,23 +73,28 @@ bool claw_https_connect(const char *host, uint16_t port, const char *api_key) {
     return s_connected;
 }
 
-int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max) {
+int claw_https_post(const char *path, const char *body, size_t body_len, char *resp, size_t resp_max) {
     s_tokens_in = 0;
     s_tokens_out = 0;
     s_tokens_reported = false;
-    if (!s_connected || body == NULL || resp == NULL || resp_max > (size_t)INT32_MAX) {
+    size_t path_len = path != NULL ? strlen(path) : 0;
+    if (!s_connected || path_len == 0 || path_len > 255 || body == NULL || resp == NULL
+        || resp_max > (size_t)INT32_MAX) {
         return -1;
     }
     uint32_t deadline = board_ms() + BENTOCLAW_HTTP_TIMEOUT_MS;
     uint8_t max_le[4];
     link_put_u32(max_le, (uint32_t)resp_max);
+    uint8_t n_path = (uint8_t)path_len;
     const link_part_t parts[] = {
         { max_le, sizeof(max_le) },
+        { &n_path, 1 },
+        { path, path_len },
         { body, body_len },
     };
     uint16_t id = link_new_id();
     link_drain();
-    if (!link_send(LINK_POST, id, parts, 2, deadline)) {
+    if (!link_send(LINK_POST, id, parts, sizeof(parts) / sizeof(parts[0]), deadline)) {
         return -1;
     }
     uint8_t head[POST_HEAD_LEN];
@@ -128,15 +131,4 @@ void claw_https_disconnect(void) {
         link_send(LINK_DISCONNECT, link_new_id(), NULL, 0, board_ms() + 100u);
     }
     s_connected = false;
-}
-
-void claw_ipc_init(void) {
-    claw_ipc_initialized = true;
-}
-
-void claw_ipc_send_ui(uint8_t type, const char *text, size_t len) {
-    (void)type;
-    (void)text;
-    (void)len;
-    s_ui_dropped++;
 }

@@ -2,19 +2,17 @@
  * claw_transport_board.c — the transport and UI port layer of
  * mpy/claw_transport.h for the emulated MPS3_AN547 board.
  *
- * The board has no network and no UI panel. The firmware variant of the
- * module (BENTOCLAW_PORT_FIRMWARE=1) only declares these functions; here
- * they say "no network": connect fails cleanly (so trust returns to USB),
- * a POST fails, and UI messages are counted and dropped.
+ * The board has no network. The firmware variant of the module
+ * (BENTOCLAW_PORT_FIRMWARE=1) only declares these functions; here they say
+ * "no network": connect fails cleanly (so trust returns to USB) and a POST
+ * fails. (The UI panel is the binding's own, over the board's stand-in for
+ * the BENTO IPC pipe: tests/qemu/boards/common/ipc_board.c.)
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "claw_transport.h"
-
-bool claw_ipc_initialized;
-static uint32_t s_ui_dropped;
 
 bool claw_https_connect(const char *host, uint16_t port, const char *api_key) {
     (void)host;
@@ -23,7 +21,8 @@ bool claw_https_connect(const char *host, uint16_t port, const char *api_key) {
     return false;
 }
 
-int claw_https_post(const char *body, size_t body_len, char *resp, size_t resp_max) {
+int claw_https_post(const char *path, const char *body, size_t body_len, char *resp, size_t resp_max) {
+    (void)path;
     (void)body;
     (void)body_len;
     if (resp != NULL) {
@@ -38,15 +37,4 @@ bool claw_https_connected(void) {
 }
 
 void claw_https_disconnect(void) {
-}
-
-void claw_ipc_init(void) {
-    claw_ipc_initialized = true;
-}
-
-void claw_ipc_send_ui(uint8_t type, const char *text, size_t len) {
-    (void)type;
-    (void)text;
-    (void)len;
-    s_ui_dropped++;
 }

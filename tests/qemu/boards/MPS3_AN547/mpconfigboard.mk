@@ -35,6 +35,11 @@ SRC_C += $(BOARD_DIR)/claw_transport_board.c
 CFLAGS += -I$(abspath $(BOARD_DIR)/../../../../mpy)
 endif
 
+# The board's stand-in for the BENTO IPC pipe to the CM55 panel (the
+# binding's firmware build sends its UI messages there).
+SRC_C += $(BOARD_DIR)/../common/ipc_board.c
+CFLAGS += -I$(abspath $(BOARD_DIR)/../common)
+
 MICROPY_VFS_LFS2 = 1
 MICROPY_HEAP_SIZE = 393216
 

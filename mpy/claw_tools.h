@@ -1,0 +1,29 @@
+// claw_tools.h — the vendor registry's tools that MicroPython can do on any
+// port (mpy/claw_tools.c): the binding registers this table with
+// claw_tools_register() at init, next to the firmware's hardware tools.
+#ifndef BENTOCLAW_CLAW_TOOLS_H
+#define BENTOCLAW_CLAW_TOOLS_H
+
+#include <stddef.h>
+
+#include "claw_ext.h"
+
+extern const claw_tool_def_t bentoclaw_c_tools[];
+extern const size_t bentoclaw_c_tools_count;
+
+// A reset or safe boot a tool asked for (hard_reset, safe_boot), done by the
+// binding once the call that ran it has returned and its answer is out.
+void bentoclaw_c_tools_after_call(void);
+
+#if BENTOCLAW_PORT_FIRMWARE
+#include <stdbool.h>
+#include <stdint.h>
+// One message to the CM55 over the IPC pipe, in the vendor's layout
+// (modbentoclaw.c): command `cmd`, data[0] = `type` and the text after it
+// (type >= 0, IPC_DATA_MAX_LEN - 2 bytes at most), or the text alone
+// (type < 0, IPC_DATA_MAX_LEN - 1); cut on a character boundary, NUL after.
+// False when the link is down or the pipe stayed busy.
+bool bentoclaw_ipc_send(uint32_t cmd, int type, const char *text, size_t len);
+#endif
+
+#endif // BENTOCLAW_CLAW_TOOLS_H
