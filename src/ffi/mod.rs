@@ -65,33 +65,49 @@ static STATE: Global = Global(UnsafeCell::new((State::new(), CPort::new())));
 static BUSY: AtomicBool = AtomicBool::new(false);
 
 /// Runs `f` with exclusive access to the state, or returns `refused` when
-/// another call holds it (see [`guarded`]). [`CPort::begin`] first asks the
+/// another call holds it (see [`Guard`]). [`CPort::begin`] first asks the
 /// host whether the call runs on the MicroPython task.
 pub(crate) fn with_state<R>(refused: R, f: impl FnOnce(&mut State, &mut CPort) -> R) -> R {
-    guarded(refused, |s, p| {
-        p.begin();
-        f(s, p)
-    })
+    let Some(_guard) = Guard::take(true) else {
+        return refused;
+    };
+    // SAFETY: `_guard` holds `BUSY` until it drops at the end of this
+    // function: no other reference to the state exists meanwhile.
+    let (state, port) = unsafe { &mut *STATE.0.get() };
+    f(state, port)
 }
 
-/// Runs `f` with exclusive access to the state, or returns `refused` when
-/// another call holds it: reentrant, or concurrent from another task or an
-/// interrupt. One atomic compare-and-swap (LDREX/STREX on the Cortex-M33),
-/// so two callers can never both get in; none waits (a waiting task could
-/// hold up the one it waits for).
-fn guarded<R>(refused: R, f: impl FnOnce(&mut State, &mut CPort) -> R) -> R {
-    if BUSY
-        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        return refused;
+/// Exclusive access to the state while it lives. Taken with one atomic
+/// compare-and-swap (LDREX/STREX on the Cortex-M33), so two callers never
+/// both get it: a call re-entered from a port callback, or made from another
+/// task or an interrupt while one runs, is refused. None waits (a waiting
+/// task could hold up the one it waits for).
+struct Guard;
+
+impl Guard {
+    /// The guard, `begin` the call on the port, or `None` when taken. Out of
+    /// line: one copy for every export.
+    #[inline(never)]
+    fn take(begin: bool) -> Option<Guard> {
+        if BUSY
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        if begin {
+            // SAFETY: `BUSY` is set (above): no other reference to the state
+            // exists; this one ends here.
+            unsafe { (*STATE.0.get()).1.begin() };
+        }
+        Some(Guard)
     }
-    // SAFETY: the compare-and-swap above set `BUSY`: no other reference to
-    // the state exists until it is cleared again below.
-    let (state, port) = unsafe { &mut *STATE.0.get() };
-    let r = f(state, port);
-    BUSY.store(false, Ordering::Release);
-    r
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        BUSY.store(false, Ordering::Release);
+    }
 }
 
 /// The last failed file operation of the previous `claw_*` call on the
@@ -99,7 +115,13 @@ fn guarded<R>(refused: R, f: impl FnOnce(&mut State, &mut CPort) -> R) -> R {
 /// `path` (cut to fit). 0 when that call had none, or when the state is busy.
 #[cfg(feature = "agent")]
 pub(crate) fn last_io_error(path: &mut [u8]) -> i32 {
-    guarded(0, |_, port| port.last_error_into(path))
+    let Some(_guard) = Guard::take(false) else {
+        return 0;
+    };
+    // SAFETY: `_guard` holds `BUSY`: no other reference to the state exists
+    // until it drops; this one only reads.
+    let (_, port) = unsafe { &*STATE.0.get() };
+    port.last_error_into(path)
 }
 
 impl CPort {
@@ -181,7 +203,9 @@ pub struct CPort {
     /// The file behind each descriptor the host handed out.
     fd_paths: [[u8; PATH_MAX]; FD_SLOTS],
     /// The running call is on the MicroPython task: file operations reach
-    /// the host. Off it, they fail with [`OFF_TASK`] and never reach it.
+    /// the host. Off it, open, remove, rename and `atomic_write` fail with
+    /// [`OFF_TASK`] and never reach it (so there is no descriptor to read,
+    /// write or close either).
     on_task: bool,
     /// A file operation was refused in the running call (off the task).
     refused: bool,
@@ -397,7 +421,6 @@ impl Port for CPort {
     }
 
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
-        self.allowed()?;
         // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
         let n = status(unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) });
         let n = self.note_fd(fd, n)?;
@@ -408,7 +431,6 @@ impl Port for CPort {
     // parse's deepest path is then one frame.
     #[inline(always)]
     fn read_chunk(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
-        self.allowed()?;
         // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
         let n = unsafe { sys::claw_port_read(fd, buf.as_mut_ptr(), buf.len()) };
         // `status`, written out: no call under the reader.
@@ -424,7 +446,6 @@ impl Port for CPort {
     }
 
     fn write(&mut self, fd: Fd, buf: &[u8]) -> Result<(), Errno> {
-        self.allowed()?;
         // SAFETY: `buf` is valid for reads of `buf.len()` bytes.
         let n = status(unsafe { sys::claw_port_write(fd, buf.as_ptr(), buf.len()) });
         let n = self.note_fd(fd, n)?;
@@ -436,7 +457,6 @@ impl Port for CPort {
     }
 
     fn close(&mut self, fd: Fd) -> Result<(), Errno> {
-        self.allowed()?;
         // SAFETY: plain integer argument.
         let r = status(unsafe { sys::claw_port_close(fd) }).map(|_| ());
         self.note_fd(fd, r)
