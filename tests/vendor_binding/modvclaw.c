@@ -27,7 +27,8 @@
  * Test helpers, not of the vendor's module: _recall(key), _dirty(),
  * _count(), idle() (the one line of the firmware's idle point,
  * docs/BUILD.md), _hard_boot() (what a power cycle does to the RAM state:
- * ensure_init runs again), and off_task(ops): the given claw_* calls made
+ * ensure_init runs again), _stale_files() (the port's file slots set, as a
+ * previous VM's would be), and off_task(ops): the given claw_* calls made
  * from another task — a pthread on a POSIX host, an interrupt handler on a
  * bare-metal Cortex-M board (board_run_in_irq()) — with their results.
  */
@@ -300,6 +301,17 @@ static mp_obj_t vclaw__hard_boot(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(vclaw__hard_boot_obj, vclaw__hard_boot);
 
+// Every slot of the VFS port's file table (its root pointer) holding an
+// object, as files of a previous VM would: the next core call must forget
+// them (rule 5 of mpy/claw_port_vfs.c), or every open fails (EMFILE).
+static mp_obj_t vclaw__stale_files(void) {
+    for (size_t i = 0; i < 3; i++) {
+        MP_STATE_VM(bentoclaw_port_files)[i] = mp_obj_new_bytearray(4, "file");
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(vclaw__stale_files_obj, vclaw__stale_files);
+
 /* --- off_task(ops): claw_* calls from another task ---
  * ops: a list of tuples (name, args...), one of the 22 each. They are turned
  * into C values here, on the MicroPython task; the other task runs them and
@@ -499,6 +511,7 @@ static const mp_rom_map_elem_t vclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR__count), MP_ROM_PTR(&vclaw__count_obj) },
     { MP_ROM_QSTR(MP_QSTR_idle), MP_ROM_PTR(&vclaw_idle_obj) },
     { MP_ROM_QSTR(MP_QSTR__hard_boot), MP_ROM_PTR(&vclaw__hard_boot_obj) },
+    { MP_ROM_QSTR(MP_QSTR__stale_files), MP_ROM_PTR(&vclaw__stale_files_obj) },
     { MP_ROM_QSTR(MP_QSTR_off_task), MP_ROM_PTR(&vclaw_off_task_obj) },
     { MP_ROM_QSTR(MP_QSTR_TOOL_COUNT), MP_ROM_INT(TOOL_COUNT) },
 };

@@ -58,9 +58,14 @@ t.eq(turns(), BOOT2, "boot 3's unflushed turns are gone, boot 2's are all there"
 t.eq(vclaw._recall("name"), "Somchai", "the changed pair survives")
 t.eq(vclaw._recall("city"), "Chiang Mai", "the new pair survives")
 
-# A soft reset: ensure_init does not run again, the RAM ring lives on.
+# A soft reset: ensure_init does not run again, the RAM ring lives on. The
+# port's file slots may hold a previous VM's files: the next call forgets
+# them (else every open would fail, EMFILE).
 vclaw.ask("before the soft reset", "ok")
 rig.mount(dev, mkfs=False)  # the board's boot script mounts "/" again
+vclaw._stale_files()
+t.eq(vclaw.remember("after", "the reset"), True, "a call after the soft reset: stale file slots forgotten")
+t.eq(vclaw._recall("after"), "the reset", "and read back")
 t.eq(turns()[-2:], ["user: before the soft reset", "assistant: ok"], "the RAM ring survives a soft reset")
 t.eq(vclaw.idle(), True, "the next idle point writes it")
 dev = power_cut(dev)
