@@ -69,12 +69,12 @@ extern "C" {
  * Any task: RAM only.
  *
  * Tasks, for every function here and in `claw_safety.h`: only the
- * MicroPython task reaches files (`claw_port_on_vm_task()`); off it each
- * function answers from RAM or fails cleanly, as its comment says, and
- * never touches the VFS. A call made while another one runs (from a port
- * callback, another task or an interrupt) does nothing and returns false,
- * 0, `CLAW_CB_OPEN` (`claw_cb_state`) or `CLAW_TRUST_NONE`
- * (`claw_trust_get`); none waits.
+ * MicroPython task reaches files (the port's `claw_port_on_vm_task` tells
+ * it); off it each function answers from RAM or fails cleanly, as its
+ * comment says, and never touches the VFS. A call made while another one
+ * runs (from a port callback, another task or an interrupt) does nothing
+ * and returns false, 0, `CLAW_CB_OPEN` (`claw_cb_state`) or
+ * `CLAW_TRUST_NONE` (`claw_trust_get`); none waits.
  */
 void claw_session_init(void);
 
