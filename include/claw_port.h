@@ -12,7 +12,11 @@
  *  - It returns normally: it never longjmps, throws or unwinds into the caller
  *    (a MicroPython exception is caught inside it and becomes -errno).
  *  - Negative return values are -errno (e.g. -2 ENOENT, -5 EIO, -28 ENOSPC).
- *  - It is called from the one task that drives bentoclaw; nothing is ISR-safe.
+ *  - claw_port_on_vm_task() and claw_port_ticks_ms() may be called from any
+ *    task (and ISR); every other function only from the MicroPython task.
+ *    The core asks claw_port_on_vm_task() at the start of every claw_* call
+ *    and, off that task, calls no other function of this header but the
+ *    clock (it answers from RAM or fails: include/claw_session.h says which).
  *  - At most CLAW_PORT_MAX_FILES files are open at any one time.
  *  - A file descriptor is a small integer in 0..CLAW_PORT_MAX_FILES-1.
  *  - After a failed claw_port_write() the core only ever closes that file:
@@ -38,8 +42,16 @@ extern "C" {
 #define CLAW_PORT_MODE_WRITE 1u  /* "wb": create or truncate */
 #define CLAW_PORT_MODE_APPEND 2u /* "ab": create, write at the end */
 
-/** Monotonic millisecond tick; wraps every 2^32 ms (49.7 days). */
+/** Monotonic millisecond tick; wraps every 2^32 ms (49.7 days). Callable
+ *  from any task. */
 uint32_t claw_port_ticks_ms(void);
+
+/** Whether the caller runs on the MicroPython task, the one task that may
+ *  reach the file functions below (and the agent's ports): the VFS, Python
+ *  code, the GC heap. Cheap, never blocks, callable from any task or ISR;
+ *  the answer for a task never changes. The VFS bridge compares the FreeRTOS
+ *  task handle (and the thread mode), or the thread on the unix port. */
+bool claw_port_on_vm_task(void);
 
 /** Open `path` (NUL-terminated) with one of the CLAW_PORT_MODE_* modes.
  *  Returns a descriptor >= 0, or -errno. */

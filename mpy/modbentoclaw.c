@@ -156,11 +156,12 @@ static mp_obj_t saved(bool ok, const char *what) {
 static void bentoclaw_vm_check(void) {
     mp_obj_t marker = MP_OBJ_FROM_PTR(&mp_module_bentoclaw);
     mp_map_t *loaded = &MP_STATE_VM(mp_loaded_modules_dict).map;
-    if (mp_map_lookup(loaded, marker, MP_MAP_LOOKUP) == NULL && claw_port_vfs_reset()) {
+    if (mp_map_lookup(loaded, marker, MP_MAP_LOOKUP) == NULL && !claw_port_vfs_busy()) {
         // A new VM: the handlers and open files of the previous one point
         // into a heap that has been reset.
         PY_TOOLS = MP_OBJ_NULL;
         MP_STATE_VM(bentoclaw_held_arg) = MP_OBJ_NULL;
+        bentoclaw_c_tools_reset();
         claw_tools_drop_python();
         MP_STATE_VM(bentoclaw_work) = NULL;
         s_work_len = 0;
@@ -173,8 +174,9 @@ static void bentoclaw_vm_check(void) {
     mp_obj_dict_store(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_loaded_modules_dict)), marker, mp_const_true);
 }
 
-// The core's "busy" error unless `ok`.
+// What a port callback handed the VM, then the core's "busy" error unless `ok`.
 static void busy_unless(bool ok) {
+    claw_port_vfs_raise_pending();
     if (!ok) {
         bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }

@@ -15,7 +15,7 @@
 #   2. cargo rustc --release --crate-type staticlib --target <board's target>
 #      with CARGO_TARGET_DIR=target/qemu (its own directory: other scripts
 #      build the same targets with other features into target/)
-#   3. per board: make -C <src>/ports/qemu BOARD_DIR=<board dir> USER_C_MODULES=<repo root>
+#   3. per board: make -C <src>/ports/qemu BOARD_DIR=<board dir> USER_C_MODULES=<repo>/tests
 #      BENTOCLAW_PORT_FIRMWARE=1 ... -> firmware.elf + firmware.map (link map)
 #
 # Usage: scripts/build_qemu.sh [m33] [m55]      (default: both, M33 first)
@@ -107,7 +107,9 @@ build_board() {
         BOARD="$board"
         BOARD_DIR="$board_dir"
         BUILD="$stage"
-        USER_C_MODULES="$ROOT"
+        # tests/vendor_binding/micropython.mk: the test module vclaw, beside
+        # bentoclaw (it includes mpy/micropython.mk).
+        USER_C_MODULES="$ROOT/tests"
         BENTOCLAW_PORT_FIRMWARE=1
         BENTOCLAW_RUST_TARGET="$target"
         BENTOCLAW_LIB="$(staticlib "$target")"
@@ -123,7 +125,8 @@ build_board() {
     # the board's .mk file and the arguments, which make does not track:
     # start afresh when they changed.
     local stamp="$stage/.bentoclaw-config" config
-    config="$(printf '%s\n' "${make_args[@]}"; cat "$board_dir/mpconfigboard.mk" "$ROOT/mpy/micropython.mk")"
+    config="$(printf '%s\n' "${make_args[@]}"; cat "$board_dir/mpconfigboard.mk" "$ROOT/mpy/micropython.mk" \
+        "$ROOT/tests/vendor_binding/micropython.mk")"
     if [[ -d $stage && ( ! -f $stamp || "$(cat "$stamp")" != "$config" ) ]]; then
         log "$name: board, module .mk or make arguments changed: clean rebuild"
         rm -rf "$stage"
@@ -131,7 +134,7 @@ build_board() {
     mkdir -p "$stage"
     printf '%s' "$config" >"$stamp"
 
-    log "$name: make qemu port (BOARD_DIR=tests/qemu/boards/$board, USER_C_MODULES=<repo root>)"
+    log "$name: make qemu port (BOARD_DIR=tests/qemu/boards/$board, USER_C_MODULES=<repo>/tests)"
     make "${make_args[@]}" >"$out/make.log" 2>&1 || {
         tail -n 40 "$out/make.log" >&2
         die "$name: qemu port build failed (full log: $rel_out/make.log)"
@@ -149,7 +152,7 @@ build_board() {
     # Sanity: the module, the Rust core and the board are in the image.
     local syms s
     syms="$(arm-none-eabi-nm "$out/firmware.elf")"
-    for s in mp_module_bentoclaw claw_session_flush claw_ask claw_port_open board_module mp_hal_ticks_ms; do
+    for s in mp_module_bentoclaw mp_module_vclaw claw_session_flush claw_ask claw_port_open board_module mp_hal_ticks_ms; do
         grep -q " $s\$" <<<"$syms" || die "$name: symbol $s missing from firmware.elf"
     done
     grep -q "${target//./\\.}/release/libbentoclaw\\.a" "$out/firmware.map" ||

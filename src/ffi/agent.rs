@@ -257,20 +257,37 @@ fn put_cstr(dst: &mut [c_char], s: &[u8]) {
 }
 
 /// The agent's host: the `claw_port_*` callbacks, with the binding's
-/// context pointer of the running call.
+/// context pointer of the running call. Off the MicroPython task it reaches
+/// none of them: the core is busy, the host says it was aborted, and nothing
+/// runs (a tool is Python code, and so may be the transport and the files).
 pub struct CHost {
     ctx: *mut c_void,
+    on_task: bool,
+}
+
+impl CHost {
+    fn new(ctx: *mut c_void) -> Self {
+        // SAFETY: no arguments; callable from any task per `claw_port.h`.
+        let on_task = unsafe { sys::claw_port_on_vm_task() };
+        Self { ctx, on_task }
+    }
 }
 
 impl Host for CHost {
     type Files = super::CPort;
 
     fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut super::CPort) -> R) -> Option<R> {
+        if !self.on_task {
+            return None;
+        }
         let mut f = Some(f);
         with_state(None, |s, p| f.take().map(|f| f(s, p)))
     }
 
     fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Option<usize> {
+        if !self.on_task {
+            return None;
+        }
         // SAFETY: both slices are valid for their lengths; the port copies
         // at most `reply.len()` bytes.
         let n = unsafe {
@@ -283,6 +300,9 @@ impl Host for CHost {
     // which is under a built-in's store pass.
     #[inline(never)]
     fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {
+        if !self.on_task {
+            return ToolOutcome::Abort;
+        }
         let (kind, text): (u8, &[u8]) = match arg {
             Arg::None => (sys::CLAW_PORT_ARG_NONE as u8, &[]),
             Arg::Text(t) => (sys::CLAW_PORT_ARG_TEXT as u8, t),
@@ -315,6 +335,9 @@ impl Host for CHost {
     }
 
     fn hold(&mut self, slot: u8, arg: Arg<'_>) -> bool {
+        if !self.on_task {
+            return false;
+        }
         let (kind, text): (u8, &[u8]) = match arg {
             Arg::Text(t) => (sys::CLAW_PORT_ARG_TEXT as u8, t),
             _ => (sys::CLAW_PORT_ARG_NONE as u8, &[]),
@@ -324,6 +347,9 @@ impl Host for CHost {
     }
 
     fn describe(&mut self, slot: u8, out: &mut [u8]) -> usize {
+        if !self.on_task {
+            return 0;
+        }
         // A C tool's is in its def; a Python tool's the host holds.
         let def = with_state(None, |s, p| {
             let slot = usize::from(slot);
@@ -347,13 +373,17 @@ impl Host for CHost {
     }
 
     fn ui(&mut self, ev: Ui, text: &[u8]) {
-        // SAFETY: `text` is valid for its length.
-        unsafe { sys::claw_port_ui(ev as u8, text.as_ptr(), text.len()) }
+        if self.on_task {
+            // SAFETY: `text` is valid for its length.
+            unsafe { sys::claw_port_ui(ev as u8, text.as_ptr(), text.len()) }
+        }
     }
 
     fn ui_init(&mut self) {
-        // SAFETY: no arguments.
-        unsafe { sys::claw_port_ui_init() }
+        if self.on_task {
+            // SAFETY: no arguments.
+            unsafe { sys::claw_port_ui_init() }
+        }
     }
 
     // Its own frame: the buffers are not on the stack under the session
@@ -364,7 +394,7 @@ impl Host for CHost {
         // same slices back; copy into NUL-terminated buffers all the same.
         let mut h = [0u8; 64];
         let mut k = [0u8; 128];
-        if host.len() >= h.len() || api_key.len() >= k.len() {
+        if !self.on_task || host.len() >= h.len() || api_key.len() >= k.len() {
             return false;
         }
         crate::text::copy_prefix(&mut h, host);
@@ -374,30 +404,38 @@ impl Host for CHost {
     }
 
     fn disconnect(&mut self) {
-        // SAFETY: no arguments.
-        unsafe { sys::claw_port_disconnect() }
+        if self.on_task {
+            // SAFETY: no arguments.
+            unsafe { sys::claw_port_disconnect() }
+        }
     }
 
     fn connected(&mut self) -> bool {
         // SAFETY: no arguments.
-        unsafe { sys::claw_port_connected() }
+        self.on_task && unsafe { sys::claw_port_connected() }
     }
 
     fn tokens(&mut self) -> (u32, u32) {
         let (mut i, mut o) = (0u32, 0u32);
-        // SAFETY: two valid out-pointers.
-        unsafe { sys::claw_port_tokens(&mut i, &mut o) };
+        if self.on_task {
+            // SAFETY: two valid out-pointers.
+            unsafe { sys::claw_port_tokens(&mut i, &mut o) };
+        }
         (i, o)
     }
 
     fn time_s(&mut self) -> u32 {
         // SAFETY: no arguments.
-        unsafe { sys::claw_port_time_s() }
+        if self.on_task {
+            unsafe { sys::claw_port_time_s() }
+        } else {
+            0
+        }
     }
 
     fn aborted(&mut self) -> bool {
         // SAFETY: no arguments.
-        unsafe { sys::claw_port_aborted() }
+        !self.on_task || unsafe { sys::claw_port_aborted() }
     }
 }
 
@@ -727,9 +765,7 @@ pub unsafe extern "C" fn claw_execute(
     let Some(name) = (unsafe { bytes(name, name_len) }) else {
         return Status::ToolName as claw_status_t;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     let r = agent::execute(&mut host, name);
     if let Ok((r_risk, r_confirm)) = r {
         if !risk.is_null() {
@@ -781,7 +817,7 @@ pub unsafe extern "C" fn claw_tool(
         CLAW_ARG_OTHER => Arg::Other,
         _ => Arg::None,
     };
-    let mut host = CHost { ctx };
+    let mut host = CHost::new(ctx);
     let mut acct = agent::Account::new();
     let r = agent::tool(&mut host, name, Origin::Repl, arg, out, &mut acct);
     let v = match r {
@@ -836,7 +872,7 @@ pub unsafe extern "C" fn claw_confirm(
     } else {
         Arg::None
     };
-    let mut host = CHost { ctx };
+    let mut host = CHost::new(ctx);
     let mut acct = agent::Account::new();
     let r = agent::confirm::confirm(&mut host, yes, arg, out, &mut acct);
     if !ran.is_null() {
@@ -936,9 +972,7 @@ pub unsafe extern "C" fn claw_ask_check(
     let (Some(prompt), false) = (unsafe { bytes(prompt, len) }, work_len.is_null()) else {
         return Status::PromptLength as claw_status_t;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     match agent::ask_check(&mut host, prompt) {
         Ok(n) => {
             // SAFETY: non-NULL and valid per the contract.
@@ -974,7 +1008,7 @@ pub unsafe extern "C" fn claw_ask(
     }
     // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
     let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
-    let mut host = CHost { ctx };
+    let mut host = CHost::new(ctx);
     // A buffer short of `claw_ask_work_size` is refused as the agent would
     // (after the prompt's checks).
     let r = match split_scratch(work).filter(|_| work_len >= ask_work_len(prompt)) {
@@ -1011,7 +1045,7 @@ pub unsafe extern "C" fn claw_tacp(
     }
     // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
     let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
-    let mut host = CHost { ctx };
+    let mut host = CHost::new(ctx);
     let r = agent::tacp::tacp(&mut host, line, work);
     if let (Ok(n), false) = (&r, answer_len.is_null()) {
         // SAFETY: non-NULL and valid per the contract.
@@ -1035,9 +1069,7 @@ pub unsafe extern "C" fn claw_connect(
     let (Some(h), Some(k)) = (unsafe { c_bytes(host) }, unsafe { c_bytes(api_key) }) else {
         return Status::NotUtf8 as claw_status_t;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     let r = agent::connect(&mut host, h, port, k);
     if let (Ok(v), false) = (&r, ok.is_null()) {
         // SAFETY: non-NULL and valid per the contract.
@@ -1049,18 +1081,14 @@ pub unsafe extern "C" fn claw_connect(
 /// `disconnect()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_disconnect() -> claw_status_t {
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     done(agent::disconnect(&mut host))
 }
 
 /// `session_clear()`: the ring, its file, and the chat panel.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_clear() -> claw_status_t {
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     done(agent::session_clear(&mut host))
 }
 

@@ -24,6 +24,10 @@ static volatile uint32_t s_ticks;
 
 uint32_t claw_port_ticks_ms(void) { return s_ticks; }
 
+static volatile bool s_on_task = true;
+
+bool claw_port_on_vm_task(void) { return s_on_task; }
+
 int32_t claw_port_open(const char *path, uint8_t mode)
 {
     (void)path;
