@@ -175,6 +175,11 @@
 #define CLAW_TOOL_DESCRIPTION_MAX 127
 
 /**
+ * How long a tool call the model asked for waits for `confirm()`, in ms.
+ */
+#define CLAW_CONFIRM_TIMEOUT_MS 60000
+
+/**
  * `claw_tacp_event_t.kind`: the byte is held (part of a command or frame).
  */
 #define CLAW_TACP_EV_HELD 0
@@ -335,7 +340,8 @@ typedef struct {
    */
   uint16_t rate_per_min;
   /**
-   * A built-in (run by the library), not a host tool.
+   * One of the board's (the library's, the binding's or the firmware's),
+   * not a Python tool of `register_tool`.
    */
   bool builtin;
   /**
@@ -485,6 +491,10 @@ typedef struct {
    * The last command, NUL-terminated.
    */
   char last_cmd[48];
+  /**
+   * The tool whose call waits for `confirm()`, NUL-terminated ("" none).
+   */
+  char pending_confirm[32];
 } claw_agent_status_t;
 
 /**
@@ -663,7 +673,7 @@ typedef struct {
  * `claw_tacp_dispatch`: an ASK while connected — run `claw_ask` with the
  * payload as for `ask()`, then `claw_tacp_ask_done` with its outcome.
  */
-#define CLAW_STATUS_TACP_ASK 38
+#define CLAW_STATUS_TACP_ASK 40
 
 #ifdef __cplusplus
 extern "C" {
@@ -778,6 +788,28 @@ claw_status_t claw_tool(const uint8_t *name,
                         uint8_t *out,
                         size_t out_max,
                         claw_value_t *value);
+
+/**
+ * `confirm(yes)`: the person at the device's answer to the tool call held
+ * for confirmation. With `yes` it runs with the argument the host kept
+ * (`claw_port_confirm_hold`; `arg_kind` `CLAW_ARG_TEXT` or
+ * `CLAW_ARG_NONE`) as `claw_tool` runs a tool, its text in
+ * `out[0..out_max)` and its kind in `*value`; without, it is refused and
+ * `*value` is left as it was (`*ran` false). `ran` is NULL or tells whether
+ * the tool ran.
+ *
+ * # Safety
+ * As `claw_tool`; `ran` NULL or valid.
+ */
+claw_status_t claw_confirm(bool yes,
+                           uint8_t arg_kind,
+                           const uint8_t *arg,
+                           size_t arg_len,
+                           void *ctx,
+                           uint8_t *out,
+                           size_t out_max,
+                           claw_value_t *value,
+                           bool *ran);
 
 /**
  * Bytes of work buffer `claw_ask` needs for this prompt.

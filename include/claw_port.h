@@ -12,7 +12,11 @@
  *  - It returns normally: it never longjmps, throws or unwinds into the caller
  *    (a MicroPython exception is caught inside it and becomes -errno).
  *  - Negative return values are -errno (e.g. -2 ENOENT, -5 EIO, -28 ENOSPC).
- *  - It is called from the one task that drives bentoclaw; nothing is ISR-safe.
+ *  - claw_port_on_vm_task() and claw_port_ticks_ms() may be called from any
+ *    task (and ISR); every other function only from the MicroPython task.
+ *    The core asks claw_port_on_vm_task() at the start of every claw_* call
+ *    and, off that task, calls no other function of this header but the
+ *    clock (it answers from RAM or fails: include/claw_session.h says which).
  *  - At most CLAW_PORT_MAX_FILES files are open at any one time.
  *  - A file descriptor is a small integer in 0..CLAW_PORT_MAX_FILES-1.
  *  - After a failed claw_port_write() the core only ever closes that file:
@@ -38,8 +42,16 @@ extern "C" {
 #define CLAW_PORT_MODE_WRITE 1u  /* "wb": create or truncate */
 #define CLAW_PORT_MODE_APPEND 2u /* "ab": create, write at the end */
 
-/** Monotonic millisecond tick; wraps every 2^32 ms (49.7 days). */
+/** Monotonic millisecond tick; wraps every 2^32 ms (49.7 days). Callable
+ *  from any task. */
 uint32_t claw_port_ticks_ms(void);
+
+/** Whether the caller runs on the MicroPython task, the one task that may
+ *  reach the file functions below (and the agent's ports): the VFS, Python
+ *  code, the GC heap. Cheap, never blocks, callable from any task or ISR;
+ *  the answer for a task never changes. The VFS bridge compares the FreeRTOS
+ *  task handle (and the thread mode), or the thread on the unix port. */
+bool claw_port_on_vm_task(void);
 
 /** Open `path` (NUL-terminated) with one of the CLAW_PORT_MODE_* modes.
  *  Returns a descriptor >= 0, or -errno. */
@@ -144,6 +156,13 @@ void claw_port_ui(uint8_t event, const uint8_t *text, size_t len);
 #define CLAW_PORT_UI_CHAT_ASSISTANT 8u
 #define CLAW_PORT_UI_TOOL 9u
 #define CLAW_PORT_UI_LED 10u
+
+/** Keeps a copy of `arg[0..len)` (CLAW_PORT_ARG_TEXT) or of no argument
+ *  (CLAW_PORT_ARG_NONE) for the tool call the core holds in `slot` until the
+ *  person at the device confirms it: the host hands it back to
+ *  claw_confirm(). Replaces any copy kept before. False when it cannot keep
+ *  it (the call is refused then). */
+bool claw_port_confirm_hold(uint8_t slot, uint8_t arg_kind, const uint8_t *arg, size_t len);
 
 /** The description of the host's tool in `slot` (a Python tool's, which
  *  the host holds) into out[0..out_max): at most out_max bytes of UTF-8;

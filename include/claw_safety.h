@@ -93,38 +93,54 @@ extern "C" {
 
 /**
  * Closes the breaker and zeroes its failure counter.
+ *
+ * Any task: RAM only, as every function of this header (a call made while
+ * another one runs does nothing and returns its refused value: see
+ * `claw_session_init` in `claw_session.h`).
  */
 void claw_cb_init(void);
 
 /**
  * Gate 1: true when closed, or for the one trial call once the 30 s
  * cooldown has passed.
+ *
+ * Any task: RAM only.
  */
 bool claw_cb_allow(void);
 
 /**
  * Records a success: closed, counter 0.
+ *
+ * Any task: RAM only.
  */
 void claw_cb_success(void);
 
 /**
  * Records a failure: the third consecutive one (or a failed trial) opens
  * the breaker for 30 s from now.
+ *
+ * Any task: RAM only.
  */
 void claw_cb_failure(void);
 
 /**
  * The breaker state now.
+ *
+ * Any task: RAM only.
  */
 claw_cb_state_t claw_cb_state(void);
 
 /**
  * Milliseconds of cooldown left while open, else 0.
+ *
+ * Any task: RAM only.
  */
 uint32_t claw_cb_cooldown_remaining(void);
 
 /**
  * Clears the rate table.
+ *
+ * Any task: RAM only.
  */
 void claw_rate_init(void);
 
@@ -133,6 +149,8 @@ void claw_rate_init(void);
  * False for NULL, empty, over-long or non-UTF-8 names and, for a tool not
  * yet in the table, when the table is full.
  *
+ * Any task: RAM only.
+ *
  * # Safety
  * `tool_name` is NULL or a NUL-terminated string.
  */
@@ -140,6 +158,8 @@ bool claw_rate_check(const char *tool_name);
 
 /**
  * Counts one call of `tool_name`; call only after all gates passed.
+ *
+ * Any task: RAM only.
  *
  * # Safety
  * `tool_name` is NULL or a NUL-terminated string.
@@ -150,6 +170,8 @@ void claw_rate_record(const char *tool_name);
  * Installs a per-minute limit for `tool_name` (0 restores the default of
  * 10; it never means unlimited). Ignored for invalid names or a full table.
  *
+ * Any task: RAM only.
+ *
  * # Safety
  * `tool_name` is NULL or a NUL-terminated string.
  */
@@ -157,17 +179,23 @@ void claw_rate_set(const char *tool_name, uint16_t max_per_minute);
 
 /**
  * Sets the transport trust level; an unknown level sets NONE.
+ *
+ * Any task: RAM only.
  */
 void claw_trust_set(claw_trust_level_t level);
 
 /**
  * The transport trust level.
+ *
+ * Any task: RAM only.
  */
 claw_trust_level_t claw_trust_get(void);
 
 /**
  * Gate 2: whether the trust level allows a tool of `risk` (0 low, 1 medium,
  * 2 high); unknown risks are refused.
+ *
+ * Any task: RAM only.
  */
 bool claw_trust_allows(uint8_t risk);
 

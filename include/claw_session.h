@@ -65,6 +65,16 @@ extern "C" {
 /**
  * Resets the session's RAM state; files are read lazily on first use.
  * A second call drops the RAM ring without flushing it.
+ *
+ * Any task: RAM only.
+ *
+ * Tasks, for every function here and in `claw_safety.h`: only the
+ * MicroPython task reaches files (the port's `claw_port_on_vm_task` tells
+ * it); off it each function answers from RAM or fails cleanly, as its
+ * comment says, and never touches the VFS. A call made while another one
+ * runs (from a port callback, another task or an interrupt) does nothing
+ * and returns false, 0, `CLAW_CB_OPEN` (`claw_cb_state`) or
+ * `CLAW_TRUST_NONE` (`claw_trust_get`); none waits.
  */
 void claw_session_init(void);
 
@@ -73,6 +83,10 @@ void claw_session_init(void);
  * newest 10. Marks the ring dirty; writes no flash. False for NULL content,
  * an unknown role or content that is not UTF-8.
  *
+ * Off the MicroPython task: from RAM when the ring is loaded (a call on
+ * that task since `claw_session_init` read it); false when it is not (the
+ * first call that loads the ring reads the session file).
+ *
  * # Safety
  * `content` is NULL or a NUL-terminated string.
  */
@@ -80,12 +94,19 @@ bool claw_session_add(claw_role_t role, const char *content);
 
 /**
  * Messages in the ring, 0..=10.
+ *
+ * Off the MicroPython task: from RAM; 0 while the ring is not loaded.
  */
 uint16_t claw_session_count(void);
 
 /**
  * Deletes the session file and empties the ring; memory is untouched. The
  * old session never comes back, even when the delete fails.
+ *
+ * Off the MicroPython task: a loaded ring is emptied in RAM and the files
+ * go at the next `claw_session_flush()` on that task (until then it is
+ * dirty, and a reboot reads the old session back: as when the delete
+ * fails); while the ring is not loaded, nothing happens.
  */
 void claw_session_clear(void);
 
@@ -93,6 +114,9 @@ void claw_session_clear(void);
  * Renders memory and recent turns into `out` (not JSON-escaped),
  * NUL-terminated, never past `out_max`. Returns the bytes written without
  * the NUL; 0 for NULL or `out_max` 0.
+ *
+ * Off the MicroPython task: fails, 0 and `out` the empty string (the
+ * memory lines are read from their files).
  *
  * # Safety
  * `out` is NULL or valid for writes of `out_max` bytes.
@@ -104,6 +128,9 @@ size_t claw_session_build_context(char *out, size_t out_max);
  * (0..=127 bytes) is NULL, too long or not UTF-8, the store is full, or the
  * write failed — then the store on flash is exactly as before.
  *
+ * Off the MicroPython task: fails (false), the store untouched (it is
+ * written at once, and only that task writes files).
+ *
  * # Safety
  * `key` and `value` are NULL or NUL-terminated strings.
  */
@@ -113,6 +140,9 @@ bool claw_memory_set(const char *key, const char *value);
  * Copies the value of `key` into `out`, NUL-terminated. False when absent,
  * unreadable, or when it does not fit `out_max` (then `out` is untouched).
  *
+ * Off the MicroPython task: fails (false, `out` untouched): the store is
+ * read from its files.
+ *
  * # Safety
  * `key` is NULL or a NUL-terminated string; `out` is NULL or valid for
  * writes of `out_max` bytes.
@@ -121,12 +151,17 @@ bool claw_memory_get(const char *key, char *out, size_t out_max);
 
 /**
  * Whether the ring has changes not yet on flash. No I/O.
+ *
+ * Any task: RAM only.
  */
 bool claw_session_dirty(void);
 
 /**
  * Writes the ring to flash. True on success and when nothing was dirty; on
  * failure the ring stays dirty for a retry.
+ *
+ * Off the MicroPython task: true when nothing is dirty; else false, the
+ * ring left dirty for a flush on that task (the idle point, `docs/BUILD.md`).
  */
 bool claw_session_flush(void);
 

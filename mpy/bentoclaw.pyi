@@ -2,11 +2,19 @@
 The session memory and safety gates of the bentoclaw agent.
 
 MicroPython user C module ``bentoclaw`` (mpy/modbentoclaw.c over the Rust core
-``libbento_mpy.a``): a 10-message session ring and a 32-key memory store on
+``libbentoclaw.a``): a 10-message session ring and a 32-key memory store on
 flash, a circuit breaker, a per-tool rate limiter and transport trust, the
-``ask()`` exchange with a backend, the tool registry, and TACP, the USB host's
-line protocol. See mpy/README.md, docs/SESSIONS.md, docs/BACKEND.md,
-docs/TACP.md.
+``ask()`` exchange with a backend, the tool registry, and TACP, the BENTO AI
+IDE's protocol. See mpy/README.md, docs/VENDOR.md, docs/SESSIONS.md,
+docs/BACKEND.md, docs/TACP.md.
+
+The vendor's module (the BENTO firmware's) has exactly 11 functions, and
+this one has each of them with the same arguments, return shapes, dict keys
+and exception texts: ``tools``, ``execute``, ``status``, ``version``,
+``connect``, ``ask``, ``disconnect``, ``remember``, ``history``,
+``session_clear``, ``safety``. Every other name is an extension of this
+module, marked "Extension" below; so are the extra keys of ``status()``,
+``safety()`` and ``tools()``' dicts.
 
 Raised by every function besides what its own docstring lists:
 
@@ -33,11 +41,13 @@ from typing_extensions import TypeAlias
 
 # --- type-only names (not in the module; underscore so none looks importable) --
 
-_State: TypeAlias = Literal["offline", "connecting", "idle", "busy", "error"]
+_State: TypeAlias = Literal["idle", "executing", "thinking", "error"]
 _BreakerState: TypeAlias = Literal["closed", "open", "half-open"]
 _Trust: TypeAlias = Literal["none", "https", "usb"]
 _Role: TypeAlias = Literal["user", "assistant", "system", "tool", "summary"]
-_UiEvent: TypeAlias = Literal["status", "last_cmd", "last_result", "progress", "error", "clear", "stats", "user", "assistant", "tool", "led"]
+_UiEvent: TypeAlias = Literal[
+    "status", "last_cmd", "last_result", "progress", "error", "clear", "stats", "user", "assistant", "tool", "led"
+]
 _Flag: TypeAlias = Union[bool, int]
 """A flag argument: ``bool``, or an ``int`` taken as true when non-zero."""
 _ConfigFlag: TypeAlias = Union[bool, Literal[0, 1]]
@@ -46,44 +56,84 @@ _Handler: TypeAlias = Callable[[Any], Any]
 """A Python tool: called as ``handler(arg)``; its return value is the tool's result."""
 
 class _Status(TypedDict):
-    """``status()``: the agent's state and the session's accounting (docs/SESSIONS.md)."""
+    """``status()``: the vendor's keys (``state`` .. ``connected``), then the
+    library's: the error count and the session's accounting (docs/SESSIONS.md)."""
 
     state: _State
-    connected: bool
-    """The transport is connected."""
+    """"idle", "executing" (a tool runs), "thinking" (an exchange waits for the
+    backend) or "error" (the last exchange failed). The vendor's CLAW_STATE_*
+    values with their right names (its own table was shifted by one)."""
+    exec_count: int
+    """Tool calls admitted since the soft reset (``execute()``, ``tool()``, TACP EXEC, a model's tools)."""
+    error_count: int
+    """Errors counted since the soft reset (refusals, failed requests, raising tools)."""
+    tool_count: int
+    """Tools in the registry (as ``len(tools())``)."""
+    last_cmd: str
+    """The last tool called (its name; a TACP EXEC's line), at most 47 bytes."""
+    last_result: str
+    """How the last call ended ("ok (42 bytes)", "dispatched", "tool ok", "error", ...), at most 47 bytes."""
     session_msgs: int
     """Messages in the session ring."""
+    connected: bool
+    """The transport is connected."""
     errors: int
-    """Errors counted since the soft reset (refusals, failed requests, raising tools)."""
-    last_result: str
-    """How the last call ended ("ok (42 bytes)", "tool ok", "error", ...), at most 47 bytes."""
+    """Extension: the same count as ``error_count``."""
     dirty: bool
-    """The ring holds turns not on flash yet."""
+    """Extension: the ring holds turns not on flash yet."""
+    pending_confirm: str
+    """Extension: the tool whose call the model asked for waits for ``confirm()`` ("" none)."""
     bytes_in: int
-    """Request body bytes sent to the backend this session (what goes into the model)."""
+    """Extension: request body bytes sent to the backend this session (what goes into the model)."""
     bytes_out: int
-    """Reply bytes received this session (what comes out)."""
+    """Extension: reply bytes received this session (what comes out)."""
     tokens_in: int
-    """Input tokens the backend reported (docs/BACKEND.md, "Token counts")."""
+    """Extension: input tokens the backend reported (docs/BACKEND.md, "Token counts")."""
     tokens_out: int
-    """Output tokens the backend reported."""
+    """Extension: output tokens the backend reported."""
     context_bytes: int
-    """Context bytes of the last request."""
+    """Extension: context bytes of the last request."""
     exchanges: int
-    """Answered requests this session."""
+    """Extension: answered requests this session."""
     last_active: int
-    """RTC seconds of the last exchange (0: unknown)."""
+    """Extension: RTC seconds of the last exchange (0: unknown)."""
 
 class _Safety(TypedDict):
-    """``safety()``: the breaker, the transport trust and the error count."""
+    """``safety()``: the vendor's keys, then the library's."""
 
     circuit_breaker: _BreakerState
     cooldown_ms: int
     """Cooldown left while the breaker is open, in ms."""
-    trust: _Trust
+    trust_level: _Trust
     """The transport trust: "usb" offline, "https" while connected."""
+    connected: bool
+    """The transport is connected."""
     errors: int
-    """Errors counted since the soft reset (as in ``status()``)."""
+    """Extension: errors counted since the soft reset (as ``status()["error_count"]``)."""
+    trust: _Trust
+    """Extension: the same as ``trust_level`` (this module's name for it before it took the vendor's)."""
+
+class _Tool(TypedDict):
+    """A ``tools()`` entry: the vendor's keys, then the library's."""
+
+    name: str
+    description: str
+    risk: int
+    """0 low, 1 medium, 2 high."""
+    confirm: bool
+    """A model's request of it waits for the person at the device (``confirm()``)."""
+    rate_per_min: int
+    """Extension: calls per minute."""
+    builtin: bool
+    """Extension: one of the board's tools (not a ``register_tool()`` one)."""
+
+class _Executed(TypedDict):
+    """``execute()``'s answer (the vendor's)."""
+
+    tool: str
+    status: Literal["ready"]
+    risk: int
+    confirm: bool
 
 class _Config(TypedDict):
     """``config()``: every setting (docs/SESSIONS.md, "Configuration on flash")."""
@@ -168,8 +218,8 @@ def ask(prompt: str) -> str:
     Raises:
         TypeError: ``prompt must be str``.
         ValueError: ``prompt must be 1..4096 bytes (PROMPT_MAX)``.
-        RuntimeError: ``not connected: call connect() first``,
-            ``circuit breaker open — cooldown active``, ``HTTPS request failed``,
+        RuntimeError: ``not connected — call bentoclaw.connect() first``,
+            ``circuit breaker open``, ``HTTPS request failed``,
             ``tool round limit reached``,
             ``backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)``,
             ``calls nested too deep through tools (8, CALL_DEPTH_MAX)``.
@@ -199,7 +249,7 @@ def remember(key: str, value: str) -> bool:
 
 def recall(key: str) -> Optional[str]:
     """
-    The value stored under ``key``, or ``None``.
+    Extension: the value stored under ``key``, or ``None``.
 
     Raises:
         TypeError: ``key must be str``.
@@ -209,7 +259,7 @@ def recall(key: str) -> Optional[str]:
 
 def search(query: str, n: int = 5) -> List[Tuple[str, str, int]]:
     """
-    The stored pairs most relevant to ``query``, as ``(key, value, score)``, best first.
+    Extension: the stored pairs most relevant to ``query``, as ``(key, value, score)``, best first.
 
     Lexical ranking (Thai and English), score 1..1000, only pairs above 0; at
     most ``n`` hits, capped at 32 (docs/SESSIONS.md, "Vector search").
@@ -222,7 +272,7 @@ def search(query: str, n: int = 5) -> List[Tuple[str, str, int]]:
 
 def forget(key: str) -> bool:
     """
-    Remove ``key`` from the memory store; ``False`` when absent or the write failed.
+    Extension: remove ``key`` from the memory store; ``False`` when absent or the write failed.
 
     Raises:
         TypeError: ``key must be str``.
@@ -232,7 +282,7 @@ def forget(key: str) -> bool:
 
 def pin(key: str, on: _Flag = True) -> bool:
     """
-    Pin (or with ``on=False`` unpin) ``key``: pinned keys reach the context first.
+    Extension: pin (or with ``on=False`` unpin) ``key``: pinned keys reach the context first.
 
     ``False`` when the key is absent or the write failed.
 
@@ -244,7 +294,7 @@ def pin(key: str, on: _Flag = True) -> bool:
 
 def export_memory() -> str:
     """
-    The memory store as MEMORY.md markdown (``# Memory``, ``- **key**: value``).
+    Extension: the memory store as MEMORY.md markdown (``# Memory``, ``- **key**: value``).
 
     Raises:
         OSError: ``memory store unreadable``.
@@ -253,7 +303,7 @@ def export_memory() -> str:
 
 def import_memory(text: str, *, strict: _Flag = False, skipped: Optional[List[Tuple[int, str]]] = None) -> int:
     """
-    Merge MEMORY.md-style ``text`` into the store; the number of distinct keys imported.
+    Extension: merge MEMORY.md-style ``text`` into the store; the number of distinct keys imported.
 
     Lines that are not ``- key: value`` items are skipped; with a list as
     ``skipped`` each is appended as ``(line_number, reason)``. With
@@ -280,19 +330,34 @@ def session_clear() -> None:
 
 def flush() -> bool:
     """
-    Write the session ring to flash if it changed; ``False`` when the write failed.
+    Extension: write the session ring to flash if it changed; ``False`` when the write failed.
     """
     ...
 
 def session() -> List[Tuple[_Role, str]]:
     """
-    The session ring as ``(role, text)`` pairs, oldest first.
+    Extension: the session ring as ``(role, text)`` pairs, oldest first.
+    """
+    ...
+
+def history() -> str:
+    """
+    The context text (memory, then the conversation) as ``claw_session_build_context``
+    renders it into 3072 bytes: the vendor's ``history()``.
+    """
+    ...
+
+def version() -> str:
+    """
+    The vendor API level this module implements (the BENTO firmware's
+    ``BENTOCLAW_VERSION``, "1.11.0" unless built with ``-DBENTOCLAW_VERSION``);
+    it is also the ``fw`` of TACP's READY.
     """
     ...
 
 def archive(offset: int = 0, n: int = 1024) -> bytes:
     """
-    Up to ``n`` bytes of ``/.bentoclaw_archive`` from byte ``offset``; ``b""`` at the end.
+    Extension: up to ``n`` bytes of ``/.bentoclaw_archive`` from byte ``offset``; ``b""`` at the end.
 
     The archive holds the turns folded by compactions and retired sessions,
     as JSON Lines. A chunk may end inside a UTF-8 character: join before decoding.
@@ -318,7 +383,7 @@ def config(
     compact_before_drop: _ConfigFlag = False,
 ) -> _Config:
     """
-    Change the given settings (none: only read them); every setting, after the change.
+    Extension: change the given settings (none: only read them); every setting, after the change.
 
     A change is written to ``/.bentoclaw_config`` at once. The defaults shown
     are the settings' defaults: a keyword left out keeps its current value.
@@ -342,7 +407,7 @@ def config(
 
 def status() -> _Status:
     """
-    The agent's state, the error count, the last result and the session's accounting.
+    The agent's state and counts (the vendor's keys), then the session's accounting.
     """
     ...
 
@@ -356,19 +421,22 @@ def safety() -> _Safety:
 
 def tool(name: str, arg: Any = None) -> Any:
     """
-    Run the registry tool ``name`` with ``arg`` through the gates; its result.
+    Extension: run the registry tool ``name`` with ``arg`` through the gates; its result.
 
     Gates: breaker, trust (the tool's risk against the current trust), rate
     check, rate record; a refusal counts one error. A Python tool's
-    exception propagates and is a breaker failure. Built-ins: ``echo`` (a
-    ``str`` or ``None``) returns the ``str``, ``uptime`` the ms tick ``int``,
-    ``led`` (``None``, a ``bool``/``int`` or ``"toggle"``) the LED state
-    ``bool``, ``wipe_memory`` ``True``.
+    exception propagates and is a breaker failure. The board's C tools
+    (``fs_read``, ``py_exec``, ..., VENDOR-SDK §4.1) take a ``str`` (their
+    text or JSON argument; another object is sent as JSON) and return their
+    answer as a ``str`` (the vendor's JSON). Built-ins: ``echo`` (a ``str``
+    or ``None``) returns the ``str``, ``uptime`` the ms tick ``int``, ``led``
+    (``None``, a ``bool``/``int`` or ``"toggle"``) the LED state ``bool``,
+    ``wipe_memory`` ``True``, ``ui_notify`` (a ``str``) its JSON answer.
 
     Raises:
-        TypeError: ``name must be str``, ``echo takes a str``,
+        TypeError: ``name must be str``, ``echo takes a str``, ``ui_notify takes a str``,
             ``led takes None, a bool or 'toggle'``, ``this tool takes no argument``.
-        ValueError: ``unknown tool 'NAME'``,
+        ValueError: ``unknown tool``,
             ``tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)``,
             ``arg must not contain NUL``, ``arg must be valid UTF-8``.
         RuntimeError: ``circuit breaker open — cooldown active``,
@@ -377,26 +445,71 @@ def tool(name: str, arg: Any = None) -> Any:
     """
     ...
 
-def register_tool(name: str, handler: _Handler, risk: int = 0, rate_per_min: int = 0) -> None:
+def execute(name: str, params: Any, /) -> _Executed:
     """
-    Add (or replace) the Python tool ``name``, called as ``handler(arg)``.
+    The vendor's ``execute()``: the tool ``name`` passes the gates and is
+    recorded (counted, the last command, a TOOL turn "execute: NAME", a
+    breaker success) but does not run; ``params`` is not read.
+
+    Raises:
+        TypeError: ``name must be str``.
+        ValueError: ``unknown tool``.
+        RuntimeError: ``circuit breaker open — cooldown active``,
+            ``tool risk exceeds transport trust level``, ``rate limit exceeded for this tool``
+            (each counts an error).
+    """
+    ...
+
+def register_tool(
+    name: str,
+    handler: _Handler,
+    risk: int = 0,
+    rate_per_min: int = 0,
+    description: str = "",
+    confirm: _Flag = False,
+) -> None:
+    """
+    Extension: add (or replace) the Python tool ``name``, called as ``handler(arg)``.
 
     ``risk``: ``RISK_LOW``..``RISK_HIGH``; ``rate_per_min``: calls per minute,
-    0 = the default (10). At most 16 tools, the built-ins included.
+    0 = the default (10); ``description`` what ``tools()`` says it does;
+    ``confirm``: a model's request of it waits for the person at the device.
+    At most 12 tools besides the registry's names (the vendor's, which a
+    Python tool may take when the board has no handler for it: it keeps that
+    tool's risk, flag and limit).
 
     Raises:
         TypeError: ``name must be str``, ``handler must be callable``,
-            ``risk must be int``, ``rate_per_min must be int``.
+            ``risk must be int``, ``rate_per_min must be int``,
+            ``description must be str``, ``confirm must be bool``.
         ValueError: ``tool name must be 1..31 bytes (CLAW_RATE_NAME_MAX)``,
             ``risk must be 0..2``, ``rate_per_min must be 0..65535``,
-            ``cannot replace a built-in tool``.
+            ``description must be 0..127 bytes``, ``cannot replace a built-in tool``.
         RuntimeError: ``tool registry full (CLAW_RATE_MAX_TOOLS)``.
     """
     ...
 
-def tools() -> List[Tuple[str, int, int, bool]]:
+def confirm(yes: _Flag = True) -> Any:
     """
-    The tool registry as ``(name, risk, rate_per_min, builtin)`` tuples.
+    Extension: the person at the device's answer to the tool call the model asked
+    for and the device holds (a tool whose ``confirm`` flag is set,
+    docs/VENDOR.md): with ``yes`` it runs through the gates at the trust the
+    model's request had and its result is returned; without, it is refused
+    and ``None`` is returned. The call waits 60 s at most
+    (``CLAW_CONFIRM_TIMEOUT_MS``); then it is refused.
+
+    Raises:
+        TypeError: ``yes must be bool``.
+        RuntimeError: ``no tool waits for confirmation``,
+            ``confirmation too late: the tool was refused (60 s, CLAW_CONFIRM_TIMEOUT_MS)``,
+            the gate texts of ``tool()``.
+        ValueError: ``unknown tool`` (the tool is gone meanwhile).
+    """
+    ...
+
+def tools() -> List[_Tool]:
+    """
+    The tool registry: the board's tools in the vendor's order, then the Python ones.
     """
     ...
 

@@ -19,37 +19,34 @@
  *    mp_stream_close() crash on anything but a native stream. Each operation
  *    looks its method up (port_resolve()): a native stream's protocol is
  *    called on the caller's buffer, any other callable as a Python method
- *    with a copy of the data (a fresh bytes or bytearray: Python code never
- *    holds a reference to the core's memory), anything else is -EIO. Every
- *    count a callee reports is checked against the buffer it was given: a
- *    native stream's count and a write() count are clamped to it (a write()
- *    that claims more took all of it); a readinto() that claims more, or a
- *    read(n) that returns more than n bytes, is -EIO (the core must never get
- *    bytes the file did not supply), as is a count that is not an int, is
- *    negative or None, and a read() result that is a str or not bytes-like.
+ *    with a fresh copy of the data, anything else is -EIO. Counts are checked
+ *    against the buffer given: a native stream's and a write()'s are clamped
+ *    to it; a readinto() that claims more, a read(n) longer than n (bytes the
+ *    file did not supply), a count that is no non-negative int, a read()
+ *    result that is a str or not bytes-like are -EIO.
  *
  * 3. Python code reached from here must not re-enter the core (its state is
  *    mid-update): claw_port_vfs_busy() is true while a callback runs, and the
- *    binding refuses calls then. Each callback restores exactly the busy
- *    depth it found, so nothing the Python code does (claw_port_vfs_reset()
- *    included, which refuses while a callback is active) can leave the guard
- *    set after the operation.
+ *    binding refuses calls then. Each callback restores the depth it found.
  *
  * 4. A BaseException that is not an Exception (KeyboardInterrupt,
- *    SystemExit, GeneratorExit) is not an I/O error: the user wants out. The
+ *    SystemExit, GeneratorExit) is no I/O error: the user wants out. The
  *    callback returns -EIO (the core ends its file work as for any failed
- *    write: nothing saved is lost) and keeps it (the first wins); every later
- *    port call fails fast with -EIO without running Python code, until the
- *    binding raises it with claw_port_vfs_raise_pending() once the core call
- *    has returned. A file closed meanwhile is released without calling its
- *    close(), left to its finaliser as Python leaves a file an exception
- *    unwinds past. (A LittleFS file closed by its finaliser on a Python block
- *    device, or whose close() raised, is only safe with mpy/patches/
- *    micropython/0002-littlefs-no-unwinding-from-block-device.patch.)
+ *    write: nothing saved is lost) and hands it to the VM (mp_sched_exception;
+ *    the first wins), which raises it at its next check whatever binding made
+ *    the call; with no NLR handler to raise it in (an idle-point flush) it is
+ *    dropped, as Ctrl-C at the prompt is. While one is pending, port calls
+ *    fail fast (-EIO, no Python code run; a file closed then is left to its
+ *    finaliser, which on a Python block device needs mpy/patches/micropython/
+ *    0002-littlefs-no-unwinding-from-block-device.patch).
  *
- * 5. Open files are kept in a root-pointer array so the GC sees them (Rust
- *    only holds the slot number, never an mp_obj_t); so is the pending
- *    exception.
+ * 5. Open files sit in a root-pointer array the GC sees (Rust holds only the
+ *    slot number). The core closes every file before a call returns, so a
+ *    slot still set when a call begins belongs to a previous VM (a soft reset
+ *    under a binding that initialises once per hard boot) and is forgotten.
+ *
+ * 6. Only the MicroPython task reaches MicroPython (claw_port_on_vm_task()):
+ *    from any other task a port call is -EAGAIN and touches nothing.
  */
 #include <string.h>
 
@@ -75,16 +72,51 @@
 #error "update the size of bentoclaw_port_files"
 #endif
 MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_port_files[3]);
-// A KeyboardInterrupt/SystemExit/GeneratorExit caught by a port callback,
-// raised by claw_port_vfs_raise_pending() (MP_OBJ_NULL: none).
-MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_pending_exc);
 
 #define PORT_FILE(fd) (MP_STATE_VM(bentoclaw_port_files)[(fd)])
-#define PORT_PENDING (MP_STATE_VM(bentoclaw_pending_exc))
+#define PORT_PENDING (MP_STATE_MAIN_THREAD(mp_pending_exception)) // rule 4
 
 // How many port callbacks are running (0 or 1: the core makes one call at a
 // time); see PORT_RETURN() and claw_port_vfs_busy().
 static uint8_t s_port_depth;
+
+// Rule 6. FreeRTOS (BENTO): the task named BENTOCLAW_VM_TASK_NAME (main.c's)
+// in thread mode; POSIX (unix port): the process's first thread; bare-metal
+// Cortex-M (the emulated boards): thread mode, not an interrupt handler.
+#define port_thread_mode() __extension__ ({ uint32_t v; __asm volatile ("mrs %0, ipsr" : "=r" (v)); v == 0; })
+#if defined(__has_include) && __has_include("FreeRTOS.h")
+#include "FreeRTOS.h"
+#include "task.h"
+#ifndef BENTOCLAW_VM_TASK_NAME
+#define BENTOCLAW_VM_TASK_NAME "MicroPython"
+#endif
+static TaskHandle_t s_vm_task; // taken when it first asks
+static bool port_vm_task(void) {
+    TaskHandle_t me = port_thread_mode() ? xTaskGetCurrentTaskHandle() : NULL;
+    if (s_vm_task == NULL && me != NULL && strcmp(pcTaskGetName(me), BENTOCLAW_VM_TASK_NAME) == 0) {
+        s_vm_task = me;
+    }
+    return me != NULL && me == s_vm_task;
+}
+#elif defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+static pthread_t s_vm_thread;
+__attribute__((constructor)) static void port_vm_thread(void) { s_vm_thread = pthread_self(); }
+#define port_vm_task() (pthread_equal(pthread_self(), s_vm_thread) != 0)
+#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define port_vm_task() port_thread_mode()
+#else
+#error "claw_port_vfs.c: how to tell the MicroPython task (claw_port_on_vm_task)?"
+#endif
+
+bool claw_port_on_vm_task(void) {
+    bool on = port_vm_task();
+    // A call begins (rule 5); not while a callback runs (its Python code).
+    for (size_t i = 0; on && s_port_depth == 0 && i < CLAW_PORT_MAX_FILES; i++) {
+        PORT_FILE(i) = MP_OBJ_NULL;
+    }
+    return on;
+}
 
 bool claw_port_vfs_busy(void) {
     return s_port_depth != 0;
@@ -95,10 +127,8 @@ bool claw_port_vfs_pending(void) {
 }
 
 void claw_port_vfs_raise_pending(void) {
-    mp_obj_t exc = PORT_PENDING;
-    if (exc != MP_OBJ_NULL) {
-        PORT_PENDING = MP_OBJ_NULL;
-        nlr_raise(exc);
+    if (claw_port_vfs_pending()) {
+        mp_handle_pending(true);
     }
 }
 
@@ -106,27 +136,11 @@ bool claw_port_vfs_keep(mp_obj_t exc) {
     if (mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(exc)), MP_OBJ_FROM_PTR(&mp_type_Exception))) {
         return true;
     }
-    // KeyboardInterrupt, SystemExit, GeneratorExit: raised again once the
-    // core has returned. The first one wins.
-    if (PORT_PENDING == MP_OBJ_NULL) {
-        PORT_PENDING = exc;
+    // KeyboardInterrupt, SystemExit, GeneratorExit: rule 4.
+    if (PORT_PENDING == MP_OBJ_NULL && MP_STATE_THREAD(nlr_top) != NULL) {
+        mp_sched_exception(exc);
     }
     return false;
-}
-
-bool claw_port_vfs_reset(void) {
-    if (s_port_depth != 0) {
-        // A port callback runs in this VM (its Python code re-imported the
-        // module after removing the marker): its files and guard are live.
-        return false;
-    }
-    // The objects belonged to the previous VM's heap, which is gone: forget
-    // them without closing (closing would touch freed memory).
-    for (size_t i = 0; i < CLAW_PORT_MAX_FILES; i++) {
-        PORT_FILE(i) = MP_OBJ_NULL;
-    }
-    PORT_PENDING = MP_OBJ_NULL;
-    return true;
 }
 
 // -errno for an error code (EIO when there is none that fits).
@@ -136,7 +150,7 @@ static int32_t port_errno(mp_int_t err) {
 
 // Map a caught exception to a negative errno, like
 // mp_vfs_mount_and_chdir_protected() in extmod/vfs.c does. A BaseException
-// that is not an Exception is kept for claw_port_vfs_raise_pending().
+// that is not an Exception goes to the VM (rule 4).
 static int32_t port_errno_from_exc(void *exc_in) {
     mp_obj_base_t *exc = exc_in;
     mp_obj_t type = MP_OBJ_FROM_PTR(exc->type);
@@ -328,6 +342,9 @@ static int32_t port_do_close(mp_obj_t file) {
 // each callback keeps one stack frame (the path into a Python block device
 // is deep enough).
 #define PORT_RETURN(call, full) do { \
+        if (!port_vm_task()) { \
+            return -MP_EAGAIN; \
+        } \
         if (claw_port_vfs_pending()) { \
             return -MP_EIO; \
         } \
@@ -420,7 +437,7 @@ uint8_t claw_port_atomic_write(const char *path) {
     // at close; FAT and file systems written in Python truncate at open.
     #if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
     const char *rest;
-    mp_vfs_mount_t *m = path == NULL ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
+    mp_vfs_mount_t *m = path == NULL || !port_vm_task() ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
     const mp_obj_type_t *t = m != MP_VFS_NONE && m != MP_VFS_ROOT ? mp_obj_get_type(m->obj) : NULL;
     #if MICROPY_VFS_LFS2
     if (t == &mp_type_vfs_lfs2) {

@@ -588,6 +588,10 @@ TOOL(tool_rule_set) {
     return (int32_t)a.len;
 }
 
+void bentoclaw_c_tools_reset(void) {
+    MP_STATE_VM(bentoclaw_rules) = MP_OBJ_NULL;
+}
+
 TOOL(tool_rule_clear) {
     UNUSED_ARGS;
     ANSWER(a, out, out_max);

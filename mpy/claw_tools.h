@@ -15,6 +15,10 @@ extern const size_t bentoclaw_c_tools_count;
 // binding once the call that ran it has returned and its answer is out.
 void bentoclaw_c_tools_after_call(void);
 
+// A new VM (soft reset): what the tools kept in root pointers (the rules)
+// belonged to the previous heap.
+void bentoclaw_c_tools_reset(void);
+
 #if BENTOCLAW_PORT_FIRMWARE
 #include <stdbool.h>
 #include <stdint.h>

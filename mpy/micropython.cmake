@@ -7,7 +7,7 @@
 #                            claw_ipc_* instead of the unix HTTP/IPC port layer
 #   BENTOCLAW_RUST_TARGET    see cmake/bentoclaw.cmake
 #   BENTO_HAS_MPY            ON (default); OFF/0 leaves this module and
-#                            libbento_mpy.a out, and cargo does not run
+#                            libbentoclaw.a out, and cargo does not run
 
 option(BENTOCLAW_PORT_FIRMWARE "use the firmware's claw_https_*/claw_ipc_* transport" ON)
 
@@ -32,5 +32,5 @@ endif()
 # because MicroPython's QSTR scan gathers INTERFACE_INCLUDE_DIRECTORIES
 # from the usermod targets (py/usermod.cmake).
 target_include_directories(usermod_bentoclaw INTERFACE ${CMAKE_CURRENT_LIST_DIR} ${BENTOCLAW_INCLUDE_DIR})
-target_link_libraries(usermod_bentoclaw INTERFACE bentoclaw::bento_mpy)
+target_link_libraries(usermod_bentoclaw INTERFACE bentoclaw::bentoclaw)
 target_link_libraries(usermod INTERFACE usermod_bentoclaw)

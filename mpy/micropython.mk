@@ -3,10 +3,12 @@
 # <USER_C_MODULES>/*/micropython.mk, and this one lives in <repo root>/mpy.
 # Variables (override on the make command line):
 #   BENTOCLAW_LIB          the Rust staticlib to link (default: the host
-#                          build target/release/libbento_mpy.a, or
+#                          build target/release/libbentoclaw.a, or
 #                          target/<BENTOCLAW_RUST_TARGET>/release/... )
 #   BENTOCLAW_RUST_TARGET  rustc target triple of a cross build, e.g.
-#                          thumbv8m.main-none-eabihf (empty: host)
+#                          thumbv8m.main-none-eabi (a softfp Cortex-M33 such
+#                          as BENTO's; thumbv8m.main-none-eabihf for a
+#                          hard-float firmware) (empty: host)
 #   BENTOCLAW_PORT_FIRMWARE=1  use the vendor's claw_https_*/claw_ipc_*
 #                          instead of the unix HTTP/IPC port layer
 #   CARGO                  cargo executable (default: cargo)
@@ -24,10 +26,10 @@ BENTOCLAW_PORT_FIRMWARE ?= 0
 CARGO ?= cargo
 
 ifeq ($(BENTOCLAW_RUST_TARGET),)
-BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/release/libbento_mpy.a
+BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/release/libbentoclaw.a
 BENTOCLAW_CARGO_ARGS := build --release --features agent
 else
-BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release/libbento_mpy.a
+BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release/libbentoclaw.a
 # Alone, the staticlib is one LTO-merged object: about 2 KiB smaller than
 # when cargo also builds the rlib (docs/SIZE.md).
 BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --features agent --target $(BENTOCLAW_RUST_TARGET)

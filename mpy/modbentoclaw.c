@@ -1,6 +1,6 @@
 /*
  * modbentoclaw.c — the MicroPython module `bentoclaw` over the Rust core
- * (libbento_mpy.a, include/claw_*.h): argument conversion, exceptions, the
+ * (libbentoclaw.a, include/claw_*.h): argument conversion, exceptions, the
  * module table, the registry of Python callables, and the agent's ports of
  * include/claw_port.h (running a Python tool, the transport and UI panel of
  * claw_transport.h, the wall clock); the file port is claw_port_vfs.c. Every
@@ -28,6 +28,10 @@
 #include "claw_ext.h"
 #include "claw_transport.h"
 #include "claw_tools.h"
+
+// The argument of the tool call held for confirm() (a str, or None for no
+// argument), or NULL: claw_port_confirm_hold() keeps it.
+MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_held_arg);
 
 // The Python tools: a dict {slot: (handler, description)}, made by the
 // first register_tool() (one root pointer; no heap before it).
@@ -158,10 +162,12 @@ static mp_obj_t saved(bool ok, const char *what) {
 static void bentoclaw_vm_check(void) {
     mp_obj_t marker = MP_OBJ_FROM_PTR(&mp_module_bentoclaw);
     mp_map_t *loaded = &MP_STATE_VM(mp_loaded_modules_dict).map;
-    if (mp_map_lookup(loaded, marker, MP_MAP_LOOKUP) == NULL && claw_port_vfs_reset()) {
+    if (mp_map_lookup(loaded, marker, MP_MAP_LOOKUP) == NULL && !claw_port_vfs_busy()) {
         // A new VM: the handlers and open files of the previous one point
         // into a heap that has been reset.
         PY_TOOLS = MP_OBJ_NULL;
+        MP_STATE_VM(bentoclaw_held_arg) = MP_OBJ_NULL;
+        bentoclaw_c_tools_reset();
         claw_tools_drop_python();
         MP_STATE_VM(bentoclaw_work) = NULL;
         s_work_len = 0;
@@ -176,8 +182,9 @@ static void bentoclaw_vm_check(void) {
     mp_obj_dict_store(MP_OBJ_FROM_PTR(&MP_STATE_VM(mp_loaded_modules_dict)), marker, mp_const_true);
 }
 
-// The core's "busy" error unless `ok`.
+// What a port callback handed the VM, then the core's "busy" error unless `ok`.
 static void busy_unless(bool ok) {
+    claw_port_vfs_raise_pending();
     if (!ok) {
         bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
     }
@@ -381,6 +388,20 @@ uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8
     // A KeyboardInterrupt/SystemExit: everything stops, then it is raised.
     *out_len = failure ? text_of(exc, true, out, out_max) : 0;
     return failure ? CLAW_PORT_TOOL_RAISED : CLAW_PORT_TOOL_ABORT;
+}
+
+bool claw_port_confirm_hold(uint8_t slot, uint8_t arg_kind, const uint8_t *arg, size_t len) {
+    (void)slot;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        MP_STATE_VM(bentoclaw_held_arg) = arg_kind == CLAW_PORT_ARG_TEXT ? mp_obj_new_str((const char *)arg, len)
+            : mp_const_none;
+        nlr_pop();
+        return true;
+    }
+    // A MemoryError: the call is refused instead.
+    (void)claw_port_vfs_keep(MP_OBJ_FROM_PTR(nlr.ret_val));
+    return false;
 }
 
 size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max) {
@@ -620,6 +641,46 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
     return ret;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 0, bentoclaw_tool);
+
+// confirm(yes=True): the person at the device's answer to the tool call the
+// model asked for and the core holds (src/agent/confirm.rs): its result, or
+// None when refused.
+static mp_obj_t bentoclaw_confirm(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
+    static const mp_arg_t allowed[] = { { MP_QSTR_yes, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_TRUE} } };
+    PARSE(a);
+    bool yes = get_flag(a[0], MP_QSTR_yes);
+    mp_obj_t arg = MP_STATE_VM(bentoclaw_held_arg);
+    size_t len = 0;
+    const char *text = arg != MP_OBJ_NULL && arg != mp_const_none ? mp_obj_str_get_data(arg, &len) : NULL;
+    bentoclaw_ctx_t ctx = { arg != MP_OBJ_NULL ? arg : mp_const_none, MP_OBJ_NULL, MP_OBJ_NULL };
+    vstr_t out;
+    vstr_init(&out, TOOL_OUT_MAX);
+    claw_value_t v = { 0 };
+    bool ran = false;
+    claw_status_t s = claw_confirm(yes, text != NULL ? CLAW_ARG_TEXT : CLAW_ARG_NONE, (const uint8_t *)text, len,
+        &ctx, (uint8_t *)out.buf, TOOL_OUT_MAX, &v, &ran);
+    MP_STATE_VM(bentoclaw_held_arg) = MP_OBJ_NULL;
+    bentoclaw_check(s, &ctx);
+    if (!ran) {
+        return mp_const_none;
+    }
+    switch (v.kind) {
+        case CLAW_VALUE_INT:
+            return uint_obj(v.ival);
+        case CLAW_VALUE_BOOL:
+            return mp_obj_new_bool(v.ival);
+        case CLAW_VALUE_HOST:
+            if (ctx.result != MP_OBJ_NULL) {
+                return ctx.result;
+            }
+            break;
+        default:
+            break;
+    }
+    out.len = v.len;
+    return mp_obj_new_str_from_vstr(&out);
+}
+static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_confirm_obj, 0, bentoclaw_confirm);
 
 /* --- TACP v2, the BENTO AI IDE's protocol (docs/TACP.md) ---
  *
@@ -978,7 +1039,7 @@ static mp_obj_t bentoclaw_status(void) {
     claw_session_stats_t ss;
     busy_unless(claw_agent_status(&st) && claw_session_stats(&ss));
     // The vendor's keys, in the vendor's order, then the library's.
-    mp_obj_t d = mp_obj_new_dict(17);
+    mp_obj_t d = mp_obj_new_dict(18);
     dict_set(d, MP_QSTR_state, str_obj(st.state));
     dict_set(d, MP_QSTR_exec_count, uint_obj(st.exec_count));
     dict_set(d, MP_QSTR_error_count, uint_obj(st.errors));
@@ -989,6 +1050,7 @@ static mp_obj_t bentoclaw_status(void) {
     dict_set(d, MP_QSTR_connected, mp_obj_new_bool(st.connected));
     dict_set(d, MP_QSTR_errors, uint_obj(st.errors));
     dict_set(d, MP_QSTR_dirty, mp_obj_new_bool(st.dirty));
+    dict_set(d, MP_QSTR_pending_confirm, str_obj(st.pending_confirm));
     for (size_t i = 0; i < MP_ARRAY_SIZE(acc); i++) {
         dict_set(d, acc[i].key, uint_obj(*(const uint32_t *)((const uint8_t *)&ss + acc[i].off)));
     }
@@ -1276,6 +1338,7 @@ static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_status), MP_ROM_PTR(&bentoclaw_status_obj) },
     { MP_ROM_QSTR(MP_QSTR_safety), MP_ROM_PTR(&bentoclaw_safety_obj) },
     { MP_ROM_QSTR(MP_QSTR_tool), MP_ROM_PTR(&bentoclaw_tool_obj) },
+    { MP_ROM_QSTR(MP_QSTR_confirm), MP_ROM_PTR(&bentoclaw_confirm_obj) },
     { MP_ROM_QSTR(MP_QSTR_register_tool), MP_ROM_PTR(&bentoclaw_register_tool_obj) },
     { MP_ROM_QSTR(MP_QSTR_tools), MP_ROM_PTR(&bentoclaw_tools_obj) },
     { MP_ROM_QSTR(MP_QSTR_execute), MP_ROM_PTR(&bentoclaw_execute_obj) },

@@ -3,11 +3,11 @@
 # user C module and the Rust staticlib, for tests and the demo.
 #
 #   1. scripts/fetch_micropython.sh   (Debian source package, suite trixie)
-#   2. cargo build --release --features agent -> target/release/libbento_mpy.a (host)
+#   2. cargo build --release --features agent -> target/release/libbentoclaw.a (host)
 #   3. make -C <src>/ports/unix USER_C_MODULES=<repo root> ...
 #   4. copy the interpreter to build/micropython/micropython
 #
-# Re-runs are incremental (cargo and make); a newer libbento_mpy.a forces a relink.
+# Re-runs are incremental (cargo and make); a newer libbentoclaw.a forces a relink.
 #
 # Environment:
 #   BENTOCLAW_JOBS            parallel make jobs (default 2)
@@ -15,15 +15,20 @@
 #   BENTOCLAW_USER_C_MODULES  parent folder of the user C modules
 #                             (default: the repo root, i.e. mpy/micropython.mk)
 #   BENTOCLAW_MPY_MAKE_ARGS   extra make arguments (e.g. "DEBUG=1")
+#   BENTOCLAW_MPY_BUILD       name of a second build beside the default one
+#                             (e.g. "vendor": scripts/test_vendor_binding.sh):
+#                             objects in build/mpy-unix-<name>, the interpreter
+#                             build/micropython-<name>/micropython
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/build/micropython-src/micropython"
-OUT_DIR="$ROOT/build/micropython"
+MPY_BUILD="${BENTOCLAW_MPY_BUILD:-standard}"
+OUT_DIR="$ROOT/build/micropython$([[ $MPY_BUILD == standard ]] || printf -- '-%s' "$MPY_BUILD")"
 USERMODS="${BENTOCLAW_USER_C_MODULES:-$ROOT}"
 JOBS="${BENTOCLAW_JOBS:-2}"
-STAGE="$ROOT/build/mpy-unix-standard"   # the port's BUILD= directory
-STATICLIB="$ROOT/target/release/libbento_mpy.a"
+STAGE="$ROOT/build/mpy-unix-$MPY_BUILD"   # the port's BUILD= directory
+STATICLIB="$ROOT/target/release/libbentoclaw.a"
 
 log() { printf 'build_micropython: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -107,9 +112,10 @@ fi
 log "make unix port (USER_C_MODULES=$USERMODS)"
 mkdir -p "$STAGE"
 printf '%s' "$config" >"$stamp"
-make "${MAKE_ARGS[@]}" >"$ROOT/build/mpy-make.log" 2>&1 || {
-    tail -n 40 "$ROOT/build/mpy-make.log" >&2
-    die "unix port build failed (full log: build/mpy-make.log)"
+make_log="$ROOT/build/mpy-make$([[ $MPY_BUILD == standard ]] || printf -- '-%s' "$MPY_BUILD").log"
+make "${MAKE_ARGS[@]}" >"$make_log" 2>&1 || {
+    tail -n 40 "$make_log" >&2
+    die "unix port build failed (full log: ${make_log#"$ROOT"/})"
 }
 
 mkdir -p "$OUT_DIR"
@@ -119,4 +125,4 @@ if ! cmp -s "$STAGE/micropython" "$OUT_DIR/micropython"; then
 fi
 "$OUT_DIR/micropython" -c 'import vfs; vfs.VfsLfs2' \
     || die "built interpreter lacks vfs.VfsLfs2"
-log "ready: build/micropython/micropython"
+log "ready: ${OUT_DIR#"$ROOT"/}/micropython"

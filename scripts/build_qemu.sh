@@ -3,18 +3,19 @@
 # module, for two emulated boards (docs/EMULATOR.md):
 #
 #   m33  tests/qemu/boards/MPS2_AN505  qemu-system-arm -M mps2-an505, Cortex-M33,
-#        -mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16 (the PSoC Edge
-#        port's flags): the primary target -> build/qemu/firmware.{elf,map}
+#        -mcpu=cortex-m33 -mfloat-abi=softfp -mfpu=fpv5-sp-d16 (as the BENTO
+#        firmware builds every CM33 object), the archive for
+#        thumbv8m.main-none-eabi: the primary target -> build/qemu/firmware.{elf,map}
 #   m55  tests/qemu/boards/MPS3_AN547  qemu-system-arm -M mps3-an547, Cortex-M55,
-#        -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16
+#        -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16, the archive for
+#        thumbv8m.main-none-eabihf (the hard-float option)
 #        -> build/qemu-m55/firmware.{elf,map}
 #
 #   1. scripts/fetch_micropython.sh   (Debian source package, suite trixie)
-#   2. cargo rustc --release --crate-type staticlib --target thumbv8m.main-none-eabihf
+#   2. cargo rustc --release --crate-type staticlib --target <board's target>
 #      with CARGO_TARGET_DIR=target/qemu (its own directory: other scripts
-#      build the same target with other features into target/); one archive
-#      links into both boards
-#   3. per board: make -C <src>/ports/qemu BOARD_DIR=<board dir> USER_C_MODULES=<repo root>
+#      build the same targets with other features into target/)
+#   3. per board: make -C <src>/ports/qemu BOARD_DIR=<board dir> USER_C_MODULES=<repo>/tests
 #      BENTOCLAW_PORT_FIRMWARE=1 ... -> firmware.elf + firmware.map (link map)
 #
 # Usage: scripts/build_qemu.sh [m33] [m55]      (default: both, M33 first)
@@ -31,9 +32,10 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/build/micropython-src/micropython"
-TARGET=thumbv8m.main-none-eabihf
 CARGO_DIR="$ROOT/target/qemu"
-STATICLIB="$CARGO_DIR/$TARGET/release/libbento_mpy.a"
+# The Rust target of each board: its float ABI must be the board's.
+declare -A BOARD_TARGET=([m33]=thumbv8m.main-none-eabi [m55]=thumbv8m.main-none-eabihf)
+staticlib() { printf '%s' "$CARGO_DIR/$1/release/libbentoclaw.a"; }
 JOBS="${BENTOCLAW_JOBS:-2}"
 
 log() { printf 'build_qemu: %s\n' "$*" >&2; }
@@ -57,20 +59,28 @@ ensure_pkgs make python3 gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-
 "$ROOT/scripts/fetch_micropython.sh"
 [[ -f $SRC/ports/qemu/Makefile ]] || die "no MicroPython qemu port at $SRC/ports/qemu"
 
-# --- Rust staticlib for both cores -----------------------------------------------------
+# --- Rust staticlib for each board's target ---------------------------------------------
+targets=()
+for b in "${boards[@]}"; do
+    [[ " ${targets[*]} " == *" ${BOARD_TARGET[$b]} "* ]] || targets+=("${BOARD_TARGET[$b]}")
+done
 if [[ ${BENTOCLAW_SKIP_CARGO:-0} != 1 ]]; then
     [[ -x ${CARGO_HOME:-$HOME/.cargo}/bin/cargo ]] && PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
     command -v cargo >/dev/null || die "cargo not found (install Rust with rustup)"
-    if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$TARGET"; then
-        log "rustup target add $TARGET"
-        rustup target add "$TARGET" >&2
-    fi
-    # The module uses the additions of claw_ext.h: features recall and lasting.
-    log "cargo rustc --release --crate-type staticlib --features agent --target $TARGET (CARGO_TARGET_DIR=target/qemu)"
-    (cd "$ROOT" && CARGO_TARGET_DIR="$CARGO_DIR" cargo rustc --quiet --release \
-        --crate-type staticlib --features agent --target "$TARGET")
+    for t in "${targets[@]}"; do
+        if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$t"; then
+            log "rustup target add $t"
+            rustup target add "$t" >&2
+        fi
+        # The module uses the additions of claw_ext.h: feature agent.
+        log "cargo rustc --release --crate-type staticlib --features agent --target $t (CARGO_TARGET_DIR=target/qemu)"
+        (cd "$ROOT" && CARGO_TARGET_DIR="$CARGO_DIR" cargo rustc --quiet --release \
+            --crate-type staticlib --features agent --target "$t")
+    done
 fi
-[[ -f $STATICLIB ]] || die "no staticlib at $STATICLIB"
+for t in "${targets[@]}"; do
+    [[ -f $(staticlib "$t") ]] || die "no staticlib at $(staticlib "$t")"
+done
 
 # --- one board ----------------------------------------------------------------------------
 # build_board NAME BOARD_NAME OUT_DIR CPU_FLAGS...
@@ -78,6 +88,7 @@ build_board() {
     local name=$1 board=$2 out=$3
     shift 3
     local cpu_flags=("$@")
+    local target=${BOARD_TARGET[$name]}
     local board_dir="$ROOT/tests/qemu/boards/$board"
     local stage="$out/obj"                  # the port's BUILD= directory
     local rel_out="${out#"$ROOT"/}"
@@ -96,10 +107,12 @@ build_board() {
         BOARD="$board"
         BOARD_DIR="$board_dir"
         BUILD="$stage"
-        USER_C_MODULES="$ROOT"
+        # tests/vendor_binding/micropython.mk: the test module vclaw, beside
+        # bentoclaw (it includes mpy/micropython.mk).
+        USER_C_MODULES="$ROOT/tests"
         BENTOCLAW_PORT_FIRMWARE=1
-        BENTOCLAW_RUST_TARGET="$TARGET"
-        BENTOCLAW_LIB="$STATICLIB"
+        BENTOCLAW_RUST_TARGET="$target"
+        BENTOCLAW_LIB="$(staticlib "$target")"
         FROZEN_MANIFEST=
     )
     if [[ -n ${BENTOCLAW_QEMU_MAKE_ARGS:-} ]]; then
@@ -112,7 +125,8 @@ build_board() {
     # the board's .mk file and the arguments, which make does not track:
     # start afresh when they changed.
     local stamp="$stage/.bentoclaw-config" config
-    config="$(printf '%s\n' "${make_args[@]}"; cat "$board_dir/mpconfigboard.mk" "$ROOT/mpy/micropython.mk")"
+    config="$(printf '%s\n' "${make_args[@]}"; cat "$board_dir/mpconfigboard.mk" "$ROOT/mpy/micropython.mk" \
+        "$ROOT/tests/vendor_binding/micropython.mk")"
     if [[ -d $stage && ( ! -f $stamp || "$(cat "$stamp")" != "$config" ) ]]; then
         log "$name: board, module .mk or make arguments changed: clean rebuild"
         rm -rf "$stage"
@@ -120,7 +134,7 @@ build_board() {
     mkdir -p "$stage"
     printf '%s' "$config" >"$stamp"
 
-    log "$name: make qemu port (BOARD_DIR=tests/qemu/boards/$board, USER_C_MODULES=<repo root>)"
+    log "$name: make qemu port (BOARD_DIR=tests/qemu/boards/$board, USER_C_MODULES=<repo>/tests)"
     make "${make_args[@]}" >"$out/make.log" 2>&1 || {
         tail -n 40 "$out/make.log" >&2
         die "$name: qemu port build failed (full log: $rel_out/make.log)"
@@ -138,10 +152,11 @@ build_board() {
     # Sanity: the module, the Rust core and the board are in the image.
     local syms s
     syms="$(arm-none-eabi-nm "$out/firmware.elf")"
-    for s in mp_module_bentoclaw claw_session_flush claw_ask claw_port_open board_module mp_hal_ticks_ms; do
+    for s in mp_module_bentoclaw mp_module_vclaw claw_session_flush claw_ask claw_port_open board_module mp_hal_ticks_ms; do
         grep -q " $s\$" <<<"$syms" || die "$name: symbol $s missing from firmware.elf"
     done
-    grep -q 'libbento_mpy\.a' "$out/firmware.map" || die "$name: libbento_mpy.a not in the link map"
+    grep -q "${target//./\\.}/release/libbentoclaw\\.a" "$out/firmware.map" ||
+        die "$name: $target/release/libbentoclaw.a not in the link map"
     arm-none-eabi-size "$out/firmware.elf" | sed "s/^/build_qemu: $name: /" >&2
     log "$name: ready: $rel_out/firmware.elf (map: $rel_out/firmware.map)"
 }
@@ -149,7 +164,7 @@ build_board() {
 for b in "${boards[@]}"; do
     case $b in
         m33) build_board m33 MPS2_AN505 "$ROOT/build/qemu" \
-                 -mthumb -mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16 ;;
+                 -mthumb -mcpu=cortex-m33 -mfloat-abi=softfp -mfpu=fpv5-sp-d16 ;;
         m55) build_board m55 MPS3_AN547 "$ROOT/build/qemu-m55" \
                  -mthumb -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16 ;;
     esac

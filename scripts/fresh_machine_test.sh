@@ -7,7 +7,7 @@
 #
 #   1. bash scripts/run.sh           must install what it needs (apt in the
 #                                    chroot) and print the demo's success line
-#   2. LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabihf
+#   2. LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabi
 #                                    (no libclang, no cbindgen in the chroot)
 #
 # The mirror is the one in this machine's own apt sources (scripts/lib.sh
@@ -211,18 +211,18 @@ t=$SECONDS
 # shellcheck disable=SC2016  # expanded by the shell in the chroot
 fg_wait timeout --kill-after=10 600 chroot "$R" "${CHROOT_ENV[@]}" /bin/bash -c '
     cd /root/bentoclaw && export PATH="$HOME/.cargo/bin:$PATH"
-    rustup target list --installed | grep -qx thumbv8m.main-none-eabihf || exit 3
-    LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabihf' \
+    rustup target list --installed | grep -qx thumbv8m.main-none-eabi || exit 3
+    LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabi' \
     </dev/null >"$LOGS/thumbv8m.log" 2>&1
 rc=$?
 t_target=$((SECONDS - t))
 if ((rc == 3)); then
-    bad "the host's toolchain lacks thumbv8m.main-none-eabihf (rustup target add thumbv8m.main-none-eabihf on the host)"
+    bad "the host's toolchain lacks thumbv8m.main-none-eabi (rustup target add thumbv8m.main-none-eabi on the host)"
 else
-    check "LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabihf ($t_target s)" \
+    check "LIBCLANG_PATH=/nonexistent cargo build --release --target thumbv8m.main-none-eabi ($t_target s)" \
         test "$rc" -eq 0
     check "the target archive exists" \
-        test -f "$R/root/bentoclaw/target/thumbv8m.main-none-eabihf/release/libbento_mpy.a"
+        test -f "$R/root/bentoclaw/target/thumbv8m.main-none-eabi/release/libbentoclaw.a"
     ((rc == 0)) || tail -n 20 "$LOGS/thumbv8m.log"
 fi
 

@@ -4,7 +4,7 @@
 Usage: scripts/map_share.py MAP NAME=PATTERN [NAME=PATTERN ...]
 
 PATTERN is a substring of the input file as the map names it, e.g.
-"libbento_mpy.a(" (every member of that archive) or "/modbentoclaw.o"; join
+"libbentoclaw.a(" (every member of that archive) or "/modbentoclaw.o"; join
 several with "|". For each NAME prints one line:
 
   SHARE <NAME> code=<.text+.rodata> ram=<.data+.bss> data=<.data> builtins=<code of compiler_builtins members>

@@ -3,7 +3,7 @@
 # Costs of bentoclaw, measured and tabled against the goals of issues 10 and
 # 12: writes docs/PERFORMANCE.md.
 #
-#  1. code and static RAM of libbento_mpy.a and of the MicroPython binding
+#  1. code and static RAM of libbentoclaw.a and of the MicroPython binding
 #     (mpy/modbentoclaw.c, mpy/claw_port_vfs.c) in the
 #     Cortex-M33 firmware (MPS2-AN505, build/qemu/firmware.map of
 #     scripts/build_qemu.sh), the Cortex-M55 one (build/qemu-m55/) and the
@@ -36,10 +36,14 @@ mkdir -p "$OUT"
 export CARGO_TERM_COLOR=never
 export PATH="$HOME/.cargo/bin:$PATH"
 
-V8=thumbv8m.main-none-eabihf
-# The M33 core that runs MicroPython on PSoC Edge (issue 12): the flags of
-# Infineon's port, the same as scripts/build_qemu.sh's MPS2-AN505 board.
-ARCH_M33=(-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16)
+# The board build: soft-float calling convention, as every CM33 object of the
+# BENTO firmware (the M33 firmware of scripts/build_qemu.sh links it too; its
+# M55 firmware links the hard-float option, thumbv8m.main-none-eabihf).
+V8=thumbv8m.main-none-eabi
+V8HF=thumbv8m.main-none-eabihf
+# The M33 core that runs MicroPython on PSoC Edge (issue 12): the CM33 flags of
+# the BENTO firmware, the same as scripts/build_qemu.sh's MPS2-AN505 board.
+ARCH_M33=(-mcpu=cortex-m33 -mthumb -mfloat-abi=softfp -mfpu=fpv5-sp-d16)
 HEAP_RE='^(malloc|free|calloc|realloc|_sbrk|sbrk|_malloc_r|_free_r|_calloc_r|_realloc_r|__rust_alloc|__rust_dealloc|__rust_realloc|__rust_alloc_zeroed|__rg_alloc)$'
 BINDING_RE='/modbentoclaw.o|/claw_port_vfs.o'
 EXPORT_HEADERS=(--exports include/claw_session.h --exports include/claw_safety.h --exports include/claw_ext.h)
@@ -111,8 +115,8 @@ goal_row() { SUMMARY_ROWS+=("| $1 | $2 | $3 | $4 | $5${6:+, \`$6\`} |"); }
 # The commands of the summary (key|Markdown); each section has every step.
 SUMMARY_CMDS=(
     "image|\`scripts/size_report.sh\`"
-    "firmware|\`scripts/build_qemu.sh\`, then \`python3 scripts/map_share.py build/qemu/firmware.map 'lib=libbento_mpy.a(' 'binding=$BINDING_RE' 'transport=claw_transport'\`"
-    "stack|the nightly build of §2, then \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbento_mpy.a ${EXPORT_HEADERS[*]} --nesting 16\` (16: serde-json-core's \`MAX_NESTING\`)"
+    "firmware|\`scripts/build_qemu.sh\`, then \`python3 scripts/map_share.py build/qemu/firmware.map 'lib=libbentoclaw.a(' 'binding=$BINDING_RE' 'transport=claw_transport'\`"
+    "stack|the nightly build of §2, then \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]} --nesting 16\` (16: serde-json-core's \`MAX_NESTING\`)"
     "flash|\`scripts/build_micropython.sh\`, \`python3 mpy/examples/backend.py --port 0\` (prints its port), then \`BENCH_BLOCKS=128 BENTOCLAW_PORT=<port> build/micropython/micropython -X heapsize=8M tests/mpy/bench_flash.py\`"
     "callgrind|the harness build of §4, then \`valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=cg.out ./harness > harness.log\` and \`python3 tests/bench/callgrind/cg_summary.py --read harness.log cg.out.*\`"
 )
@@ -148,13 +152,13 @@ log "1. sizes: cargo rustc --release --crate-type staticlib --target $V8 (vendor
 MIN_CODE=- MIN_RAM=- MIN_DATA=- MIN_BUILTINS=- HEAP="not measured"
 MIN_CODE_ST="**FAIL** (not measured)" MIN_RAM_ST="**FAIL** (not measured)"
 if cargo rustc -j2 --release --crate-type staticlib --target "$V8" >"$OUT/cargo-v8m.log" 2>&1; then
-    cp "target/$V8/release/libbento_mpy.a" "$OUT/libbento_mpy.a"
+    cp "target/$V8/release/libbentoclaw.a" "$OUT/libbentoclaw.a"
     if arm-none-eabi-gcc "${ARCH_M33[@]}" -std=c11 -Wall -Wextra -Werror -Os -ffunction-sections \
         -fdata-sections -Iinclude -nostartfiles -Wl,--gc-sections -T tests/image/image.ld \
         -Wl,--no-warn-rwx-segments -Wl,--no-warn-execstack -Wl,-Map="$OUT/image-m33.map" \
-        tests/image/image.c "$OUT/libbento_mpy.a" -o "$OUT/image-m33.elf" >"$OUT/link-m33.log" 2>&1; then
+        tests/image/image.c "$OUT/libbentoclaw.a" -o "$OUT/image-m33.elf" >"$OUT/link-m33.log" 2>&1; then
         read -r MIN_CODE MIN_RAM MIN_DATA MIN_BUILTINS < <(python3 scripts/map_share.py \
-            "$OUT/image-m33.map" 'lib=libbento_mpy.a(' |
+            "$OUT/image-m33.map" 'lib=libbentoclaw.a(' |
             sed -nE 's/^SHARE lib code=([0-9]+) ram=([0-9]+) data=([0-9]+) builtins=([0-9]+)$/\1 \2 \3 \4/p')
         figure_ok "library .data (minimal image)" "${MIN_DATA-}"
         figure_ok "library compiler_builtins code (minimal image)" "${MIN_BUILTINS-}"
@@ -168,7 +172,7 @@ if cargo rustc -j2 --release --crate-type staticlib --target "$V8" >"$OUT/cargo-
     goal_check "issue 10: vendor-ABI minimal image static RAM" "$MIN_RAM" "$RAM_GOAL" "" " B"
     MIN_RAM_ST=$GOAL_STATUS
     heap_refs=$( {
-        arm-none-eabi-nm -u "$OUT/libbento_mpy.a" 2>/dev/null | awk '{print $NF}'
+        arm-none-eabi-nm -u "$OUT/libbentoclaw.a" 2>/dev/null | awk '{print $NF}'
         [[ -f $OUT/image-m33.elf ]] && arm-none-eabi-nm "$OUT/image-m33.elf" | awk '{print $NF}'
     } | grep -E "$HEAP_RE" | sort -u | tr '\n' ' ')
     if [[ -z $heap_refs ]]; then
@@ -211,7 +215,7 @@ fw_share() {
             transport) printf -v "${board}_TR_CODE" '%s' "${code#code=}"
                 printf -v "${board}_TR_RAM" '%s' "${ram#ram=}" ;;
         esac
-    done < <(python3 scripts/map_share.py "$dir/firmware.map" 'lib=libbento_mpy.a(' \
+    done < <(python3 scripts/map_share.py "$dir/firmware.map" 'lib=libbentoclaw.a(' \
         "binding=$BINDING_RE" 'transport=claw_transport')
     if [[ -f $dir/firmware.elf ]]; then
         printf -v "${board}_TEXT" '%s' "$(arm-none-eabi-size -A "$dir/firmware.elf" |
@@ -236,7 +240,7 @@ goal_row — "no heap: no allocator referenced by the library" "$HEAP" "$([[ $HE
 # 2. Stack depth
 # =====================================================================================
 log "2. stack: CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc -Z build-std=core --features agent"
-STACK_LIB=$ROOT/target/stack/$V8/release/libbento_mpy.a
+STACK_LIB=$ROOT/target/stack/$V8/release/libbentoclaw.a
 STACK_OK=0
 # No recursion is reachable today: the config reader refuses nested values
 # without descending (src/agent/config.rs), so serde's IgnoredAny is not
@@ -340,7 +344,7 @@ goal_row 12 "every export's worst-case stack ≤ $(fmt "$STACK_GOAL") B" "worst 
 # Cross-check on the shipped stable archive: no .stack_sizes there, so every
 # frame is read from the SP decrements of the code (same call graph method).
 # That archive has the default features: the vendor ABI.
-python3 scripts/stack_report.py "$OUT/libbento_mpy.a" "${EXPORT_HEADERS[@]}" >"$OUT/stack-stable.txt" 2>&1 || true
+python3 scripts/stack_report.py "$OUT/libbentoclaw.a" "${EXPORT_HEADERS[@]}" >"$OUT/stack-stable.txt" 2>&1 || true
 
 # =====================================================================================
 # 3. Flash: bytes programmed, blocks erased (MicroPython unix port, LittleFS on a
@@ -450,7 +454,7 @@ log "4. callgrind: cargo build --release --features agent; tests/bench/callgrind
 CG_OK=0
 if cargo build -j2 --release --features agent >"$OUT/cargo-host.log" 2>&1 &&
     cc -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Itests/c tests/bench/callgrind/harness.c \
-        tests/c/port_posix.c target/release/libbento_mpy.a -Wl,--gc-sections -Wl,-z,now \
+        tests/c/port_posix.c target/release/libbentoclaw.a -Wl,--gc-sections -Wl,-z,now \
         -lpthread -ldl -lm -o "$OUT/harness" >"$OUT/harness-build.log" 2>&1; then
     rm -f "$OUT"/callgrind.out*
     if valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$OUT/callgrind.out" \
@@ -573,24 +577,25 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "serial bridge of the emulated board) is counted apart."
     echo
     echo "* **M33 firmware**: MicroPython's qemu port for MPS2-AN505 (Cortex-M33,"
-    echo "  \`${ARCH_M33[*]}\`, the flags of the PSoC Edge"
-    echo "  port's M33 core), \`build/qemu/\`; the library built with feature \`agent\`."
-    echo "* **M55 firmware**: the same for MPS3-AN547 (Cortex-M55), \`build/qemu-m55/\`, the second target."
+    echo "  \`${ARCH_M33[*]}\`, the CM33 flags of the BENTO"
+    echo "  firmware), \`build/qemu/\`; the library built for \`$V8\` with feature \`agent\`."
+    echo "* **M55 firmware**: the same for MPS3-AN547 (Cortex-M55, \`-mfloat-abi=hard\`), \`build/qemu-m55/\`,"
+    echo "  the second target, with the hard-float option of the library (\`$V8HF\`)."
     echo "* **minimal image**: \`tests/image/image.c\` (the 22 functions of the vendor ABI"
     echo "  referenced, stub port) linked with the library of default features,"
     echo "  \`${ARCH_M33[*]} -nostartfiles -Wl,--gc-sections\` (as \`scripts/size_report.sh\`, docs/SIZE.md)."
     echo
     echo "| part | image | code (.text+.rodata) | static RAM (.data+.bss) | goal | status |"
     echo "|---|---|---:|---:|---|---|"
-    echo "| libbento_mpy.a, feature \`agent\` | M33 firmware | $(fmt "$M33_LIB_CODE") B | $(fmt "$M33_LIB_RAM") B | RAM ≤ $(fmt "$RAM_GOAL") B | $FW_RAM_ST |"
+    echo "| libbentoclaw.a, feature \`agent\` | M33 firmware | $(fmt "$M33_LIB_CODE") B | $(fmt "$M33_LIB_RAM") B | RAM ≤ $(fmt "$RAM_GOAL") B | $FW_RAM_ST |"
     echo "| binding | M33 firmware | $(fmt "$M33_MOD_CODE") B | $(fmt "$M33_MOD_RAM") B | — | info |"
     echo "| **library + binding** | M33 firmware | $(fmt "$M33_SUM") B | $(fmt "$(sum2 "$M33_LIB_RAM" "$M33_MOD_RAM")") B | code ≤ $(fmt "$FW_CODE_GOAL") B (issue 10) | $FW_CODE_ST |"
     echo "| board transport (\`claw_transport*\`) | M33 firmware | $(fmt "$M33_TR_CODE") B | $(fmt "$M33_TR_RAM") B | — | info |"
-    echo "| libbento_mpy.a, feature \`agent\` | M55 firmware | $(fmt "$M55_LIB_CODE") B | $(fmt "$M55_LIB_RAM") B | — | info |"
+    echo "| libbentoclaw.a, feature \`agent\` | M55 firmware | $(fmt "$M55_LIB_CODE") B | $(fmt "$M55_LIB_RAM") B | — | info |"
     echo "| binding | M55 firmware | $(fmt "$M55_MOD_CODE") B | $(fmt "$M55_MOD_RAM") B | — | info |"
     echo "| library + binding | M55 firmware | $(fmt "$M55_SUM") B | $(fmt "$(sum2 "$M55_LIB_RAM" "$M55_MOD_RAM")") B | — | info |"
     echo "| board transport (\`claw_transport*\`) | M55 firmware | $(fmt "$M55_TR_CODE") B | $(fmt "$M55_TR_RAM") B | — | info |"
-    echo "| libbento_mpy.a, vendor ABI (default features) | minimal image (M33 flags) | $(fmt "$MIN_CODE") B | $(fmt "$MIN_RAM") B | code ≤ $(fmt "$MIN_CODE_GOAL") B | $MIN_CODE_ST |"
+    echo "| libbentoclaw.a, vendor ABI (default features) | minimal image (M33 flags) | $(fmt "$MIN_CODE") B | $(fmt "$MIN_RAM") B | code ≤ $(fmt "$MIN_CODE_GOAL") B | $MIN_CODE_ST |"
     echo "| | | | | RAM ≤ $(fmt "$RAM_GOAL") B | $MIN_RAM_ST |"
     echo "| heap | library | $HEAP | | 0 | $([[ $HEAP == 0 ]] && echo PASS || echo "**FAIL**") |"
     echo
@@ -607,10 +612,10 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "\`ask()\`; that is MicroPython's heap, not the library's.)"
     echo
     echo "Regenerate: \`scripts/build_qemu.sh\` (both firmware images and their maps), then"
-    echo "\`python3 scripts/map_share.py build/qemu/firmware.map 'lib=libbento_mpy.a(' 'binding=$BINDING_RE' 'transport=claw_transport'\`"
+    echo "\`python3 scripts/map_share.py build/qemu/firmware.map 'lib=libbentoclaw.a(' 'binding=$BINDING_RE' 'transport=claw_transport'\`"
     echo "(\`build/qemu-m55/firmware.map\` for the M55); minimal image:"
     echo "\`cargo rustc --release --crate-type staticlib --target $V8\`, linked with \`tests/image/image.c\`"
-    echo "as in \`scripts/size_report.sh\`, then \`python3 scripts/map_share.py <map> 'lib=libbento_mpy.a('\`."
+    echo "as in \`scripts/size_report.sh\`, then \`python3 scripts/map_share.py <map> 'lib=libbentoclaw.a('\`."
     echo
     # ---- 2 -----------------------------------------------------------------------
     echo "## 2. Worst-case stack depth on $V8"
@@ -686,8 +691,8 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     fi
     echo
     echo "Regenerate: \`CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc --release --crate-type staticlib --features agent --target $V8 -Z build-std=core\`,"
-    echo "then \`python3 scripts/stack_report.py target/stack/$V8/release/libbento_mpy.a ${EXPORT_HEADERS[*]}\`"
-    echo "and \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbento_mpy.a ${EXPORT_HEADERS[*]} --nesting $NESTING\`."
+    echo "then \`python3 scripts/stack_report.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]}\`"
+    echo "and \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]} --nesting $NESTING\`."
     echo
     # ---- 3 -----------------------------------------------------------------------
     echo "## 3. Flash: bytes programmed and blocks erased"
@@ -797,7 +802,7 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo
     echo "### Host (x86-64, callgrind)"
     echo
-    echo "\`tests/bench/callgrind/harness.c\` links \`target/release/libbento_mpy.a\` (x86-64,"
+    echo "\`tests/bench/callgrind/harness.c\` links \`target/release/libbentoclaw.a\` (x86-64,"
     echo "the release profile: opt-level \"z\", LTO; feature \`agent\`) with the POSIX port of the C"
     echo "tests (\`tests/c/port_posix.c\`: real files in a temporary directory, a test clock)"
     echo "and runs under \`valgrind --tool=callgrind --collect-atstart=no\`. Each call is"
@@ -835,7 +840,7 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     fi
     echo
     echo "Regenerate: \`cargo build --release --features agent\`,"
-    echo "\`cc -O2 -g -Iinclude -Itests/c tests/bench/callgrind/harness.c tests/c/port_posix.c target/release/libbento_mpy.a -Wl,-z,now -lpthread -ldl -lm -o harness\`,"
+    echo "\`cc -O2 -g -Iinclude -Itests/c tests/bench/callgrind/harness.c tests/c/port_posix.c target/release/libbentoclaw.a -Wl,-z,now -lpthread -ldl -lm -o harness\`,"
     echo "\`valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=cg.out ./harness > harness.log\`,"
     echo "\`python3 tests/bench/callgrind/cg_summary.py --read harness.log cg.out.*\`."
     echo

@@ -8,8 +8,12 @@
 #           faketime (time-dependent MicroPython tests), libffi/pkg-config
 #           (MicroPython unix port), dpkg-dev (apt-get source), cmake (the
 #           CMake build test), ca-certificates (cargo's downloads).
-#   rustup: thumbv8m.main-none-eabihf and thumbv7m-none-eabi, rustfmt, clippy;
-#           nightly with miri and rust-src; cargo-fuzz (cargo install).
+#   rustup: thumbv8m.main-none-eabi (the board build: soft-float calling
+#           convention, as every BENTO Cortex-M33 object is softfp),
+#           thumbv8m.main-none-eabihf (hard-float firmwares, the emulated
+#           Cortex-M55) and thumbv7m-none-eabi, rustfmt, clippy; nightly with
+#           miri, rust-src and the two thumbv8m targets (the stack analysis);
+#           cargo-fuzz (cargo install).
 set -euo pipefail
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -34,7 +38,8 @@ fi
 export PATH="$HOME/.cargo/bin:$PATH"
 command -v rustup >/dev/null || { log "rustup is required"; exit 1; }
 installed=$(rustup target list --installed)
-for t in thumbv8m.main-none-eabihf thumbv7m-none-eabi; do
+THUMB_TARGETS=(thumbv8m.main-none-eabi thumbv8m.main-none-eabihf)
+for t in "${THUMB_TARGETS[@]}" thumbv7m-none-eabi; do
     grep -qx "$t" <<<"$installed" || { log "adding Rust target $t"; rustup target add "$t"; }
 done
 comps=$(rustup component list --installed)
@@ -49,7 +54,9 @@ ncomps=$(rustup +nightly component list --installed)
 for c in miri rust-src; do
     grep -q "^$c" <<<"$ncomps" || { log "adding nightly $c"; rustup +nightly component add "$c"; }
 done
-grep -qx thumbv8m.main-none-eabihf <<<"$(rustup +nightly target list --installed)" ||
-    rustup +nightly target add thumbv8m.main-none-eabihf
+ninstalled=$(rustup +nightly target list --installed)
+for t in "${THUMB_TARGETS[@]}"; do
+    grep -qx "$t" <<<"$ninstalled" || { log "adding nightly Rust target $t"; rustup +nightly target add "$t"; }
+done
 command -v cargo-fuzz >/dev/null ||
     { log "installing cargo-fuzz"; cargo install --locked cargo-fuzz >/dev/null; }

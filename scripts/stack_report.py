@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Worst-case stack depth of the exported claw_* functions of libbento_mpy.a.
+"""Worst-case stack depth of the exported claw_* functions of libbentoclaw.a.
 
 Usage: scripts/stack_report.py ARCHIVE [--exports FILE.h ...] [--objdump BIN]
 
@@ -307,7 +307,7 @@ def short(n):
                 continue
         i += 1
     parts = [p for p in parts if not re.match(r"^h[0-9a-f]{16}$", p)]
-    parts = [p for p in parts if p not in ("ffi", "CPort", "bento_mpy", "core", "compiler_builtins")]
+    parts = [p for p in parts if p not in ("ffi", "CPort", "bentoclaw", "core", "compiler_builtins")]
     out = "::".join(parts[-2:]) if parts else n
     for a, b in (("$LT$", "<"), ("$GT$", ">"), ("$u20$", " "), ("$RF$", "&"), ("..", "::")):
         out = out.replace(a, b)

@@ -20,7 +20,7 @@ fi
 
 echo "== cargo build --release --features agent (host staticlib)"
 cargo build --release --features agent >&2 || fail "cargo build --release failed"
-LIB=$ROOT/target/release/libbento_mpy.a
+LIB=$ROOT/target/release/libbentoclaw.a
 [[ -f $LIB ]] || fail "$LIB missing"
 
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -g -Iinclude -Itests/c)

@@ -122,11 +122,11 @@ else
 fi
 check "py/usermod.cmake found the module" \
     grep -q 'Found User C Module(s): usermod_bentoclaw' "$LOGS/configure.log" "$HOST/CMakeCache.txt"
-lib="$HOST/bentoclaw-cargo/release/libbento_mpy.a"
+lib="$HOST/bentoclaw-cargo/release/libbentoclaw.a"
 check "cmake/bentoclaw.cmake built the archive with cargo ($(realpath --relative-to="$ROOT" "$lib"))" \
     test -f "$lib"
 check "the firmware's link line names the archive, after the objects" \
-    grep -qE '\.o .* bentoclaw-cargo/release/libbento_mpy\.a' "$HOST/CMakeFiles/bentoclaw_host.dir/link.txt"
+    grep -qE '\.o .* bentoclaw-cargo/release/libbentoclaw\.a' "$HOST/CMakeFiles/bentoclaw_host.dir/link.txt"
 check "the module's objects are on the link line" \
     grep -q '/mpy/modbentoclaw\.c\.o' "$HOST/CMakeFiles/bentoclaw_host.dir/link.txt"
 check "cargo is a build step (bentoclaw_cargo target)" has_target "$HOST" bentoclaw_cargo
@@ -158,7 +158,7 @@ check "BENTO_HAS_MPY=0: cargo did not run" no_mark
 check "BENTO_HAS_MPY=0: no bentoclaw_cargo target" \
     bash -c "$(declare -f has_target); has_target '$HOST0' bentoclaw_host && ! has_target '$HOST0' bentoclaw_cargo"
 check "BENTO_HAS_MPY=0: no archive on the link line" \
-    bash -c "! grep -q libbento_mpy '$HOST0/CMakeFiles/bentoclaw_host.dir/link.txt'"
+    bash -c "! grep -q libbentoclaw '$HOST0/CMakeFiles/bentoclaw_host.dir/link.txt'"
 check "BENTO_HAS_MPY=0: no object of mpy/ on the link line" \
     bash -c "! grep -q '/mpy/[^ ]*\.o' '$HOST0/CMakeFiles/bentoclaw_host.dir/link.txt'"
 check "BENTO_HAS_MPY=0: no mp_module_bentoclaw in the binary (nm)" \
@@ -207,7 +207,7 @@ count_result "$LOGS/without-module-make.log"
 
 # The archive rule: with the switch on, asking make for a missing archive runs
 # (stand-in) cargo; with BENTO_HAS_MPY=0 in the environment there is no rule.
-want="$trap_dir/nolib/libbento_mpy.a"
+want="$trap_dir/nolib/libbentoclaw.a"
 rm -f "$MARK"
 PATH="$trap_dir/bin:$PATH" make "${MAKE_ARGS[@]}" BUILD="$UNIX0" BENTO_HAS_MPY=1 \
     BENTOCLAW_LIB="$want" "$want" >"$LOGS/make-ctrl.log" 2>&1

@@ -218,16 +218,16 @@ Linker script and memory map
 
 .text           0x00000000      0x300
  .text.claw_session_init
-                0x00000000      0x120 libbento_mpy.a(bento_mpy-1.o)
- .text.memcpy   0x00000120       0x40 libbento_mpy.a(compiler_builtins-2.o)
+                0x00000000      0x120 libbentoclaw.a(bentoclaw-1.o)
+ .text.memcpy   0x00000120       0x40 libbentoclaw.a(compiler_builtins-2.o)
 .bss            0x20000000       0x10
- .bss.STATE     0x20000000       0x10 libbento_mpy.a(bento_mpy-1.o)
+ .bss.STATE     0x20000000       0x10 libbentoclaw.a(bentoclaw-1.o)
 EOF
 
 # image_share (scripts/size_report.sh's parse) then goal_le, as size_report.sh does.
 share_goal() { # MAP -> "<passed> <failed>" of goal_le code + goal_le "static RAM"
     local code="" ram=""
-    read -r code ram _ <<<"$( (source scripts/figures.sh; image_share "$1" libbento_mpy.a) 2>/dev/null)"
+    read -r code ram _ <<<"$( (source scripts/figures.sh; image_share "$1" libbentoclaw.a) 2>/dev/null)"
     fig eval "goal_le code '$code' 12288 ' B'; goal_le 'static RAM' '$ram' 4096 ' B'"
 }
 expect "size: an empty map fails both figures" "0 2" "$(share_goal "$work/empty.map")"
@@ -235,23 +235,23 @@ expect "size: a map without its memory map part fails" "0 2" "$(share_goal "$wor
 expect "size: a map without the archive fails" "0 2" "$(share_goal "$work/other.map")"
 expect "size: the archive's figures pass" "2 0" "$(share_goal "$work/lib.map")"
 expect "size: the figures are right" "352 16 288" \
-    "$( (source scripts/figures.sh; image_share "$work/lib.map" libbento_mpy.a) )"
-awk -v lib=libbento_mpy.a -f tests/image/map_share.awk "$work/empty.map" >"$work/awk.out" 2>"$work/awk.err"
+    "$( (source scripts/figures.sh; image_share "$work/lib.map" libbentoclaw.a) )"
+awk -v lib=libbentoclaw.a -f tests/image/map_share.awk "$work/empty.map" >"$work/awk.out" 2>"$work/awk.err"
 expect "map_share.awk: empty map, exit 1 and nothing on stdout" "1 0" "$? $(wc -c <"$work/awk.out")"
-awk -v lib=libbento_mpy.a -v only=data -f tests/image/map_share.awk "$work/other.map" >"$work/awk.out" 2>/dev/null
+awk -v lib=libbentoclaw.a -v only=data -f tests/image/map_share.awk "$work/other.map" >"$work/awk.out" 2>/dev/null
 expect "map_share.awk only=data: map without the archive, exit 1 and nothing" "1 0" "$? $(wc -c <"$work/awk.out")"
 
 # map_share.py then goal_le, as perf_report.sh does.
 py_goal() {
     local code="" ram=""
-    read -r code ram _ _ < <(python3 scripts/map_share.py "$1" 'lib=libbento_mpy.a(' 2>/dev/null |
+    read -r code ram _ _ < <(python3 scripts/map_share.py "$1" 'lib=libbentoclaw.a(' 2>/dev/null |
         sed -nE 's/^SHARE lib code=([0-9]+) ram=([0-9]+) data=([0-9]+) builtins=([0-9]+)$/\1 \2 \3 \4/p')
     fig eval "goal_le 'library code' '$code' 12288 ' B'; goal_le 'library static RAM' '$ram' 4096 ' B'"
 }
 expect "perf: an empty map fails both figures" "0 2" "$(py_goal "$work/empty.map")"
 expect "perf: a map without the archive fails" "0 2" "$(py_goal "$work/other.map")"
 expect "perf: the archive's figures pass" "2 0" "$(py_goal "$work/lib.map")"
-python3 scripts/map_share.py "$work/other.map" 'lib=libbento_mpy.a(' >"$work/py.out" 2>/dev/null
+python3 scripts/map_share.py "$work/other.map" 'lib=libbentoclaw.a(' >"$work/py.out" 2>/dev/null
 expect "map_share.py: no SHARE line and exit 1 for an unmatched name" "1 0" "$? $(wc -c <"$work/py.out")"
 
 : >"$work/fig.out"

@@ -27,7 +27,9 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-MPY="$ROOT/build/micropython/micropython"
+# BENTOCLAW_MPY_BUILD: a second interpreter (scripts/build_micropython.sh).
+MPY_BUILD="${BENTOCLAW_MPY_BUILD:-standard}"
+MPY="$ROOT/build/micropython$([[ $MPY_BUILD == standard ]] || printf -- '-%s' "$MPY_BUILD")/micropython"
 LOGDIR="$ROOT/build/test-mpy"
 TIMEOUT="${BENTOCLAW_TEST_TIMEOUT:-120}"
 FAKETIME_SPEC="${BENTOCLAW_FAKETIME:-+0 x50}"
@@ -55,7 +57,7 @@ if ((build)) && ! "$ROOT/scripts/build_micropython.sh"; then
     exit 1
 fi
 if [[ ! -x $MPY ]]; then
-    echo "FAIL build (no interpreter at build/micropython/micropython)"
+    echo "FAIL build (no interpreter at ${MPY#"$ROOT"/})"
     echo "RESULT: 0 passed, 1 failed"
     exit 1
 fi

@@ -1,6 +1,7 @@
-//! bentoclaw: the session memory and safety gates of a small AI agent inside
-//! MicroPython firmware, as a `no_std` drop-in for the vendor archive
-//! `libbento_mpy.a`.
+//! bentoclaw: the session memory, the safety gates and the agent loop of a
+//! small AI agent inside MicroPython firmware, as a `no_std` archive
+//! (`libbentoclaw.a`) that links before the vendor's `libbento_mpy.a` and
+//! takes the place of its claw members (`docs/BUILD.md`).
 //!
 //! Two layers (see `docs/DESIGN.md`):
 //! * a safe core — [`session`], [`memory`], [`context`], [`safety`] — that

@@ -6,11 +6,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use bento_mpy::memory;
-use bento_mpy::port::Errno;
-use bento_mpy::session::Session;
-use bento_mpy::session::ring::Role;
-use bento_mpy::testing::{MemPort, Op};
+use bentoclaw::memory;
+use bentoclaw::port::Errno;
+use bentoclaw::session::Session;
+use bentoclaw::session::ring::Role;
+use bentoclaw::testing::{MemPort, Op};
 use libfuzzer_sys::fuzz_target;
 
 fn cut(s: &[u8], max: usize) -> Vec<u8> {

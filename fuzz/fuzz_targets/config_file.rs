@@ -7,8 +7,8 @@
 //! run reaches the settings.
 #![no_main]
 
-use bento_mpy::agent::config::{self, CONFIG_PATH, Config, FILE_MAX, KEYS};
-use bento_mpy::testing::MemPort;
+use bentoclaw::agent::config::{self, CONFIG_PATH, Config, FILE_MAX, KEYS};
+use bentoclaw::testing::MemPort;
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
 

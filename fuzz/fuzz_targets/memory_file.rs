@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use bento_mpy::memory;
-use bento_mpy::port::MEMORY_PATH;
-use bento_mpy::testing::MemPort;
+use bentoclaw::memory;
+use bentoclaw::port::MEMORY_PATH;
+use bentoclaw::testing::MemPort;
 use libfuzzer_sys::fuzz_target;
 
 fn pairs(port: &mut MemPort) -> (BTreeMap<Vec<u8>, Vec<u8>>, usize) {

@@ -8,7 +8,7 @@
 //! whole calls are reached in a short run.
 #![no_main]
 
-use bento_mpy::agent::wire::{self, Buf, Capped, Discard};
+use bentoclaw::agent::wire::{self, Buf, Capped, Discard};
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
 

@@ -3,10 +3,10 @@
 //! message and a flush the file reads back as exactly the ring in RAM.
 #![no_main]
 
-use bento_mpy::port::SESSION_PATH;
-use bento_mpy::session::Session;
-use bento_mpy::session::ring::Role;
-use bento_mpy::testing::MemPort;
+use bentoclaw::port::SESSION_PATH;
+use bentoclaw::session::Session;
+use bentoclaw::session::ring::Role;
+use bentoclaw::testing::MemPort;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

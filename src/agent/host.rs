@@ -27,6 +27,13 @@ pub trait Host {
         let _ = (slot, out);
         0
     }
+    /// Keeps `arg` for the tool call held in `slot` until the person at
+    /// the device answers (`confirm`): it comes back with `confirm()`.
+    /// False when the host cannot keep it (the call is refused then).
+    fn hold(&mut self, slot: u8, arg: Arg<'_>) -> bool {
+        let _ = (slot, arg);
+        false
+    }
     /// A UI event.
     fn ui(&mut self, ev: Ui, text: &[u8]);
     /// One TACP answer to the USB host (`sub`: the request's, or 0xFF for

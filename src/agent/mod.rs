@@ -30,6 +30,7 @@
 
 pub mod builtin;
 pub mod config;
+pub mod confirm;
 pub mod host;
 #[cfg(test)]
 mod model_tests;
@@ -176,7 +177,7 @@ pub enum Mode {
 /// The text is put together twice — for the UI in a buffer of its own, and
 /// straight into the ring's slot — so that no 255-byte buffer is on the
 /// stack while the session compacts or loads underneath.
-fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
+pub(crate) fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
     show_tool(h, name, parts);
     let _ = h.with_core(|c, p| {
         if let Mode::AskRound(round) = mode {
@@ -868,6 +869,9 @@ fn backend_tool<H: Host>(
     acct: &mut Account,
 ) -> Result<(&'static str, usize), Status> {
     let mode = Mode::AskRound(round);
+    if let Some(held) = confirm::hold(h, mode, name, arg, result)? {
+        return Ok(("refused", held));
+    }
     match call_tool(h, name, Origin::Backend, arg, result, acct, mode) {
         Ok(Value::Text(n) | Value::Host(n) | Value::Arg(n)) => Ok(("ok", n)),
         Ok(v) => Ok(("ok", value_text(v, result))),
@@ -920,7 +924,7 @@ fn arg_note<H: Host>(h: &mut H, mode: Mode, name: &[u8], s: Status, result: &mut
 
 /// A TOOL turn for a request that did not run, and its text as the result.
 #[inline(never)]
-fn note<H: Host>(
+pub(crate) fn note<H: Host>(
     h: &mut H,
     mode: Mode,
     name: &[u8],

@@ -115,9 +115,13 @@ pub enum Status {
     NoHandler = 36,
     /// A C tool's description over 127 bytes (ValueError).
     Description = 37,
+    /// `confirm()` with no call held (RuntimeError).
+    NothingToConfirm = 38,
+    /// `confirm()` after the held call's wait was over (RuntimeError).
+    ConfirmExpired = 39,
     /// TACP ASK while connected: the host runs `ask()` with the payload and
     /// hands its outcome to `tacp::ask_done` (never raised).
-    TacpAsk = 38,
+    TacpAsk = 40,
 }
 
 /// Which Python exception a [`Status`] is.
@@ -195,6 +199,10 @@ impl Status {
             Status::NotifyArg => c"ui_notify takes a str",
             Status::NoHandler => c"tool has no handler",
             Status::Description => c"description must be 0..127 bytes",
+            Status::NothingToConfirm => c"no tool waits for confirmation",
+            Status::ConfirmExpired => {
+                c"confirmation too late: the tool was refused (60 s, CLAW_CONFIRM_TIMEOUT_MS)"
+            }
             Status::TacpAsk => c"TACP ASK: the host runs ask()",
         }
     }
@@ -239,7 +247,7 @@ impl Status {
 
     /// From the C value (unknown values read as `Busy`, never `Ok`).
     pub fn from_c(v: u8) -> Status {
-        const ALL: [Status; 39] = [
+        const ALL: [Status; 41] = [
             Status::Ok,
             Status::BreakerOpen,
             Status::TrustRefused,
@@ -278,6 +286,8 @@ impl Status {
             Status::NotifyArg,
             Status::NoHandler,
             Status::Description,
+            Status::NothingToConfirm,
+            Status::ConfirmExpired,
             Status::TacpAsk,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
@@ -491,6 +501,8 @@ pub struct Agent {
     /// The last backend request failed: compactions use the local digest
     /// until one succeeds again.
     pub(crate) last_request_failed: bool,
+    /// A model's tool call held for the person at the device (`confirm`).
+    pub(crate) pending: super::confirm::Pending,
 }
 
 impl Agent {
@@ -510,6 +522,7 @@ impl Agent {
             last_ticks: 0,
             last_ticks_valid: false,
             last_request_failed: false,
+            pending: super::confirm::Pending::none(),
         }
     }
 
@@ -531,6 +544,11 @@ impl Agent {
     /// `status()["exec_count"]`.
     pub fn execs(&self) -> u32 {
         self.execs
+    }
+
+    /// The slot of the tool call held for confirmation.
+    pub fn pending(&self) -> Option<u8> {
+        self.pending.slot()
     }
 
     /// `status()["last_cmd"]`.

@@ -39,7 +39,7 @@ pub const CLAW_STATUS_IMPORT_LINE: claw_status_t = 30;
 pub const CLAW_STATUS_IMPORT_WRITE: claw_status_t = 32;
 /// `claw_tacp_dispatch`: an ASK while connected — run `claw_ask` with the
 /// payload as for `ask()`, then `claw_tacp_ask_done` with its outcome.
-pub const CLAW_STATUS_TACP_ASK: claw_status_t = 38;
+pub const CLAW_STATUS_TACP_ASK: claw_status_t = 40;
 /// An RTC reading before this (2024-01-01) means "not set".
 pub const CLAW_RTC_SET_AFTER: u32 = 1_704_067_200;
 const _: () = assert!(CLAW_RTC_SET_AFTER == agent::policy::RTC_SET_AFTER);
@@ -144,7 +144,8 @@ pub struct claw_tool_info_t {
     pub risk: u8,
     /// Calls per minute.
     pub rate_per_min: u16,
-    /// A built-in (run by the library), not a host tool.
+    /// One of the board's (the library's, the binding's or the firmware's),
+    /// not a Python tool of `register_tool`.
     pub builtin: bool,
     /// The person at the device confirms a model's request of it first.
     pub confirm: bool,
@@ -218,6 +219,8 @@ pub struct claw_agent_status_t {
     pub last_result: [c_char; 48],
     /// The last command, NUL-terminated.
     pub last_cmd: [c_char; 48],
+    /// The tool whose call waits for `confirm()`, NUL-terminated ("" none).
+    pub pending_confirm: [c_char; 32],
 }
 
 /// `safety()`.
@@ -261,20 +264,37 @@ fn put_cstr(dst: &mut [c_char], s: &[u8]) {
 }
 
 /// The agent's host: the `claw_port_*` callbacks, with the binding's
-/// context pointer of the running call.
+/// context pointer of the running call. Off the MicroPython task it reaches
+/// none of them: the core is busy, the host says it was aborted, and nothing
+/// runs (a tool is Python code, and so may be the transport and the files).
 pub struct CHost {
     ctx: *mut c_void,
+    on_task: bool,
+}
+
+impl CHost {
+    fn new(ctx: *mut c_void) -> Self {
+        // SAFETY: no arguments; callable from any task per `claw_port.h`.
+        let on_task = unsafe { sys::claw_port_on_vm_task() };
+        Self { ctx, on_task }
+    }
 }
 
 impl Host for CHost {
     type Files = super::CPort;
 
     fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut super::CPort) -> R) -> Option<R> {
+        if !self.on_task {
+            return None;
+        }
         let mut f = Some(f);
         with_state(None, |s, p| f.take().map(|f| f(s, p)))
     }
 
     fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Option<usize> {
+        if !self.on_task {
+            return None;
+        }
         // SAFETY: both slices are valid for their lengths; the port copies
         // at most `reply.len()` bytes.
         let n = unsafe {
@@ -287,6 +307,9 @@ impl Host for CHost {
     // which is under a built-in's store pass.
     #[inline(never)]
     fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {
+        if !self.on_task {
+            return ToolOutcome::Abort;
+        }
         let (kind, text): (u8, &[u8]) = match arg {
             Arg::None => (sys::CLAW_PORT_ARG_NONE as u8, &[]),
             Arg::Text(t) => (sys::CLAW_PORT_ARG_TEXT as u8, t),
@@ -318,7 +341,22 @@ impl Host for CHost {
         }
     }
 
+    fn hold(&mut self, slot: u8, arg: Arg<'_>) -> bool {
+        if !self.on_task {
+            return false;
+        }
+        let (kind, text): (u8, &[u8]) = match arg {
+            Arg::Text(t) => (sys::CLAW_PORT_ARG_TEXT as u8, t),
+            _ => (sys::CLAW_PORT_ARG_NONE as u8, &[]),
+        };
+        // SAFETY: `text` is valid for its length.
+        unsafe { sys::claw_port_confirm_hold(slot, kind, text.as_ptr(), text.len()) }
+    }
+
     fn describe(&mut self, slot: u8, out: &mut [u8]) -> usize {
+        if !self.on_task {
+            return 0;
+        }
         // A C tool's is in its def; a Python tool's the host holds.
         let def = with_state(None, |s, p| {
             let slot = usize::from(slot);
@@ -342,16 +380,23 @@ impl Host for CHost {
     }
 
     fn ui(&mut self, ev: Ui, text: &[u8]) {
-        // SAFETY: `text` is valid for its length.
-        unsafe { sys::claw_port_ui(ev as u8, text.as_ptr(), text.len()) }
+        if self.on_task {
+            // SAFETY: `text` is valid for its length.
+            unsafe { sys::claw_port_ui(ev as u8, text.as_ptr(), text.len()) }
+        }
     }
 
     fn ui_init(&mut self) {
-        // SAFETY: no arguments.
-        unsafe { sys::claw_port_ui_init() }
+        if self.on_task {
+            // SAFETY: no arguments.
+            unsafe { sys::claw_port_ui_init() }
+        }
     }
 
     fn tacp_respond(&mut self, sub: u8, payload: &[u8]) {
+        if !self.on_task {
+            return;
+        }
         // SAFETY: `payload` is valid for its length.
         unsafe { sys::claw_port_tacp_respond(sub, payload.as_ptr(), payload.len()) }
     }
@@ -364,7 +409,7 @@ impl Host for CHost {
         // same slices back; copy into NUL-terminated buffers all the same.
         let mut h = [0u8; 64];
         let mut k = [0u8; 128];
-        if host.len() >= h.len() || api_key.len() >= k.len() {
+        if !self.on_task || host.len() >= h.len() || api_key.len() >= k.len() {
             return false;
         }
         crate::text::copy_prefix(&mut h, host);
@@ -374,30 +419,38 @@ impl Host for CHost {
     }
 
     fn disconnect(&mut self) {
-        // SAFETY: no arguments.
-        unsafe { sys::claw_port_disconnect() }
+        if self.on_task {
+            // SAFETY: no arguments.
+            unsafe { sys::claw_port_disconnect() }
+        }
     }
 
     fn connected(&mut self) -> bool {
         // SAFETY: no arguments.
-        unsafe { sys::claw_port_connected() }
+        self.on_task && unsafe { sys::claw_port_connected() }
     }
 
     fn tokens(&mut self) -> (u32, u32) {
         let (mut i, mut o) = (0u32, 0u32);
-        // SAFETY: two valid out-pointers.
-        unsafe { sys::claw_port_tokens(&mut i, &mut o) };
+        if self.on_task {
+            // SAFETY: two valid out-pointers.
+            unsafe { sys::claw_port_tokens(&mut i, &mut o) };
+        }
         (i, o)
     }
 
     fn time_s(&mut self) -> u32 {
         // SAFETY: no arguments.
-        unsafe { sys::claw_port_time_s() }
+        if self.on_task {
+            unsafe { sys::claw_port_time_s() }
+        } else {
+            0
+        }
     }
 
     fn aborted(&mut self) -> bool {
         // SAFETY: no arguments.
-        unsafe { sys::claw_port_aborted() }
+        !self.on_task || unsafe { sys::claw_port_aborted() }
     }
 }
 
@@ -692,7 +745,7 @@ pub unsafe extern "C" fn claw_tool_info(slot: u8, out: *mut claw_tool_info_t) ->
             name: [0; 32],
             risk: t.risk,
             rate_per_min: t.limit,
-            builtin: t.how == How::Builtin,
+            builtin: t.how != How::Python,
             confirm: t.confirm,
             how: t.how as u8,
             description,
@@ -727,9 +780,7 @@ pub unsafe extern "C" fn claw_execute(
     let Some(name) = (unsafe { bytes(name, name_len) }) else {
         return Status::ToolName as claw_status_t;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     let r = agent::execute(&mut host, name);
     if let Ok((r_risk, r_confirm)) = r {
         if !risk.is_null() {
@@ -781,35 +832,11 @@ pub unsafe extern "C" fn claw_tool(
         CLAW_ARG_OTHER => Arg::Other,
         _ => Arg::None,
     };
-    let mut host = CHost { ctx };
+    let mut host = CHost::new(ctx);
     let mut acct = agent::Account::new();
     let r = agent::tool(&mut host, name, Origin::Repl, arg, out, &mut acct);
     let v = match r {
-        Ok(Value::Text(n)) => claw_value_t {
-            kind: CLAW_VALUE_TEXT,
-            ival: 0,
-            len: n,
-        },
-        Ok(Value::Int(i)) => claw_value_t {
-            kind: CLAW_VALUE_INT,
-            ival: i,
-            len: 0,
-        },
-        Ok(Value::Bool(b)) => claw_value_t {
-            kind: CLAW_VALUE_BOOL,
-            ival: u32::from(b),
-            len: 0,
-        },
-        Ok(Value::Host(n)) => claw_value_t {
-            kind: CLAW_VALUE_HOST,
-            ival: 0,
-            len: n,
-        },
-        Ok(Value::Arg(n)) => claw_value_t {
-            kind: CLAW_VALUE_ARG,
-            ival: 0,
-            len: n,
-        },
+        Ok(v) => value_of(v),
         Err(_) => claw_value_t {
             kind: CLAW_VALUE_TEXT,
             ival: 0,
@@ -821,6 +848,78 @@ pub unsafe extern "C" fn claw_tool(
         unsafe { value.write(v) };
     }
     done(r.map(|_| ()))
+}
+
+/// How long a tool call the model asked for waits for `confirm()`, in ms.
+pub const CLAW_CONFIRM_TIMEOUT_MS: u32 = 60_000;
+const _: () = assert!(CLAW_CONFIRM_TIMEOUT_MS == agent::confirm::TIMEOUT_MS);
+
+/// `confirm(yes)`: the person at the device's answer to the tool call held
+/// for confirmation. With `yes` it runs with the argument the host kept
+/// (`claw_port_confirm_hold`; `arg_kind` `CLAW_ARG_TEXT` or
+/// `CLAW_ARG_NONE`) as `claw_tool` runs a tool, its text in
+/// `out[0..out_max)` and its kind in `*value`; without, it is refused and
+/// `*value` is left as it was (`*ran` false). `ran` is NULL or tells whether
+/// the tool ran.
+///
+/// # Safety
+/// As `claw_tool`; `ran` NULL or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn claw_confirm(
+    yes: bool,
+    arg_kind: u8,
+    arg: *const u8,
+    arg_len: usize,
+    ctx: *mut c_void,
+    out: *mut u8,
+    out_max: usize,
+    value: *mut claw_value_t,
+    ran: *mut bool,
+) -> claw_status_t {
+    // SAFETY: per this function's contract.
+    let (Some(text), Some(out)) = (unsafe { bytes(arg, arg_len) }, unsafe {
+        out_slice(out.cast(), out_max)
+    }) else {
+        return Status::WorkTooSmall as claw_status_t;
+    };
+    let arg = if arg_kind == CLAW_ARG_TEXT {
+        Arg::Text(text)
+    } else {
+        Arg::None
+    };
+    let mut host = CHost::new(ctx);
+    let mut acct = agent::Account::new();
+    let r = agent::confirm::confirm(&mut host, yes, arg, out, &mut acct);
+    if !ran.is_null() {
+        // SAFETY: non-NULL and valid per the contract.
+        unsafe { ran.write(matches!(r, Ok(Some(_)))) };
+    }
+    let v = match r {
+        Ok(Some(v)) => value_of(v),
+        Ok(None) => return CLAW_OK,
+        Err(_) => claw_value_t {
+            kind: CLAW_VALUE_TEXT,
+            ival: 0,
+            len: acct.raised,
+        },
+    };
+    if !value.is_null() {
+        // SAFETY: non-NULL and valid for one element per the contract.
+        unsafe { value.write(v) };
+    }
+    done(r.map(|_| ()))
+}
+
+/// The C form of a tool's value.
+fn value_of(v: Value) -> claw_value_t {
+    let (kind, ival, len) = match v {
+        Value::Text(n) => (CLAW_VALUE_TEXT, 0, n),
+        Value::Int(i) => (CLAW_VALUE_INT, i, 0),
+        Value::Bool(b) => (CLAW_VALUE_BOOL, u32::from(b), 0),
+        Value::Host(n) => (CLAW_VALUE_HOST, 0, n),
+        Value::Arg(n) => (CLAW_VALUE_ARG, 0, n),
+    };
+    claw_value_t { kind, ival, len }
 }
 
 /// Bytes of work buffer `claw_ask` needs for this prompt.
@@ -888,9 +987,7 @@ pub unsafe extern "C" fn claw_ask_check(
     let (Some(prompt), false) = (unsafe { bytes(prompt, len) }, work_len.is_null()) else {
         return Status::PromptLength as claw_status_t;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     match agent::ask_check(&mut host, prompt) {
         Ok(n) => {
             // SAFETY: non-NULL and valid per the contract.
@@ -926,7 +1023,7 @@ pub unsafe extern "C" fn claw_ask(
     }
     // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
     let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
-    let mut host = CHost { ctx };
+    let mut host = CHost::new(ctx);
     // A buffer short of `claw_ask_work_size` is refused as the agent would
     // (after the prompt's checks).
     let r = match split_scratch(work).filter(|_| work_len >= ask_work_len(prompt)) {
@@ -952,9 +1049,7 @@ pub unsafe extern "C" fn claw_tacp_work_size(sub: u8, payload: *const u8, len: u
     let Some(payload) = (unsafe { bytes(payload, len) }) else {
         return 0;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     tacp_mod::work_size(&mut host, sub, payload) + SCRATCH_LEN
 }
 
@@ -991,7 +1086,11 @@ pub unsafe extern "C" fn claw_tacp_dispatch(
     }
     // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
     let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
-    let mut host = CHost { ctx };
+    let mut host = CHost::new(ctx);
+    if !host.on_task {
+        // Off the MicroPython task: nothing runs, nothing is answered.
+        return Status::Busy as claw_status_t;
+    }
     let need = tacp_mod::work_size(&mut host, sub, payload) + SCRATCH_LEN;
     match split_scratch(work).filter(|_| work_len >= need) {
         Some((work, scratch)) => done(tacp_mod::dispatch(&mut host, sub, payload, work, scratch)),
@@ -1019,9 +1118,10 @@ pub unsafe extern "C" fn claw_tacp_ask_done(
         Status::Ok => Ok(reply),
         s => Err(s),
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
+    if !host.on_task {
+        return Status::Busy as claw_status_t;
+    }
     done(tacp_mod::ask_done(&mut host, outcome))
 }
 
@@ -1046,10 +1146,11 @@ pub unsafe extern "C" fn claw_tacp_ready(
     let Some(work) = (unsafe { out_slice(work.cast(), work_len) }) else {
         return Status::WorkTooSmall as claw_status_t;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     let work = work.get_mut(..tacp_mod::WORK_SIZE).unwrap_or(&mut []);
+    if !host.on_task {
+        return Status::Busy as claw_status_t;
+    }
     done(tacp_mod::ready(
         &mut host,
         fw.unwrap_or(b""),
@@ -1266,9 +1367,7 @@ pub unsafe extern "C" fn claw_connect(
     let (Some(h), Some(k)) = (unsafe { c_bytes(host) }, unsafe { c_bytes(api_key) }) else {
         return Status::NotUtf8 as claw_status_t;
     };
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     let r = agent::connect(&mut host, h, port, k);
     if let (Ok(v), false) = (&r, ok.is_null()) {
         // SAFETY: non-NULL and valid per the contract.
@@ -1280,18 +1379,14 @@ pub unsafe extern "C" fn claw_connect(
 /// `disconnect()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_disconnect() -> claw_status_t {
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     done(agent::disconnect(&mut host))
 }
 
 /// `session_clear()`: the ring, its file, and the chat panel.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_clear() -> claw_status_t {
-    let mut host = CHost {
-        ctx: core::ptr::null_mut(),
-    };
+    let mut host = CHost::new(core::ptr::null_mut());
     done(agent::session_clear(&mut host))
 }
 
@@ -1335,7 +1430,11 @@ unsafe fn status_into(s: &crate::core::Core, connected: bool, out: *mut claw_age
         exec_count: d.exec_count,
         last_result: [0; 48],
         last_cmd: [0; 48],
+        pending_confirm: [0; 32],
     };
+    if let Some(slot) = s.agent.pending() {
+        put_cstr(&mut v.pending_confirm, s.rate.name(usize::from(slot)));
+    }
     put_cstr(&mut v.state, d.state.as_bytes());
     put_cstr(&mut v.last_result, d.last_result.as_bytes());
     put_cstr(&mut v.last_cmd, d.last_cmd.as_bytes());

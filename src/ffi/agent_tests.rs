@@ -1098,3 +1098,37 @@ fn every_status_has_a_text_and_a_kind() {
         "circuit breaker open \u{2014} cooldown active"
     );
 }
+
+/// The agent's calls from another task: refused (busy) before any port
+/// call — no file, no tool (Python code), no post, no UI event — and
+/// nothing changed for the MicroPython task.
+#[test]
+fn agent_calls_off_the_task_reach_no_port() {
+    use super::test_port::{OFF_TASK_FILE_CALLS, off_task};
+    use std::sync::atomic::Ordering;
+    let _g = fresh(true);
+    OFF_TASK_FILE_CALLS.store(0, Ordering::SeqCst);
+    let (a, t, l, c, d, cl) = off_task(|| {
+        let null = core::ptr::null_mut();
+        let mut ok = false;
+        (
+            ask(b"hi", null).0,
+            tool(b"echo", Some(b"x"), null, 64).0,
+            tacp(0x03, b"", null).0,
+            // SAFETY: NUL-terminated strings and a valid out-pointer.
+            unsafe { claw_connect(c"127.0.0.1".as_ptr(), 8080, c"k".as_ptr(), &mut ok) },
+            claw_disconnect(),
+            claw_clear(),
+        )
+    });
+    assert_eq!(OFF_TASK_FILE_CALLS.load(Ordering::SeqCst), 0);
+    let busy = st(Status::Busy);
+    assert_eq!((a, t, l, c, d, cl), (busy, busy, busy, busy, busy, busy));
+    host(|h| {
+        assert!(h.bodies.is_empty() && h.calls.is_empty() && h.connects.is_empty());
+        assert!(h.ui.is_empty() && h.ui_inits == 0);
+        assert!(h.connected, "disconnect() off the task did nothing");
+    });
+    assert_eq!(claw_session_count(), 0);
+    assert_eq!(tool(b"echo", Some(b"x"), core::ptr::null_mut(), 64).0, OK);
+}

@@ -5,11 +5,17 @@
 //! pointers, builds slices with the helpers below, hands over to the safe
 //! core within a few lines, and writes outputs only on success.
 //!
-//! State lives in one static. The library is driven by a single MicroPython
-//! task (nothing is ISR-safe, as in the vendor library); a reentrancy guard
-//! makes a `claw_*` call from inside a port callback — a Python block device
-//! calling back into bentoclaw, say — fail closed instead of aliasing the
-//! state.
+//! State lives in one static, behind one guard taken with a compare-and-swap:
+//! a `claw_*` call that finds it taken — made from inside a port callback (a
+//! Python block device calling back into bentoclaw, say), or from another
+//! task or an interrupt while a call runs — fails closed (its refused value)
+//! instead of aliasing the state.
+//!
+//! Every call first asks the host whether it runs on the MicroPython task
+//! (`claw_port_on_vm_task`). Off that task [`CPort`] refuses every file
+//! operation without calling the host, and each export either answers from
+//! RAM or fails cleanly (its doc comment says which): the VFS, Python code
+//! and the GC heap are only ever reached from the MicroPython task.
 
 #![allow(non_camel_case_types)]
 
@@ -25,6 +31,8 @@ mod model_tests;
 pub mod recall;
 pub mod safety;
 pub mod session;
+#[cfg(test)]
+mod task_tests;
 #[cfg(test)]
 pub mod test_port;
 #[cfg(test)]
@@ -48,8 +56,8 @@ mod sys;
 
 struct Global(UnsafeCell<(State, CPort)>);
 
-// SAFETY: the library is driven from one task only (the C contract, as for
-// the vendor library); `BUSY` rules out reentrant access from that task.
+// SAFETY: the state is only reached through `with_state`, whose
+// compare-and-swap on `BUSY` admits one caller at a time, whatever the task.
 unsafe impl Sync for Global {}
 
 static STATE: Global = Global(UnsafeCell::new((State::new(), CPort::new())));
@@ -57,43 +65,80 @@ static STATE: Global = Global(UnsafeCell::new((State::new(), CPort::new())));
 static BUSY: AtomicBool = AtomicBool::new(false);
 
 /// Runs `f` with exclusive access to the state, or returns `refused` when
-/// called reentrantly.
+/// another call holds it (see [`Guard`]). [`CPort::begin`] first asks the
+/// host whether the call runs on the MicroPython task.
 pub(crate) fn with_state<R>(refused: R, f: impl FnOnce(&mut State, &mut CPort) -> R) -> R {
-    if BUSY.load(Ordering::Acquire) {
+    let Some(_guard) = Guard::take(true) else {
         return refused;
-    }
-    BUSY.store(true, Ordering::Release);
-    // SAFETY: single task (see `Global`), and `BUSY` was clear: no other
-    // reference to the state exists until it is cleared again below.
+    };
+    // SAFETY: `_guard` holds `BUSY` until it drops at the end of this
+    // function: no other reference to the state exists meanwhile.
     let (state, port) = unsafe { &mut *STATE.0.get() };
-    port.clear_error();
-    let r = f(state, port);
-    BUSY.store(false, Ordering::Release);
-    r
+    f(state, port)
 }
 
-/// The last failed file operation of the previous `claw_*` call: its
-/// errno, and its path copied NUL-terminated into `path` (cut to fit).
-/// 0 when that call had none, or when called reentrantly.
+/// Exclusive access to the state while it lives. Taken with one atomic
+/// compare-and-swap (LDREX/STREX on the Cortex-M33), so two callers never
+/// both get it: a call re-entered from a port callback, or made from another
+/// task or an interrupt while one runs, is refused. None waits (a waiting
+/// task could hold up the one it waits for).
+struct Guard;
+
+impl Guard {
+    /// The guard, `begin` the call on the port, or `None` when taken. Out of
+    /// line: one copy for every export.
+    #[inline(never)]
+    fn take(begin: bool) -> Option<Guard> {
+        if BUSY
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        if begin {
+            // SAFETY: `BUSY` is set (above): no other reference to the state
+            // exists; this one ends here.
+            unsafe { (*STATE.0.get()).1.begin() };
+        }
+        Some(Guard)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        BUSY.store(false, Ordering::Release);
+    }
+}
+
+/// The last failed file operation of the previous `claw_*` call on the
+/// MicroPython task: its errno, and its path copied NUL-terminated into
+/// `path` (cut to fit). 0 when that call had none, or when the state is busy.
 #[cfg(feature = "agent")]
 pub(crate) fn last_io_error(path: &mut [u8]) -> i32 {
-    if BUSY.load(Ordering::Acquire) {
-        return 0;
-    }
-    // SAFETY: single task, `BUSY` clear: no other reference exists; this
-    // reads only, and drops the reference before returning.
-    let (_, port) = unsafe { &*STATE.0.get() };
-    let Some((err, p)) = port.last_error() else {
+    let Some(_guard) = Guard::take(false) else {
         return 0;
     };
-    let n = p.len().min(path.len().saturating_sub(1));
-    if let Some(dst) = path.get_mut(..n) {
-        crate::text::copy_prefix(dst, p);
+    // SAFETY: `_guard` holds `BUSY`: no other reference to the state exists
+    // until it drops; this one only reads.
+    let (_, port) = unsafe { &*STATE.0.get() };
+    port.last_error_into(path)
+}
+
+impl CPort {
+    #[cfg(feature = "agent")]
+    fn last_error_into(&self, path: &mut [u8]) -> i32 {
+        let Some((err, p)) = self.last_error() else {
+            return 0;
+        };
+        let n = p.len().min(path.len().saturating_sub(1));
+        if let Some(dst) = path.get_mut(..n) {
+            crate::text::copy_prefix(dst, p);
+        }
+        if let Some(nul) = path.get_mut(n) {
+            *nul = 0;
+        }
+        err
     }
-    if let Some(nul) = path.get_mut(n) {
-        *nul = 0;
-    }
-    err
 }
 
 /// Longest C buffer the library will address. Nothing it renders comes near
@@ -151,16 +196,28 @@ pub(crate) unsafe fn out_slice<'a>(p: *mut c_char, len: usize) -> Option<&'a mut
 /// and the file it concerned (for an error that names the path).
 pub struct CPort {
     /// errno of the last failed file operation (0: none since
-    /// [`CPort::clear_error`]).
+    /// [`CPort::begin`] on the MicroPython task).
     error: i32,
     /// Its file, NUL-terminated.
     error_path: [u8; PATH_MAX],
     /// The file behind each descriptor the host handed out.
     fd_paths: [[u8; PATH_MAX]; FD_SLOTS],
+    /// The running call is on the MicroPython task: file operations reach
+    /// the host. Off it, open, remove, rename and `atomic_write` fail with
+    /// [`OFF_TASK`] and never reach it (so there is no descriptor to read,
+    /// write or close either).
+    on_task: bool,
+    /// A file operation was refused in the running call (off the task).
+    refused: bool,
     /// The host's C tools (feature `agent`).
     #[cfg(feature = "agent")]
     pub(crate) tools: agent::CTools,
 }
+
+/// What a file operation returns off the MicroPython task (EAGAIN): a
+/// failure like any other to the core, never ENOENT (which would read as "no
+/// file yet").
+const OFF_TASK: Errno = Errno(11);
 
 /// Longest path kept for an error message (the core's are under 32 bytes).
 const PATH_MAX: usize = 32;
@@ -173,17 +230,48 @@ impl CPort {
             error: 0,
             error_path: [0; PATH_MAX],
             fd_paths: [[0; PATH_MAX]; FD_SLOTS],
+            on_task: false,
+            refused: false,
             #[cfg(feature = "agent")]
             tools: agent::CTools::new(),
         }
     }
 
-    /// Forgets the last failure (at the start of a call that reports one).
-    pub(crate) fn clear_error(&mut self) {
-        self.error = 0;
+    /// A call begins: whether it runs on the MicroPython task, and on it
+    /// the last failure forgotten (a call off the task keeps that of the
+    /// MicroPython task's last call).
+    fn begin(&mut self) {
+        // SAFETY: no arguments; callable from any task per `claw_port.h`.
+        self.on_task = unsafe { sys::claw_port_on_vm_task() };
+        self.refused = false;
+        if self.on_task {
+            self.error = 0;
+        }
     }
 
-    /// The last failure: errno and the file, if any since `clear_error`.
+    /// Whether the running call is on the MicroPython task.
+    pub(crate) fn on_task(&self) -> bool {
+        self.on_task
+    }
+
+    /// Whether the running call (off the task) wanted a file: `f` runs with
+    /// every file operation refused.
+    pub(crate) fn needs_files(&mut self, f: impl FnOnce(&mut Self)) -> bool {
+        f(self);
+        self.refused
+    }
+
+    /// `Err(OFF_TASK)` off the MicroPython task (noted in `refused`).
+    #[inline(always)]
+    fn allowed(&mut self) -> Result<(), Errno> {
+        if self.on_task {
+            return Ok(());
+        }
+        self.refused = true;
+        Err(OFF_TASK)
+    }
+
+    /// The last failure: errno and the file, if any since `begin`.
     #[cfg(feature = "agent")]
     pub(crate) fn last_error(&self) -> Option<(i32, &[u8])> {
         let path: &[u8] = match self.error_slot() {
@@ -307,6 +395,7 @@ impl Port for CPort {
             Mode::Write => sys::CLAW_PORT_MODE_WRITE,
             Mode::Append => sys::CLAW_PORT_MODE_APPEND,
         } as u8;
+        self.allowed()?;
         // SAFETY: `path` is NUL-terminated and outlives the call.
         let r = status(unsafe { sys::claw_port_open(path.as_ptr(), mode) });
         if r.is_ok() {
@@ -374,6 +463,7 @@ impl Port for CPort {
     }
 
     fn remove(&mut self, path: &CStr) -> Result<(), Errno> {
+        self.allowed()?;
         // SAFETY: `path` is NUL-terminated and outlives the call.
         let r = status(unsafe { sys::claw_port_remove(path.as_ptr()) }).map(|_| ());
         // A file that is not there is not a failure worth naming.
@@ -384,12 +474,16 @@ impl Port for CPort {
     }
 
     fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno> {
+        self.allowed()?;
         // SAFETY: both paths are NUL-terminated and outlive the call.
         let r = status(unsafe { sys::claw_port_rename(from.as_ptr(), to.as_ptr()) }).map(|_| ());
         self.note(to.to_bytes(), r)
     }
 
     fn atomic_write(&mut self, path: &CStr) -> bool {
+        if self.allowed().is_err() {
+            return false;
+        }
         // SAFETY: `path` is NUL-terminated and outlives the call.
         unsafe { sys::claw_port_atomic_write(path.as_ptr()) == 1 }
     }

@@ -55,6 +55,10 @@ pub const CLAW_TRUST_HTTPS: claw_trust_level_t = 1;
 pub const CLAW_TRUST_USB: claw_trust_level_t = 2;
 
 /// Closes the breaker and zeroes its failure counter.
+///
+/// Any task: RAM only, as every function of this header (a call made while
+/// another one runs does nothing and returns its refused value: see
+/// `claw_session_init` in `claw_session.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_cb_init() {
     with_state((), |s, _| s.breaker = breaker::CircuitBreaker::new());
@@ -62,12 +66,16 @@ pub extern "C" fn claw_cb_init() {
 
 /// Gate 1: true when closed, or for the one trial call once the 30 s
 /// cooldown has passed.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_cb_allow() -> bool {
     with_state(false, |s, p| s.breaker.allow(p.ticks_ms()))
 }
 
 /// Records a success: closed, counter 0.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_cb_success() {
     with_state((), |s, _| s.breaker.success());
@@ -75,24 +83,32 @@ pub extern "C" fn claw_cb_success() {
 
 /// Records a failure: the third consecutive one (or a failed trial) opens
 /// the breaker for 30 s from now.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_cb_failure() {
     with_state((), |s, p| s.breaker.failure(p.ticks_ms()));
 }
 
 /// The breaker state now.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_cb_state() -> claw_cb_state_t {
     with_state(CLAW_CB_OPEN, |s, p| s.breaker.state(p.ticks_ms()) as u8)
 }
 
 /// Milliseconds of cooldown left while open, else 0.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_cb_cooldown_remaining() -> u32 {
     with_state(0, |s, p| s.breaker.cooldown_remaining(p.ticks_ms()))
 }
 
 /// Clears the rate table.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_rate_init() {
     with_state((), |s, _| s.rate.reset());
@@ -101,6 +117,8 @@ pub extern "C" fn claw_rate_init() {
 /// Gate 3: true while `tool_name` is under its limit. Consumes nothing.
 /// False for NULL, empty, over-long or non-UTF-8 names and, for a tool not
 /// yet in the table, when the table is full.
+///
+/// Any task: RAM only.
 ///
 /// # Safety
 /// `tool_name` is NULL or a NUL-terminated string.
@@ -114,6 +132,8 @@ pub unsafe extern "C" fn claw_rate_check(tool_name: *const c_char) -> bool {
 }
 
 /// Counts one call of `tool_name`; call only after all gates passed.
+///
+/// Any task: RAM only.
 ///
 /// # Safety
 /// `tool_name` is NULL or a NUL-terminated string.
@@ -129,6 +149,8 @@ pub unsafe extern "C" fn claw_rate_record(tool_name: *const c_char) {
 /// Installs a per-minute limit for `tool_name` (0 restores the default of
 /// 10; it never means unlimited). Ignored for invalid names or a full table.
 ///
+/// Any task: RAM only.
+///
 /// # Safety
 /// `tool_name` is NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
@@ -143,12 +165,16 @@ pub unsafe extern "C" fn claw_rate_set(tool_name: *const c_char, max_per_minute:
 }
 
 /// Sets the transport trust level; an unknown level sets NONE.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_trust_set(level: claw_trust_level_t) {
     with_state((), |s, _| s.trust.set(trust::Level::from_c(level)));
 }
 
 /// The transport trust level.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_trust_get() -> claw_trust_level_t {
     with_state(CLAW_TRUST_NONE, |s, _| s.trust.get() as u8)
@@ -156,6 +182,8 @@ pub extern "C" fn claw_trust_get() -> claw_trust_level_t {
 
 /// Gate 2: whether the trust level allows a tool of `risk` (0 low, 1 medium,
 /// 2 high); unknown risks are refused.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_trust_allows(risk: u8) -> bool {
     with_state(false, |s, _| s.trust.allows(risk))

@@ -40,6 +40,16 @@ pub const CLAW_ROLE_TOOL: claw_role_t = 3;
 
 /// Resets the session's RAM state; files are read lazily on first use.
 /// A second call drops the RAM ring without flushing it.
+///
+/// Any task: RAM only.
+///
+/// Tasks, for every function here and in `claw_safety.h`: only the
+/// MicroPython task reaches files (the port's `claw_port_on_vm_task` tells
+/// it); off it each function answers from RAM or fails cleanly, as its
+/// comment says, and never touches the VFS. A call made while another one
+/// runs (from a port callback, another task or an interrupt) does nothing
+/// and returns false, 0, `CLAW_CB_OPEN` (`claw_cb_state`) or
+/// `CLAW_TRUST_NONE` (`claw_trust_get`); none waits.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_session_init() {
     with_state((), |s, _| s.session.init());
@@ -48,6 +58,10 @@ pub extern "C" fn claw_session_init() {
 /// Appends a message (cut to 255 bytes on a character boundary), keeping the
 /// newest 10. Marks the ring dirty; writes no flash. False for NULL content,
 /// an unknown role or content that is not UTF-8.
+///
+/// Off the MicroPython task: from RAM when the ring is loaded (a call on
+/// that task since `claw_session_init` read it); false when it is not (the
+/// first call that loads the ring reads the session file).
 ///
 /// # Safety
 /// `content` is NULL or a NUL-terminated string.
@@ -60,25 +74,57 @@ pub unsafe extern "C" fn claw_session_add(role: claw_role_t, content: *const c_c
     let Some(role) = Role::from_c(role) else {
         return false;
     };
-    with_state(false, |s, p| s.session.add(p, role, text).is_ok())
+    with_state(false, |s, p| {
+        if p.on_task() {
+            s.session.add(p, role, text).is_ok()
+        } else {
+            s.session.add_loaded(role, text).is_ok()
+        }
+    })
 }
 
 /// Messages in the ring, 0..=10.
+///
+/// Off the MicroPython task: from RAM; 0 while the ring is not loaded.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_session_count() -> u16 {
-    with_state(0, |s, p| s.session.count(p))
+    with_state(0, |s, p| {
+        if p.on_task() {
+            s.session.count(p)
+        } else {
+            s.session.ring_loaded().len() as u16
+        }
+    })
 }
 
 /// Deletes the session file and empties the ring; memory is untouched. The
 /// old session never comes back, even when the delete fails.
+///
+/// Off the MicroPython task: a loaded ring is emptied in RAM and the files
+/// go at the next `claw_session_flush()` on that task (until then it is
+/// dirty, and a reboot reads the old session back: as when the delete
+/// fails); while the ring is not loaded, nothing happens.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_session_clear() {
-    with_state((), |s, p| s.session.clear(p));
+    with_state((), |s, p| {
+        // Off the task, a ring that is not loaded would need its files:
+        // refused; a loaded one is cleared with the files' part pending.
+        if p.on_task()
+            || !p.needs_files(|p| {
+                let _ = s.session.ring(p);
+            })
+        {
+            s.session.clear(p);
+        }
+    });
 }
 
 /// Renders memory and recent turns into `out` (not JSON-escaped),
 /// NUL-terminated, never past `out_max`. Returns the bytes written without
 /// the NUL; 0 for NULL or `out_max` 0.
+///
+/// Off the MicroPython task: fails, 0 and `out` the empty string (the
+/// memory lines are read from their files).
 ///
 /// # Safety
 /// `out` is NULL or valid for writes of `out_max` bytes.
@@ -88,12 +134,24 @@ pub unsafe extern "C" fn claw_session_build_context(out: *mut c_char, out_max: u
     let Some(buf) = (unsafe { out_slice(out, out_max) }) else {
         return 0;
     };
-    with_state(0, |s, p| context::build(p, &mut s.session, buf))
+    let n = with_state(None, |s, p| {
+        p.on_task().then(|| context::build(p, &mut s.session, buf))
+    });
+    n.unwrap_or_else(|| {
+        // Refused: off the task, or busy.
+        if let Some(nul) = buf.first_mut() {
+            *nul = 0;
+        }
+        0
+    })
 }
 
 /// Stores a pair persistently. False when the key (1..=31 bytes) or value
 /// (0..=127 bytes) is NULL, too long or not UTF-8, the store is full, or the
 /// write failed — then the store on flash is exactly as before.
+///
+/// Off the MicroPython task: fails (false), the store untouched (it is
+/// written at once, and only that task writes files).
 ///
 /// # Safety
 /// `key` and `value` are NULL or NUL-terminated strings.
@@ -104,12 +162,15 @@ pub unsafe extern "C" fn claw_memory_set(key: *const c_char, value: *const c_cha
         return false;
     };
     with_state(false, |_, p| {
-        memory::apply(p, key, memory::Edit::Set(value)).is_ok()
+        p.on_task() && memory::apply(p, key, memory::Edit::Set(value)).is_ok()
     })
 }
 
 /// Copies the value of `key` into `out`, NUL-terminated. False when absent,
 /// unreadable, or when it does not fit `out_max` (then `out` is untouched).
+///
+/// Off the MicroPython task: fails (false, `out` untouched): the store is
+/// read from its files.
 ///
 /// # Safety
 /// `key` is NULL or a NUL-terminated string; `out` is NULL or valid for
@@ -131,6 +192,9 @@ pub unsafe extern "C" fn claw_memory_get(
         return false;
     };
     let Ok(n) = with_state(Err(memory::MemError::Invalid), |_, p| {
+        if !p.on_task() {
+            return Err(memory::MemError::Invalid);
+        }
         memory::get(p, key, out.get_mut(..room).unwrap_or(&mut []))
     }) else {
         return false;
@@ -145,6 +209,8 @@ pub unsafe extern "C" fn claw_memory_get(
 }
 
 /// Whether the ring has changes not yet on flash. No I/O.
+///
+/// Any task: RAM only.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_session_dirty() -> bool {
     with_state(false, |s, _| s.session.is_dirty())
@@ -152,7 +218,16 @@ pub extern "C" fn claw_session_dirty() -> bool {
 
 /// Writes the ring to flash. True on success and when nothing was dirty; on
 /// failure the ring stays dirty for a retry.
+///
+/// Off the MicroPython task: true when nothing is dirty; else false, the
+/// ring left dirty for a flush on that task (the idle point, `docs/BUILD.md`).
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_session_flush() -> bool {
-    with_state(false, |s, p| s.session.flush(p).is_ok())
+    with_state(false, |s, p| {
+        if p.on_task() {
+            s.session.flush(p).is_ok()
+        } else {
+            !s.session.is_dirty()
+        }
+    })
 }

@@ -1,7 +1,9 @@
 //! Test builds only: the `claw_port_*` symbols over an in-memory port, so the
 //! exported functions can be driven from Rust tests exactly as C calls them.
 
+use std::cell::Cell;
 use std::ffi::{CStr, c_char};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::port::{Mode, Port};
@@ -28,8 +30,56 @@ pub fn port<R>(f: impl FnOnce(&mut MemPort) -> R) -> R {
     f(PORT.lock().unwrap().as_mut().expect("fresh() first"))
 }
 
+thread_local! {
+    /// This thread plays a task other than the MicroPython one.
+    static OFF_TASK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// File calls (anything but the clock and `claw_port_on_vm_task`) made on
+/// a thread of [`off_task`]: the core must make none.
+pub static OFF_TASK_FILE_CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// Runs `f` on a thread of its own that `claw_port_on_vm_task` calls
+/// another task; returns what it returned.
+pub fn off_task<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                OFF_TASK.set(true);
+                f()
+            })
+            .join()
+            .expect("the off-task thread panicked")
+    })
+}
+
+/// Calls of `claw_port_ticks_ms`, from any thread.
+pub static CLOCK_CALLS: AtomicU32 = AtomicU32::new(0);
+
+/// What runs at the start of every file call on the MicroPython task.
+type FileHook = Box<dyn FnMut() + Send>;
+static FILE_HOOK: Mutex<Option<FileHook>> = Mutex::new(None);
+
+/// Installs (or removes) the hook run at the start of every file call made
+/// on the MicroPython task: the call in progress holds the library's state.
+pub fn set_file_hook(hook: Option<FileHook>) {
+    *FILE_HOOK.lock().unwrap() = hook;
+}
+
+/// A file call: counted when made off the task, the hook run on it.
 fn with<R>(f: impl FnOnce(&mut MemPort) -> R) -> R {
+    if OFF_TASK.get() {
+        OFF_TASK_FILE_CALLS.fetch_add(1, Ordering::SeqCst);
+    } else if let Some(hook) = FILE_HOOK.lock().unwrap().as_mut() {
+        hook();
+    }
     port(f)
+}
+
+/// Test port: the MicroPython task is every thread but those of [`off_task`].
+#[unsafe(no_mangle)]
+pub extern "C" fn claw_port_on_vm_task() -> bool {
+    !OFF_TASK.get()
 }
 
 fn code<T>(r: Result<T, crate::port::Errno>, ok: impl FnOnce(T) -> i32) -> i32 {
@@ -43,7 +93,8 @@ fn code<T>(r: Result<T, crate::port::Errno>, ok: impl FnOnce(T) -> i32) -> i32 {
 /// Test port: see `claw_port.h`.
 #[unsafe(no_mangle)]
 pub extern "C" fn claw_port_ticks_ms() -> u32 {
-    with(|p| p.now)
+    CLOCK_CALLS.fetch_add(1, Ordering::SeqCst);
+    port(|p| p.now)
 }
 
 /// # Safety
@@ -317,6 +368,18 @@ pub mod agent {
             out_len.write(n);
         }
         code as u8
+    }
+
+    /// Keeps nothing: a held call is refused (the agent's model tests hold
+    /// with a port of their own).
+    #[unsafe(no_mangle)]
+    pub extern "C" fn claw_port_confirm_hold(
+        _slot: u8,
+        _kind: u8,
+        _arg: *const u8,
+        _len: usize,
+    ) -> bool {
+        false
     }
 
     /// A Python tool's description: "tool <slot>".

@@ -81,6 +81,7 @@ SAME_TYPE(claw_port_close, int32_t (*)(int32_t));
 SAME_TYPE(claw_port_remove, int32_t (*)(const char *));
 SAME_TYPE(claw_port_rename, int32_t (*)(const char *, const char *));
 SAME_TYPE(claw_port_atomic_write, uint8_t (*)(const char *));
+SAME_TYPE(claw_port_on_vm_task, bool (*)(void));
 
 /* ISO C forbids an empty translation unit. */
 typedef int abi_check_nonempty;

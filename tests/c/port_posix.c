@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,6 +65,9 @@ static unsigned s_violations;
 static char s_last_violation[256];
 static void (*s_hook)(enum port_op);
 static bool s_in_hook;
+/* The MicroPython task: the thread that called port_init(). */
+static pthread_t s_vm_thread;
+static atomic_uint s_off_task_calls;
 
 static void violation(const char *what, const char *detail)
 {
@@ -72,14 +77,33 @@ static void violation(const char *what, const char *detail)
     fprintf(stderr, "port: contract violation: %s\n", s_last_violation);
 }
 
-static void enter(enum port_op op)
+/* Off the MicroPython task a port call is counted and refused at once,
+ * before anything of the test's state is touched (this thread must not
+ * race the MicroPython task's counters). */
+static bool off_task(const char *what)
 {
+    if (claw_port_on_vm_task()) {
+        return false;
+    }
+    atomic_fetch_add(&s_off_task_calls, 1);
+    fprintf(stderr, "port: contract violation: %s off the MicroPython task\n", what);
+    return true;
+}
+
+/* False off the MicroPython task. */
+static bool enter(enum port_op op)
+{
+    static const char *const names[] = { "ticks", "open", "read", "write", "close", "remove", "rename" };
+    if (op != PORT_OP_TICKS && off_task(names[op])) {
+        return false;
+    }
     s_calls[op]++;
     if (s_hook && !s_in_hook) {
         s_in_hook = true;
         s_hook(op);
         s_in_hook = false;
     }
+    return true;
 }
 
 /* Returns the injected error for this call, or 0; fills *torn for writes.
@@ -172,6 +196,8 @@ static void track_bytes(const char *path, size_t n)
 
 void port_init(const char *root_dir)
 {
+    s_vm_thread = pthread_self();
+    atomic_store(&s_off_task_calls, 0);
     snprintf(s_root, sizeof s_root, "%s", root_dir);
     s_root_len = strlen(s_root);
     for (unsigned i = 0; i < CLAW_PORT_MAX_FILES; i++) {
@@ -263,6 +289,7 @@ unsigned long port_bytes_written(const char *path)
     return 0;
 }
 
+unsigned port_off_task_calls(void) { return atomic_load(&s_off_task_calls); }
 unsigned port_open_now(void) { return s_open_now; }
 unsigned port_open_max(void) { return s_open_max; }
 unsigned port_violations(void) { return s_violations; }
@@ -322,15 +349,26 @@ void port_files_remove_all(void)
 
 /* ---- the port ---------------------------------------------------------- */
 
+bool claw_port_on_vm_task(void)
+{
+    return pthread_equal(pthread_self(), s_vm_thread) != 0;
+}
+
 uint32_t claw_port_ticks_ms(void)
 {
-    enter(PORT_OP_TICKS);
+    /* Callable from any task: counted (and hooked) on the MicroPython
+     * task's only. */
+    if (claw_port_on_vm_task()) {
+        enter(PORT_OP_TICKS);
+    }
     return s_ticks;
 }
 
 int32_t claw_port_open(const char *path, uint8_t mode)
 {
-    enter(PORT_OP_OPEN);
+    if (!enter(PORT_OP_OPEN)) {
+        return -EAGAIN;
+    }
     char full[PATH_MAX_LEN];
     if (!map_path(path, full, sizeof full)) {
         return -EINVAL;
@@ -378,7 +416,9 @@ int32_t claw_port_open(const char *path, uint8_t mode)
 
 int32_t claw_port_read(int32_t fd, uint8_t *buf, size_t len)
 {
-    enter(PORT_OP_READ);
+    if (!enter(PORT_OP_READ)) {
+        return -EAGAIN;
+    }
     struct port_file *f = file_of(fd, "read: bad descriptor");
     if (!f) {
         return -EBADF;
@@ -407,7 +447,9 @@ int32_t claw_port_read(int32_t fd, uint8_t *buf, size_t len)
 
 int32_t claw_port_write(int32_t fd, const uint8_t *buf, size_t len)
 {
-    enter(PORT_OP_WRITE);
+    if (!enter(PORT_OP_WRITE)) {
+        return -EAGAIN;
+    }
     struct port_file *f = file_of(fd, "write: bad descriptor");
     if (!f) {
         return -EBADF;
@@ -450,7 +492,9 @@ int32_t claw_port_write(int32_t fd, const uint8_t *buf, size_t len)
 
 int32_t claw_port_close(int32_t fd)
 {
-    enter(PORT_OP_CLOSE);
+    if (!enter(PORT_OP_CLOSE)) {
+        return -EAGAIN;
+    }
     struct port_file *f = file_of(fd, "close: bad descriptor");
     if (!f) {
         return -EBADF;
@@ -471,7 +515,9 @@ int32_t claw_port_close(int32_t fd)
 
 int32_t claw_port_remove(const char *path)
 {
-    enter(PORT_OP_REMOVE);
+    if (!enter(PORT_OP_REMOVE)) {
+        return -EAGAIN;
+    }
     char full[PATH_MAX_LEN];
     if (!map_path(path, full, sizeof full)) {
         return -EINVAL;
@@ -490,7 +536,9 @@ int32_t claw_port_remove(const char *path)
 
 int32_t claw_port_rename(const char *from, const char *to)
 {
-    enter(PORT_OP_RENAME);
+    if (!enter(PORT_OP_RENAME)) {
+        return -EAGAIN;
+    }
     char full_from[PATH_MAX_LEN];
     char full_to[PATH_MAX_LEN];
     if (!map_path(from, full_from, sizeof full_from) || !map_path(to, full_to, sizeof full_to)) {
@@ -513,5 +561,6 @@ uint8_t claw_port_atomic_write(const char *path)
 {
     /* A POSIX file opened with O_TRUNC is not replaced atomically. */
     (void)path;
+    (void)off_task("atomic_write");
     return 0;
 }

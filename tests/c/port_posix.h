@@ -27,8 +27,15 @@ enum port_op {
     PORT_OP_COUNT
 };
 
-/* Root directory for all files; must exist. Resets faults and counters. */
+/* Root directory for all files; must exist. Resets faults and counters.
+ * The calling thread becomes the MicroPython task of claw_port_on_vm_task();
+ * every other thread is another task. */
 void port_init(const char *root_dir);
+
+/* Port calls other than the clock and claw_port_on_vm_task() made from a
+ * thread other than port_init()'s since port_init() (the core must make
+ * none: such a call is also a contract violation). */
+unsigned port_off_task_calls(void);
 
 /* Clock. */
 void port_set_ticks(uint32_t ms);

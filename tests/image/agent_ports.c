@@ -26,6 +26,15 @@ uint8_t claw_port_tool(void *ctx, uint8_t slot, uint8_t arg_kind, const uint8_t 
     return (uint8_t)v_port;
 }
 
+bool claw_port_confirm_hold(uint8_t slot, uint8_t arg_kind, const uint8_t *arg, size_t len)
+{
+    (void)slot;
+    (void)arg_kind;
+    (void)arg;
+    (void)len;
+    return v_port != 0;
+}
+
 size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max)
 {
     (void)slot;

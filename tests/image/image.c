@@ -1,6 +1,6 @@
 /*
  * image.c — a no-OS Cortex-M55 image that links every claw_* function of
- * libbento_mpy.a, for the panic-reachability and size checks of
+ * libbentoclaw.a, for the panic-reachability and size checks of
  * scripts/size_report.sh. It is linked, never run: the claw_port_* stubs
  * below only return errors.
  *
@@ -23,6 +23,10 @@
 static volatile uint32_t s_ticks;
 
 uint32_t claw_port_ticks_ms(void) { return s_ticks; }
+
+static volatile bool s_on_task = true;
+
+bool claw_port_on_vm_task(void) { return s_on_task; }
 
 int32_t claw_port_open(const char *path, uint8_t mode)
 {

@@ -53,6 +53,14 @@ SESSION_FILE = "/.bentoclaw_session"
 MEMORY_FILE = "/.bentoclaw_memory"
 
 BREAKER_TEXT = "circuit breaker open \u2014 cooldown active"
+# ask()'s (the vendor's short form), and its offline text.
+ASK_BREAKER_TEXT = "circuit breaker open"
+
+
+def tool_row(x):
+    """A tools() dict as the tuple (name, risk, rate_per_min, builtin)."""
+    return (x["name"], x["risk"], x["rate_per_min"], x["builtin"])
+NOT_CONNECTED_TEXT = "not connected \u2014 call bentoclaw.connect() first"
 TRUST_TEXT = "tool risk exceeds transport trust level"
 RATE_TEXT = "rate limit exceeded for this tool"
 REQUEST_TEXT = "HTTPS request failed"

@@ -189,7 +189,7 @@ for mode, label in MODES:
     t.check(0 < sf["cooldown_ms"] <= 30000, mode + ": cooldown running", sf["cooldown_ms"])
     total0 = rig.backend_log()["total"]
     e0 = sf["errors"]
-    t.raises(RuntimeError, bentoclaw.ask, "refused " + mode, text=rig.BREAKER_TEXT,
+    t.raises(RuntimeError, bentoclaw.ask, "refused " + mode, text=rig.ASK_BREAKER_TEXT,
              what=mode + ": 4th ask refused by the open breaker")
     t.raises(RuntimeError, bentoclaw.tool, "echo", "x", text=rig.BREAKER_TEXT,
              what=mode + ": tools refused too")

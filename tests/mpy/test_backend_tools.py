@@ -328,7 +328,7 @@ for i in range(2):
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "open", "three asks with a failing tool open the breaker")
 t.eq(sf["errors"], e0 + 3, "one error per ask()")
-t.raises(RuntimeError, bentoclaw.ask, "more", text=rig.BREAKER_TEXT, what="the next ask is refused")
+t.raises(RuntimeError, bentoclaw.ask, "more", text=rig.ASK_BREAKER_TEXT, what="the next ask is refused")
 bentoclaw.disconnect()
 t.eq(bentoclaw.safety()["trust"], "usb", "usb after disconnect")
 t.done()

@@ -61,7 +61,7 @@ print("cooldown_ms right after opening:", sf["cooldown_ms"])
 # While open: nothing reaches the backend, and the refusals count as errors.
 total0 = rig.backend_log()["total"]
 errors0 = sf["errors"]
-t.raises(RuntimeError, bentoclaw.ask, "refused", text=rig.BREAKER_TEXT)
+t.raises(RuntimeError, bentoclaw.ask, "refused", text=rig.ASK_BREAKER_TEXT)
 t.raises(RuntimeError, bentoclaw.tool, "echo", "x", text=rig.BREAKER_TEXT)
 t.eq(rig.backend_log()["total"], total0, "refused calls never reach the backend")
 t.eq(bentoclaw.safety()["errors"], errors0 + 2, "each refusal counts an error")
@@ -85,7 +85,7 @@ t.raises(RuntimeError, bentoclaw.ask, "failing trial", text=rig.REQUEST_TEXT)
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "open", "a failed trial re-opens the breaker")
 t.check(sf["cooldown_ms"] > 30000 - MARGIN_MS, "with a fresh cooldown", sf["cooldown_ms"])
-t.raises(RuntimeError, bentoclaw.ask, "still refused", text=rig.BREAKER_TEXT)
+t.raises(RuntimeError, bentoclaw.ask, "still refused", text=rig.ASK_BREAKER_TEXT)
 
 # A tool can be the trial as well: after the cooldown, a working tool closes it.
 sf = wait_cooldown("third cooldown")

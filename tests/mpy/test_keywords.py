@@ -32,13 +32,13 @@ def handler(a):
 
 # --- register_tool -------------------------------------------------------------------
 t.eq(bentoclaw.register_tool(name="kw", handler=handler), None, "register_tool(name=, handler=)")
-tools = {x[0]: x for x in bentoclaw.tools()}
+tools = {x["name"]: rig.tool_row(x) for x in bentoclaw.tools()}
 t.eq(tools.get("kw"), ("kw", 0, 10, False), "registered with the defaults (risk 0, 10/min)")
 t.eq(bentoclaw.register_tool(name="kw2", handler=handler, risk=1, rate_per_min=5), None,
      "register_tool with every keyword")
-t.eq({x[0]: x for x in bentoclaw.tools()}.get("kw2"), ("kw2", 1, 5, False), "risk and rate given by keyword")
+t.eq({x["name"]: rig.tool_row(x) for x in bentoclaw.tools()}.get("kw2"), ("kw2", 1, 5, False), "risk and rate given by keyword")
 t.eq(bentoclaw.register_tool("kw3", handler=handler, rate_per_min=2), None, "positional name, keyword handler")
-t.eq({x[0]: x for x in bentoclaw.tools()}.get("kw3"), ("kw3", 0, 2, False), "rate by keyword, risk default")
+t.eq({x["name"]: rig.tool_row(x) for x in bentoclaw.tools()}.get("kw3"), ("kw3", 0, 2, False), "rate by keyword, risk default")
 t.eq(bentoclaw.register_tool("kw4", handler, risk=0, rate_per_min=65535), None, "positional name and handler")
 
 # --- tool ------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ t.raises(TypeError, lambda: bentoclaw.tool("echo", "a", arg="b"), text="extra ke
          what="tool: arg twice")
 t.raises(TypeError, lambda: bentoclaw.tool("echo", "a", "b"), text="extra positional arguments given",
          what="tool: three positional arguments")
-t.eq("x" in {x[0] for x in bentoclaw.tools()}, False, "no failed registration left a tool")
+t.eq("x" in {x["name"] for x in bentoclaw.tools()}, False, "no failed registration left a tool")
 
 # The other calls of the module, as they are now (reported, not required by
 # the issue): which of them take keywords.

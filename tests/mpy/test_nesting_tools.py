@@ -260,7 +260,7 @@ def child(name):
         bc.register_tool("deep", lambda a: "plain", 0, 65535)
         if bc.safety()["circuit_breaker"] == "open":
             # (Eight tool failures in a row, as in "propagate", open it.)
-            t.raises(RuntimeError, bc.ask, "after the scenario", text=rig.BREAKER_TEXT,
+            t.raises(RuntimeError, bc.ask, "after the scenario", text=rig.ASK_BREAKER_TEXT,
                      what="ask() after the scenario: the open breaker refuses")
         else:
             t.check(isinstance(bc.ask("after the scenario"), str), "ask() after the scenario")

@@ -3,7 +3,8 @@
 #
 # bentoclaw tells a new VM from the current one by a marker it keeps in
 # sys.modules; `import bentoclaw` without the marker looks like a new VM and
-# resets the port (claw_port_vfs_reset()). Python code running inside a
+# resets the binding's state (the port forgets a previous VM's open files
+# itself when a core call begins). Python code running inside a
 # file operation (a block device written in Python, under LittleFS) can
 # remove the marker and re-import the module. Before the fix that reset
 # zeroed the busy depth and the open-file slots under the running callback:
@@ -11,8 +12,8 @@
 # raised RuntimeError('bentoclaw called from inside a file operation') for
 # the rest of the process.
 #
-# Now each callback restores the depth it found, and claw_port_vfs_reset()
-# refuses while a callback runs. Checked from readblocks and writeblocks
+# Now each callback restores the depth it found, and nothing is reset while
+# a callback runs (claw_port_vfs_busy()). Checked from readblocks and writeblocks
 # callbacks, during remember(), recall() and flush(): the call in progress
 # completes correctly, a call made inside the callback is still refused,
 # and every later call works.

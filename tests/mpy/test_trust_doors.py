@@ -73,7 +73,7 @@ t.raises(RuntimeError, lambda: bentoclaw.tool(name="wipe_memory", arg=None), tex
          what="tool(name=..., arg=None) too")
 t.eq(bentoclaw.safety()["errors"], e0 + 3, "only the trust refusals counted")
 memory_intact("HTTPS")
-risk_of = dict((n, r) for n, r, _, _ in bentoclaw.tools())
+risk_of = dict((x["name"], x["risk"]) for x in bentoclaw.tools())
 t.eq(risk_of.get("wipe_memory"), 2, "registry says wipe_memory is risk 2")
 end_section()
 
@@ -87,7 +87,7 @@ VARIANTS = ["wipe", "wipe_memor", "wipe_memoryy", "WIPE_MEMORY", "Wipe_memory", 
             "wipe_mem\u043ery", "ｗｉｐｅ_memory", "wipe_memory\x7f", "wipe_memory/",
             "echo\x08\x08\x08\x08wipe_memory"]
 for v in VARIANTS:
-    t.raises(ValueError, bentoclaw.tool, v, text="unknown tool '%s'" % v,
+    t.raises(ValueError, bentoclaw.tool, v, text="unknown tool",
              what="variant %r is an unknown tool" % v)
 for v in ("wipe_memory\x00", "wipe_memory\x00x", "wipe\x00_memory", "\x00wipe_memory"):
     t.raises(ValueError, bentoclaw.tool, v, text="name must not contain NUL",
@@ -114,7 +114,7 @@ for v in ("WIPE_MEMORY", "wipe_memory ", "wipe"):
     t.eq(bentoclaw.tool(v), v, "look-alike %r runs its own handler" % v)
     t.eq(ran.get(v), 1, "handler of %r ran once" % v)
 memory_intact("look-alike tools")
-t.eq([x for x in bentoclaw.tools() if x[0] == "wipe_memory"], [("wipe_memory", 2, 2, True)],
+t.eq([rig.tool_row(x) for x in bentoclaw.tools() if x["name"] == "wipe_memory"], [("wipe_memory", 2, 2, True)],
      "wipe_memory still built-in, risk 2, 2/min")
 end_section()
 
@@ -201,9 +201,9 @@ for host, port, what in FAILS:
         st = bentoclaw.status()
         t.eq(sf["trust"], "usb", "%s (from %s): trust back to USB" % (what, pre))
         t.eq(st["connected"], False, "%s (from %s): not connected" % (what, pre))
-        t.eq(st["state"], "offline", "%s (from %s): state offline" % (what, pre))
+        t.eq((st["state"], st["connected"]), ("idle", False), "%s (from %s): idle, not connected" % (what, pre))
         t.eq(sf["errors"], e0 + 1, "%s: counted" % what)
-        t.raises(RuntimeError, bentoclaw.ask, "x", text="not connected: call connect() first",
+        t.raises(RuntimeError, bentoclaw.ask, "x", text=rig.NOT_CONNECTED_TEXT,
                  what="%s: ask refused afterwards" % what)
         print("failed connect %-20s from %-5s: %d ms" % (what, pre, ms))
 end_section()

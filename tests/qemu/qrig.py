@@ -47,7 +47,8 @@ MEMORY_FILE = "/.bentoclaw_memory"
 BREAKER_TEXT = "circuit breaker open \u2014 cooldown active"
 TRUST_TEXT = "tool risk exceeds transport trust level"
 RATE_TEXT = "rate limit exceeded for this tool"
-NOT_CONNECTED_TEXT = "not connected: call connect() first"
+NOT_CONNECTED_TEXT = "not connected \u2014 call bentoclaw.connect() first"
+ASK_BREAKER_TEXT = "circuit breaker open"
 REQUEST_TEXT = "HTTPS request failed"
 
 

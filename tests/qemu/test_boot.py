@@ -67,12 +67,22 @@ t.eq(st[6], len(("สวัสดี %s\n" % QEMU_BOARD).encode()), "stat size")
 t.check(disk.writes > 0, "the RAM disk saw the writes", disk.writes)
 
 # --- bentoclaw, firmware variant ----------------------------------------------------
-for name in ("connect", "disconnect", "ask", "remember", "recall", "session_clear", "flush",
-             "status", "safety", "tool", "register_tool", "tools"):
+for name in ("tools", "execute", "status", "version", "connect", "ask", "disconnect", "remember", "history",
+             "session_clear", "safety", "recall", "flush", "tool", "register_tool", "confirm"):
     t.check(hasattr(bentoclaw, name), "bentoclaw.%s" % name)
 t.check(not hasattr(bentoclaw, "_ui_events"), "no unix-only _ui_events in the firmware variant")
-t.eq([x[0] for x in bentoclaw.tools()], ["echo", "uptime", "led", "wipe_memory"], "built-in tools")
-t.eq(bentoclaw.safety()["trust"], "usb", "resting trust USB")
+names = [x["name"] for x in bentoclaw.tools()]
+# The board's registry: the vendor's tools the firmware has (the board's
+# hardware tools on the M33, the binding's MicroPython ones, the firmware
+# build's LCD console and resets), then the library's own.
+HARDWARE = {"m33": ["gpio_set", "gpio_read"], "m55": []}[QEMU_BOARD]
+want = HARDWARE + ["lcd_console", "ui_notify", "trustm_sign", "rule_set", "rule_clear", "diagnostics_read",
+                   "rtc_read", "heap_info", "fs_list", "fs_stat", "fs_read", "py_exec", "rtc_set", "fs_write",
+                   "fs_delete", "trustm_random", "trustm_sha256", "hard_reset", "safe_boot",
+                   "echo", "uptime", "led", "wipe_memory"]
+t.eq(names, want, "the board's tools, in the vendor's order")
+t.check(all(x["builtin"] for x in bentoclaw.tools()), "all of them the board's")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "resting trust USB")
 up = bentoclaw.tool("uptime")
 t.check(isinstance(up, int) and abs(time.ticks_diff(up, time.ticks_ms())) < 100,
         "uptime tool reads mp_hal_ticks_ms", up)

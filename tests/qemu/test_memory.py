@@ -12,7 +12,7 @@ for k in ("state", "connected", "session_msgs", "errors", "last_result"):
     t.check(k in st, "status() has %r" % k, st)
 t.eq(st["session_msgs"], 0, "no session on a fresh filesystem")
 t.eq(st["connected"], False, "not connected at start")
-t.eq(st["state"], "offline", "offline at start")
+t.eq((st["state"], st["connected"]), ("idle", False), "idle and offline at start")
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "closed", "breaker closed at start")
 t.eq(sf["trust"], "usb", "resting trust level is USB")

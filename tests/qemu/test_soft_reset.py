@@ -3,8 +3,9 @@
 # again in each new VM (breaker, rate table, error count re-initialised;
 # Python tools of the old VM dropped), while what is on flash survives: the
 # RAM disk sits outside the GC heap and .bss, so LittleFS, the memory store
-# and the flushed ring come back. A turn that was never flushed is gone (the
-# core drops the RAM ring and reloads it from the file).
+# and the flushed ring come back. A turn no call flushed is written by the
+# board's idle point before the soft reset (board.c; the core then drops the
+# RAM ring and reloads it from the file).
 import bentoclaw
 
 t = Checker("soft-reset 1")
@@ -30,7 +31,7 @@ for i in range(3):
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "open", "breaker open before the reset")
 t.eq(sf["errors"], 4, "errors before the reset")
-t.eq(len(bentoclaw.tools()), 6, "two Python tools registered")
+t.eq(len([x for x in bentoclaw.tools() if not x["builtin"]]), 2, "two Python tools registered")
 t.eq(bentoclaw.status()["session_msgs"], 10, "ring full")
 t.eq(bentoclaw.status()["dirty"], False, "ring flushed")
 t.done()
@@ -45,8 +46,8 @@ sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "closed", "ensure_init ran again: breaker re-initialised")
 t.eq(sf["cooldown_ms"], 0, "no cooldown")
 t.eq(sf["errors"], 0, "error count restarts with the VM")
-t.eq(sf["trust"], "usb", "trust USB")
-t.eq([x[0] for x in bentoclaw.tools()], ["echo", "uptime", "led", "wipe_memory"],
+t.eq(sf["trust_level"], "usb", "trust USB")
+t.eq([x["name"] for x in bentoclaw.tools() if not x["builtin"]], [],
      "Python tools of the old VM dropped")
 t.raises(ValueError, bentoclaw.tool, "note", "x", what="an old handler can no longer be called")
 t.eq(bentoclaw.status()["session_msgs"], 10, "the ring is reloaded from flash")
@@ -56,9 +57,10 @@ t.eq(bentoclaw.tool("echo", "again"), "again", "echo allowed again: rate table r
 bentoclaw.register_tool("note", lambda a: "new VM " + a, rate_per_min=1000)
 t.eq(bentoclaw.tool("note", "x"), "new VM x", "tools can be registered again")
 t.eq(bentoclaw.status()["session_msgs"], 10, "ring still 10")
-# A SYSTEM turn that is never flushed:
+# A SYSTEM turn no call flushes: the board's idle point (after this command,
+# before the soft reset; docs/BUILD.md) writes it.
 bentoclaw.disconnect()
-t.eq(bentoclaw.status()["dirty"], True, "unflushed SYSTEM turn")
+t.eq(bentoclaw.status()["dirty"], True, "a SYSTEM turn no call flushed")
 t.done(reset=True)
 
 #== reset machine
@@ -70,8 +72,8 @@ st = bentoclaw.status()
 t.eq(st["session_msgs"], 10, "the ring reloads from flash again")
 t.eq(st["dirty"], False, "clean")
 ring = session_on_flash()
-t.eq(ring[-1:], [("tool", "note: new VM x")], "the flushed turn of the previous VM is on flash")
-t.check(("system", "Disconnected from backend") not in ring, "the unflushed SYSTEM turn was not written")
+t.eq(ring[-2:], [("tool", "note: new VM x"), ("system", "Disconnected from backend")],
+     "the previous VM's turns are on flash, the SYSTEM turn by the board's idle point")
 t.eq(bentoclaw.safety()["errors"], 0, "errors 0 again")
 t.eq(bentoclaw.recall("name"), "สมชาย", "memory survives a second reset")
 # The registry limit of wipe_memory (2/min) is re-installed in every VM.

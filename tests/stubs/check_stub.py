@@ -284,11 +284,17 @@ SAMPLES = (
     ("import_memory", ("- c: d\n",), {"strict": True}),
     ("forget", ("a",), {}),
     ("register_tool", ("t", lambda a: a), {"risk": bentoclaw.RISK_LOW, "rate_per_min": 60}),
+    ("register_tool", ("t2", lambda a: a), {"description": "a tool", "confirm": True}),
     ("tool", ("t", 5), {}),
     ("tool", ("echo", "hi"), {}),
     ("tool", ("uptime",), {}),
     ("tool", ("led",), {"arg": True}),
     ("tools", (), {}),
+    ("execute", ("echo", None), {}),
+    # Nothing is held here (no backend): the documented RuntimeError.
+    ("confirm", (), {"yes": False}, RuntimeError),
+    ("history", (), {}),
+    ("version", (), {}),
     ("tacp", (b"\xaa\x55\x30\x03\x01\x00\x00\x2c\x28",), {}),
     ("tacp", (bytearray(b"\xaa\x55\x30\x03"),), {}),
     ("tacp", (b"print(1)\r\n",), {}),
@@ -306,7 +312,8 @@ SAMPLES = (
 )
 
 sampled = set()
-for name, args, kw in SAMPLES:
+for sample in SAMPLES:
+    name, args, kw = sample[:3]
     if name not in FUNCS or name not in mod_names:
         continue
     sampled.add(name)
@@ -314,7 +321,10 @@ for name, args, kw in SAMPLES:
     try:
         r = getattr(bentoclaw, name)(*args, **kw)
     except Exception as e:
-        t.check(False, what, "raised", repr(e))
+        t.check(len(sample) > 3 and isinstance(e, sample[3]), what, "raised", repr(e))
+        continue
+    if len(sample) > 3:
+        t.check(False, what, "returned", repr(r), "want", sample[3].__name__)
         continue
     w = mismatch(r, FUNCS[name]["returns"], "result")
     t.check(w is None, what, w)

@@ -47,7 +47,7 @@ MUTANTS = {
     "extra-function": ("a reset() the module lacks", "def disconnect() -> None:", "def reset() -> None: ...\ndef disconnect() -> None:"),
     "constant-value": ("PROMPT_MAX is 1024", "PROMPT_MAX: Final[int] = 4096", "PROMPT_MAX: Final[int] = 1024"),
     "constant-type": ("ARCHIVE_MAX is a str", "ARCHIVE_MAX: Final[int] = 8192", "ARCHIVE_MAX: Final[str] = ..."),
-    "dict-key": ("status() lacks last_active", '    last_active: int\n    """RTC seconds of the last exchange (0: unknown)."""\n', ""),
+    "dict-key": ("status() lacks last_active", '    last_active: int\n    """Extension: RTC seconds of the last exchange (0: unknown)."""\n', ""),
     "literal-value": ("the breaker's states lack closed", '_BreakerState: TypeAlias = Literal["closed", ', "_BreakerState: TypeAlias = Literal["),
     "return-type": ("flush() returns None", "def flush() -> bool:", "def flush() -> None:"),
     "config-key": ("config() lacks send_tools", "    send_tools: _ConfigFlag = False,\n", ""),

@@ -68,7 +68,8 @@ def health() -> bool:
         print("breaker open for %d ms more" % sf["cooldown_ms"])
     for key, value in sf.items():
         print("  safety %s = %r" % (key, value))
-    return st["connected"] and st["state"] != "error" and sf["trust"] != "none"
+    print("%d tools, %d calls, last %r" % (st["tool_count"], st["exec_count"], st["last_cmd"]))
+    return st["connected"] and st["state"] != "error" and sf["trust_level"] != "none" and sf["connected"]
 
 
 def chat(host: str, port: int, api_key: str) -> str | None:
@@ -132,7 +133,9 @@ def sessions() -> bytes:
 def tools() -> list[str]:
     bentoclaw.register_tool("thermostat", thermostat, risk=RISK_MEDIUM, rate_per_min=30)
     bentoclaw.register_tool("lights", lambda arg: bool(arg), RISK_LOW)
-    names = [name for name, risk, rate, builtin in bentoclaw.tools() if not builtin or risk < bentoclaw.RISK_HIGH]
+    names = [t["name"] for t in bentoclaw.tools() if not t["builtin"] or t["risk"] < bentoclaw.RISK_HIGH]
+    ready = bentoclaw.execute("echo", None)
+    print(ready["tool"], ready["status"], ready["risk"], ready["confirm"])
     print(bentoclaw.tool("echo", "hi"), bentoclaw.tool("thermostat"), bentoclaw.tool(name="lights", arg=1))
     try:
         bentoclaw.tool("wipe_memory")

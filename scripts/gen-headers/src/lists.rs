@@ -121,6 +121,8 @@ pub const EXT_ITEMS: &[&str] = &[
     "claw_tool_def",
     "claw_tools_drop_python",
     "claw_execute",
+    "claw_confirm",
+    "CLAW_CONFIRM_TIMEOUT_MS",
     "CLAW_LAST_CMD_MAX",
     "claw_tool",
     "claw_ask_work_size",

@@ -19,6 +19,12 @@
  *    report ("FATAL: ...") and ends qemu through semihosting.
  *  - board_vm_init (MICROPY_PORT_INIT_FUNC, once per mp_init): the stack
  *    limit for the real stack size of the linker script.
+ *  - board_idle_point (MICROPY_BOARD_AFTER_PYTHON_EXEC, after every REPL
+ *    command and so before a soft reset): the firmware's idle-point flush
+ *    of the session ring (docs/BUILD.md).
+ *  - board_run_in_irq: a call made from an interrupt handler (IRQ 2, pended
+ *    by software), the context other than the MicroPython one that a
+ *    bare-metal board has (tests/vendor_binding).
  *
  * The image runs in the Secure state (the state the M33 leaves reset in)
  * and addresses every device through its Secure alias (0x5xxxxxxx).
@@ -33,6 +39,7 @@
 #include "uart.h"
 
 #include "board.h"
+#include "claw_session.h"
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
 
@@ -44,6 +51,8 @@
 #define SCB_HFSR   REG32(0xE000ED2C)
 #define SCB_BFAR   REG32(0xE000ED38)
 #define NVIC_ISER0 REG32(0xE000E100)
+#define NVIC_ICER0 REG32(0xE000E180)
+#define NVIC_ISPR0 REG32(0xE000E200)
 #define SYST_CSR   REG32(0xE000E010)
 #define SYST_RVR   REG32(0xE000E014)
 #define SYST_CVR   REG32(0xE000E018)
@@ -112,6 +121,20 @@ static volatile uint32_t s_timer_wraps;
 static void board_timer0_handler(void) {
     TIMER0->INTSTATUS = 1; // INTCLEAR
     s_timer_wraps++;
+}
+
+// board_run_in_irq()'s call, run by the handler of IRQ 2 (the S32K timer's,
+// which the board never starts).
+#define BOARD_CALL_IRQ (2u)
+static void (*volatile s_irq_fn)(void *);
+static void *volatile s_irq_arg;
+
+static void board_call_handler(void) {
+    void (*fn)(void *) = s_irq_fn;
+    s_irq_fn = NULL;
+    if (fn != NULL) {
+        fn(s_irq_arg);
+    }
 }
 
 /* --- faults ------------------------------------------------------------------
@@ -194,7 +217,7 @@ static const uint32_t board_vectors[16 + 4] = {
     (uint32_t)&board_systick_handler,
     (uint32_t)&board_fault_entry, // IRQ 0: non-secure watchdog
     (uint32_t)&board_fault_entry, // IRQ 1: S32K watchdog
-    (uint32_t)&board_fault_entry, // IRQ 2: S32K timer
+    (uint32_t)&board_call_handler, // IRQ 2: S32K timer (never started): board_run_in_irq
     (uint32_t)&board_timer0_handler, // IRQ 3: TIMER0
 };
 
@@ -380,6 +403,28 @@ void mp_hal_delay_us(mp_uint_t us) {
 #ifndef BOARD_STACK_MARGIN
 #define BOARD_STACK_MARGIN (8192)
 #endif
+
+// Runs fn(arg) in the handler of IRQ 2, pended by software: taken at once
+// in thread mode (all priorities 0, interrupts enabled). True when it ran.
+bool board_run_in_irq(void (*fn)(void *), void *arg) {
+    s_irq_arg = arg;
+    s_irq_fn = fn;
+    NVIC_ISER0 = 1u << BOARD_CALL_IRQ;
+    NVIC_ISPR0 = 1u << BOARD_CALL_IRQ;
+    board_dsb_isb();
+    NVIC_ICER0 = 1u << BOARD_CALL_IRQ;
+    board_dsb_isb();
+    bool ran = s_irq_fn == NULL;
+    s_irq_fn = NULL;
+    return ran;
+}
+
+// After every REPL command: the ring to flash when it is dirty. The flush
+// catches every exception of its own (a KeyboardInterrupt met here has no
+// handler to go to and is dropped, as Ctrl-C at the prompt is).
+void board_idle_point(void) {
+    (void)claw_session_flush();
+}
 
 void board_tools_register(void); // board_tools.c
 

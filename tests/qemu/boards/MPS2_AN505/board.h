@@ -26,6 +26,8 @@ int board_uart_getc(unsigned uart);
 // Send one byte, waiting while the transmitter is full, at most until the
 // board's millisecond tick reaches `deadline_ms`. False when it did not go.
 bool board_uart_putc(unsigned uart, uint8_t c, uint32_t deadline_ms);
+// Runs fn(arg) in an interrupt handler; true when it ran (board.c).
+bool board_run_in_irq(void (*fn)(void *), void *arg);
 
 // The board's millisecond tick (mp_hal_ticks_ms) and a wrap-safe test
 // "the tick has reached deadline_ms".

@@ -29,4 +29,11 @@
 void board_vm_init(void);
 #define MICROPY_PORT_INIT_FUNC board_vm_init()
 
+// The firmware's idle point (docs/BUILD.md, "The idle point"): after every
+// REPL command, so also before a soft reset, the board flushes the session
+// ring (board.c), as the BENTO firmware's REPL loop should beside
+// wifi_creds_flush_if_dirty(): the vendor's binding never flushes.
+void board_idle_point(void);
+#define MICROPY_BOARD_AFTER_PYTHON_EXEC(input_kind, exec_flags, ret_val, ret) board_idle_point()
+
 #define MICROPY_HW_MCU_NAME "Cortex-M33"

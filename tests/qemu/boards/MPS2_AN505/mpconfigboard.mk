@@ -11,10 +11,13 @@
 QEMU_ARCH = arm
 QEMU_MACHINE = mps2-an505
 
-# Exactly the flags of Infineon's PSoC Edge MicroPython port for the CM33:
-# hard-float ABI, single-precision FPv5 (the Rust staticlib for
-# thumbv8m.main-none-eabihf is hard-float, SP FPU by default; they link).
-CFLAGS += -mthumb -mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16
+# The CM33 flags of the BENTO firmware: every object of it is built softfp
+# (COMPONENT_SOFTFP; the vendor's libbento_mpy.a is softfp): FPU instructions,
+# the soft-float calling convention. So the Rust staticlib is the one for
+# thumbv8m.main-none-eabi (soft-float calling convention; a
+# thumbv8m.main-none-eabihf archive does not link with these objects).
+CFLAGS += -mthumb -mcpu=cortex-m33 -mfloat-abi=softfp -mfpu=fpv5-sp-d16
+BENTOCLAW_RUST_TARGET ?= thumbv8m.main-none-eabi
 # No QEMU_SOC_*: the port's uart.c then compiles to nothing and board.c
 # supplies the UARTs of this machine.
 CFLAGS += -DMP_CONFIGFILE='"$(BOARD_DIR)/mpconfigboard.h"'
@@ -56,8 +59,10 @@ FROZEN_MANIFEST =
 # The port's Makefile sets LIBS (libgcc) after the user modules were read,
 # which drops the archive mpy/micropython.mk appended. A target-specific
 # append is evaluated when the link runs, after all assignments: the Rust
-# staticlib, newlib's libc for the few C library functions the port's
-# string0.c lacks (strnlen), and libgcc once more for both.
+# staticlib (BENTOCLAW_LIB; mpy/micropython.mk's default is
+# target/$(BENTOCLAW_RUST_TARGET)/release/libbentoclaw.a), newlib's libc for
+# the few C library functions the port's string0.c lacks (strnlen), and
+# libgcc once more for both.
 BOARD_LIBC_A = $(shell $(CC) $(CFLAGS) -print-file-name=libc.a)
 BOARD_LIBGCC_A = $(shell $(CC) $(CFLAGS) -print-libgcc-file-name)
 $(BUILD)/firmware.elf: LIBS += $(BENTOCLAW_LIB) $(BOARD_LIBC_A) $(BOARD_LIBGCC_A)

@@ -15,6 +15,9 @@
  *    report ("FATAL: ...") and ends qemu through semihosting.
  *  - board_vm_init (MICROPY_PORT_INIT_FUNC, once per mp_init): the stack
  *    limit for the real stack size of the linker script.
+ *  - board_idle_point (MICROPY_BOARD_AFTER_PYTHON_EXEC, after every REPL
+ *    command and so before a soft reset): the idle-point flush of the
+ *    session ring (docs/BUILD.md).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +27,8 @@
 #include "py/stackctrl.h"
 #include "shared/runtime/interrupt_char.h"
 #include "uart.h"
+
+#include "claw_session.h"
 
 #define REG32(addr) (*(volatile uint32_t *)(addr))
 
@@ -306,6 +311,12 @@ void mp_hal_delay_us(mp_uint_t us) {
 #ifndef BOARD_STACK_MARGIN
 #define BOARD_STACK_MARGIN (8192)
 #endif
+
+// After every REPL command: the ring to flash when it is dirty (the flush
+// catches every exception of its own).
+void board_idle_point(void) {
+    (void)claw_session_flush();
+}
 
 void board_vm_init(void) {
     // main.c limits the stack to 10 KiB; the board has the stack region of

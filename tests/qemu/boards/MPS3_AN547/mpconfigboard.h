@@ -29,4 +29,10 @@
 void board_vm_init(void);
 #define MICROPY_PORT_INIT_FUNC board_vm_init()
 
+// The firmware's idle point, as on the M33 board (docs/BUILD.md): after
+// every REPL command, so also before a soft reset, the session ring is
+// flushed (board.c).
+void board_idle_point(void);
+#define MICROPY_BOARD_AFTER_PYTHON_EXEC(input_kind, exec_flags, ret_val, ret) board_idle_point()
+
 #define MICROPY_HW_MCU_NAME "Cortex-M55"

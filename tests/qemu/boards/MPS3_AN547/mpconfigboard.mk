@@ -10,9 +10,11 @@
 QEMU_ARCH = arm
 QEMU_MACHINE = mps3-an547
 
-# Cortex-M55 with the FPU in hard-float ABI: the Rust staticlib for
-# thumbv8m.main-none-eabihf is hard-float too (soft and hard do not link).
+# Cortex-M55 with the FPU in hard-float ABI, the example of a hard-float
+# firmware: the Rust staticlib for thumbv8m.main-none-eabihf is hard-float
+# too (soft and hard do not link).
 CFLAGS += -mthumb -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16
+BENTOCLAW_RUST_TARGET ?= thumbv8m.main-none-eabihf
 # No QEMU_SOC_*: the port's uart.c then compiles to nothing and board.c
 # supplies the UART of this machine.
 CFLAGS += -DMP_CONFIGFILE='"$(BOARD_DIR)/mpconfigboard.h"'
@@ -49,8 +51,10 @@ FROZEN_MANIFEST =
 # The port's Makefile sets LIBS (libgcc) after the user modules were read,
 # which drops the archive mpy/micropython.mk appended. A target-specific
 # append is evaluated when the link runs, after all assignments: the Rust
-# staticlib, newlib's libc for the few C library functions the port's
-# string0.c lacks (strnlen), and libgcc once more for both.
+# staticlib (BENTOCLAW_LIB; mpy/micropython.mk's default is
+# target/$(BENTOCLAW_RUST_TARGET)/release/libbentoclaw.a), newlib's libc for
+# the few C library functions the port's string0.c lacks (strnlen), and
+# libgcc once more for both.
 BOARD_LIBC_A = $(shell $(CC) $(CFLAGS) -print-file-name=libc.a)
 BOARD_LIBGCC_A = $(shell $(CC) $(CFLAGS) -print-libgcc-file-name)
 $(BUILD)/firmware.elf: LIBS += $(BENTOCLAW_LIB) $(BOARD_LIBC_A) $(BOARD_LIBGCC_A)
