@@ -262,11 +262,15 @@ fn summary_request<H: Host>(
         let fold = c.session.fold_plan(keep);
         let ring = c.session.ring_loaded();
         let head = usize::from(ring.summary().is_some());
+        // One line an entry, its text escaped as in the context.
         let mut lines = wire::Buf::new(reply);
         for m in ring.iter().take(head + fold) {
-            for piece in [m.role.name(), b": ", &m.text[..], b"\n"] {
-                let _ = wire::Sink::put(&mut lines, piece);
-            }
+            let _ = wire::Sink::put(&mut lines, m.role.name());
+            let _ = wire::Sink::put(&mut lines, b": ");
+            let rest = lines.buf.get_mut(lines.len..).unwrap_or(&mut []);
+            let room = rest.len().saturating_sub(1);
+            lines.len += crate::text::escape(Some(rest), &m.text, room).1;
+            let _ = wire::Sink::put(&mut lines, b"\n");
         }
         let req = wire::SummaryRequest {
             summarize: wire::as_str(lines.bytes()),
