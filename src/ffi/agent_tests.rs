@@ -424,6 +424,39 @@ fn a_host_that_lies_or_aborts() {
     assert_eq!(host(|h| h.bodies.len()), before + 1);
 }
 
+/// Issue 23: a reply that reports 4294967295 tokens neither pins nor
+/// wraps the session's counters: a count past TOKENS_MAX is ignored (that
+/// reply's bytes still count), a count at it is taken.
+#[test]
+fn token_counts_past_the_bound_are_ignored() {
+    let _g = fresh(true);
+    let stats = || {
+        let mut out = core::mem::MaybeUninit::<super::lasting::claw_session_stats_t>::uninit();
+        // SAFETY: a valid out-pointer.
+        assert!(unsafe { super::lasting::claw_session_stats(out.as_mut_ptr()) });
+        // SAFETY: written on success.
+        let out = unsafe { out.assume_init() };
+        (out.in_tokens, out.out_tokens, out.exchanges)
+    };
+    let max = crate::agent::TOKENS_MAX;
+    for (tokens, want) in [
+        ((7, 9), (7, 9)),
+        ((u32::MAX, u32::MAX), (7, 9)),
+        ((max + 1, 5), (7, 14)),
+        ((max, max), (7 + max, 14 + max)),
+        ((3, u32::MAX - 1), (10 + max, 14 + max)),
+    ] {
+        host(|h| {
+            h.replies.push_back(Post::Body(b"ok".to_vec()));
+            h.tokens = tokens;
+        });
+        assert_eq!(ask(b"q", core::ptr::null_mut()).0, OK);
+        let (tin, tout, _) = stats();
+        assert_eq!((tin, tout), want, "after a reply reporting {tokens:?}");
+    }
+    assert_eq!(stats().2, 5, "every reply counted as an exchange");
+}
+
 #[test]
 fn tacp_through_the_c_abi() {
     let _g = fresh(true);
