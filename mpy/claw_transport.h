@@ -71,7 +71,11 @@
  *   on a 200 answer copy the body into `resp` (at most `resp_max` bytes, NUL
  *   appended, so `resp` must hold resp_max + 1) and return its length.
  *   Any failure — not connected, refused, timeout, non-200, malformed or
- *   truncated answer, body larger than resp_max — returns -1.
+ *   truncated answer — returns -1; a 200 answer whose body is larger than
+ *   resp_max returns -2 where the transport can tell (the unix one does:
+ *   the core then raises "reply too long (over REPLY_MAX = 4096 bytes)"),
+ *   else -1 too (the firmware's vendor transport returns -1 for every
+ *   failure: the board shows "HTTPS request failed").
  * claw_https_connected: whether connect succeeded and no disconnect followed.
  * claw_https_disconnect: forget the endpoint (idempotent).
  * claw_https_last_tokens (optional): the token counts the backend reported

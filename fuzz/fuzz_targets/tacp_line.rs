@@ -43,7 +43,7 @@ impl Host for FuzzHost {
         Some(f(&mut self.core, &mut self.port))
     }
 
-    fn post(&mut self, _body: &[u8], _reply: &mut [u8]) -> Option<usize> {
+    fn post(&mut self, _body: &[u8], _reply: &mut [u8]) -> Result<usize, agent::NoReply> {
         panic!("TACP never posts");
     }
 

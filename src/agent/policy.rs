@@ -283,7 +283,7 @@ fn summary_request<H: Host>(
     };
     // The reply buffer holds REPLY_MAX + 1 bytes (room for a transport's NUL).
     let got = h.post(body.get(..body_len).unwrap_or(&[]), reply);
-    let got = got.filter(|&n| {
+    let got = got.ok().filter(|&n| {
         n <= super::REPLY_MAX && super::check_text(reply.get(..n).unwrap_or(&[])).is_ok()
     });
     match got {

@@ -14,6 +14,8 @@ pub const PROMPT_MAX: usize = 4096;
 pub use super::config::CONTEXT_MAX;
 /// Longest reply accepted; a longer one is a failed request (`REPLY_MAX`).
 pub const REPLY_MAX: usize = 4096;
+// (Named in the text of `Status::ReplyTooLong`.)
+const _: () = assert!(REPLY_MAX == 4096);
 /// Tool rounds one `ask()` runs at most (`TOOL_ROUNDS_MAX`).
 pub const TOOL_ROUNDS_MAX: u8 = 3;
 /// Most tokens one answered request may report in each direction
@@ -113,6 +115,10 @@ pub enum Status {
     ImportWrite = 32,
     /// The memory store could not be read (OSError).
     StoreUnreadable = 33,
+    /// The backend's answer was longer than `REPLY_MAX` (RuntimeError; a
+    /// failed request like [`Status::RequestFailed`], whose text a
+    /// transport that cannot tell gives instead).
+    ReplyTooLong = 34,
 }
 
 /// Which Python exception a [`Status`] is.
@@ -186,6 +192,7 @@ impl Status {
             }
             Status::ImportWrite => c"memory write failed",
             Status::StoreUnreadable => c"memory store unreadable",
+            Status::ReplyTooLong => c"reply too long (over REPLY_MAX = 4096 bytes)",
         }
     }
 
@@ -227,7 +234,7 @@ impl Status {
 
     /// From the C value (unknown values read as `Busy`, never `Ok`).
     pub fn from_c(v: u8) -> Status {
-        const ALL: [Status; 34] = [
+        const ALL: [Status; 35] = [
             Status::Ok,
             Status::BreakerOpen,
             Status::TrustRefused,
@@ -262,6 +269,7 @@ impl Status {
             Status::ImportFull,
             Status::ImportWrite,
             Status::StoreUnreadable,
+            Status::ReplyTooLong,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
     }
