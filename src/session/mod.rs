@@ -37,12 +37,12 @@
 //! a fraction, not a number) as 0, which no batch of ours has. No batch is
 //! ever numbered [`SEQ_TOP`] (`u32::MAX`): the flush that would take that
 //! number folds instead, writing the base as batch `SEQ_TOP`, which retires
-//! every slot whatever it holds, then removes the slots, and the next flush
-//! writes the base again as batch 1 (as after a seed-form file). A cut at
+//! every slot whatever it holds, then removes the slots and writes the base
+//! again as batch 1 (should that write fail, the next flush does). A cut at
 //! any point leaves the ring readable: the base at `SEQ_TOP` beside
 //! retired slots, or the base at 1 once they are gone. So about four
 //! billion flushes, or a file that says a number near the top, cost one
-//! fold more than usual, and nothing is lost.
+//! flush that writes the base twice, and nothing is lost.
 //!
 //! # Laziness and failures
 //!
@@ -479,17 +479,26 @@ impl Session {
     }
 
     /// After the base was written as batch [`SEQ_TOP`] (every slot retired):
-    /// the slots removed, then numbering starts again at 1, with a fold at
-    /// the next flush (as beside a seed-form file). While a slot cannot be
-    /// removed the numbers stay at the top, and the next flush tries again:
-    /// a slot left over must never be taken for a batch newer than the base.
+    /// the slots removed, then the base written again as batch 1 (when that
+    /// write fails, the next flush writes it: as beside a seed-form file).
+    /// While a slot cannot be removed the numbers stay at the top, and the
+    /// next flush tries again: a slot left over must never be taken for a
+    /// batch newer than the base.
     #[inline(never)]
     fn renumber<P: Port>(&mut self, port: &mut P) {
         let gone = |r: Result<(), Errno>| matches!(r, Ok(()) | Err(Errno::ENOENT));
-        if SLOT_PATHS.iter().all(|path| gone(port.remove(path))) {
-            self.base_seq = 0;
-            self.next_seq = 1;
+        if !SLOT_PATHS.iter().all(|path| gone(port.remove(path))) {
+            return;
         }
+        let written = self.write_base(port, 1).is_ok();
+        for i in 0..self.ring.len() {
+            if let Some(m) = self.ring.get_mut(i) {
+                m.seq = u32::from(written);
+            }
+        }
+        self.base_seq = u32::from(written);
+        self.next_seq = 1 + u32::from(written);
+        self.live = 0;
     }
 
     /// Pending turns that go before a compaction's summary.
@@ -1632,6 +1641,7 @@ mod tests {
         port.heal();
         flush_and_reread(&mut port, &mut s, 1, "freed");
         assert!(SLOT_PATHS.iter().all(|p| port.get(p).is_none()), "removed");
+        assert_eq!(end_seq(&port, SESSION_PATH), Some(1), "in the same flush");
         flush_and_reread(&mut port, &mut s, 3, "after");
         assert_eq!(
             end_seq(&port, SESSION_PATH),
@@ -1639,19 +1649,27 @@ mod tests {
             "the base again as batch 1"
         );
         assert_eq!(end_seq(&port, SLOT_PATHS[3]), Some(3));
-        // A cut after the fold at the top, before the next flush: a reboot
-        // reads the base at the top and renumbers at its first flush.
-        let mut port = MemPort::new();
-        port.put(
-            SESSION_PATH,
-            b"{\"role\":\"user\",\"content\":\"b0\",\"end\":true,\"seq\":4294967294}\n",
-        );
-        let mut s = Session::new();
-        flush_and_reread(&mut port, &mut s, 1, "top");
-        assert_eq!(end_seq(&port, SESSION_PATH), Some(u64::from(SEQ_TOP)));
-        let mut s = reboot(&mut port);
-        flush_and_reread(&mut port, &mut s, 4, "rebooted");
-        assert_eq!(texts(&mut s, &mut port)[0], "b0");
+        // The base at 1 not written (its rename fails; or a cut there): a
+        // reboot reads the base at the top and renumbers at its first
+        // flush; without a reboot the next flush writes it.
+        for reboot_between in [true, false] {
+            let mut port = MemPort::new();
+            port.put(
+                SESSION_PATH,
+                b"{\"role\":\"user\",\"content\":\"b0\",\"end\":true,\"seq\":4294967294}\n",
+            );
+            let mut s = Session::new();
+            port.fail(Op::Rename, 1, Errno::EIO);
+            flush_and_reread(&mut port, &mut s, 1, "top");
+            assert_eq!(end_seq(&port, SESSION_PATH), Some(u64::from(SEQ_TOP)));
+            if reboot_between {
+                s = reboot(&mut port);
+            }
+            flush_and_reread(&mut port, &mut s, 1, "next");
+            assert_eq!(end_seq(&port, SESSION_PATH), Some(1));
+            flush_and_reread(&mut port, &mut s, 3, "then");
+            assert_eq!(texts(&mut s, &mut port)[0], "b0");
+        }
     }
 
     proptest::proptest! {
