@@ -414,6 +414,7 @@ mod tests {
     /// (the form the docs name), every character of the three ranges, and
     /// every cut.
     #[test]
+    #[cfg_attr(miri, ignore)] // long; no unsafe code under test
     fn escapes_what_could_break_a_line() {
         let esc = |s: &str| {
             let mut out = vec![0u8; 8 * s.len()];
