@@ -113,8 +113,9 @@ uint8_t claw_port_tool(void *ctx, uint8_t slot, uint8_t arg_kind, const uint8_t 
 
 /** POSTs body[0..body_len) (a JSON request) to the backend; on a 200
  *  answer copies its body to reply[0..reply_max) and returns its length.
- *  Any failure — not connected, refused, timeout, non-200, a body longer
- *  than reply_max — returns -1. */
+ *  Any failure — not connected, refused, timeout, non-200 — returns -1;
+ *  a body longer than reply_max returns -2 where the transport can tell
+ *  (else -1). */
 int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, size_t reply_max);
 
 /** Connects the transport to `host`:`port` with `api_key` (NUL-terminated,

@@ -115,6 +115,19 @@ void claw_session_clear(void);
  * NUL-terminated, never past `out_max`. Returns the bytes written without
  * the NUL; 0 for NULL or `out_max` 0.
  *
+ * One record a line: `Memory:`, then `- key: value` per pair, then
+ * `Conversation:`, then `role: text` per turn (summary, tool results
+ * included). Inside a key, a value or a turn's text the characters that
+ * could break a line or hide text are written as visible escapes, in the
+ * form Python's `repr()` gives them: LF, CR and TAB as `\n`, `\r`, `\t`;
+ * every other character of U+0000..U+001F and U+007F..U+009F as `\xHH`
+ * (two lower-case hex digits); U+2028 and U+2029 as `\u2028`, `\u2029`.
+ * Everything else is copied as it is, `\` and `"` included (a stored
+ * backslash-n reads as an escaped line feed does): so only the library
+ * starts a line. A memory line is at most 255 bytes escaped (a value full
+ * of control characters is cut there); every cut lands on a character,
+ * never inside an escape.
+ *
  * Off the MicroPython task: fails, 0 and `out` the empty string (the
  * memory lines are read from their files).
  *

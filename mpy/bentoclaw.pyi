@@ -220,6 +220,10 @@ def ask(prompt: str) -> str:
         ValueError: ``prompt must be 1..4096 bytes (PROMPT_MAX)``.
         RuntimeError: ``not connected — call bentoclaw.connect() first``,
             ``circuit breaker open``, ``HTTPS request failed``,
+            ``reply too long (over REPLY_MAX = 4096 bytes)`` (a 200 answer
+            over ``REPLY_MAX``, where the transport can tell: the unix port's
+            does; on the board the vendor's transport gives
+            ``HTTPS request failed`` for it too; both are a breaker failure),
             ``tool round limit reached``,
             ``backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)``,
             ``calls nested too deep through tools (8, CALL_DEPTH_MAX)``.

@@ -60,8 +60,11 @@
  *   application/json; on a 200 answer (the vendor's: any 2xx) copy the body into `resp` (at most
  *   `resp_max` bytes, NUL appended, so `resp` must hold resp_max + 1) and
  *   return its length. Any failure — not connected, refused, timeout,
- *   another status, malformed or truncated answer, body larger than resp_max —
- *   returns a negative number (the vendor's returns -1 for all of them).
+ *   another status, malformed or truncated answer — returns -1; a 200 answer
+ *   whose body is larger than resp_max returns -2 where the transport can
+ *   tell (the unix one does: the core then raises "reply too long (over
+ *   REPLY_MAX = 4096 bytes)"), else -1 too (the vendor's transport returns
+ *   -1 for every failure: the board shows "HTTPS request failed").
  * claw_https_connected: whether connect succeeded and no disconnect followed.
  * claw_https_disconnect: forget the endpoint (idempotent).
  * claw_https_last_tokens (optional, ours): the token counts the backend

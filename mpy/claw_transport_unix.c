@@ -285,14 +285,18 @@ static int transport_exchange(int fd, const char *path, const char *body, size_t
     }
     bool has_length;
     size_t length = 0;
-    // A body declared larger than the caller's buffer fails before it is read.
-    if (!transport_parse_header(hdr, header_len, &has_length, &length) || (has_length && length > resp_max)) {
+    // A body declared larger than the caller's buffer fails before it is
+    // read: -2, "too long" (claw_transport.h).
+    if (!transport_parse_header(hdr, header_len, &has_length, &length)) {
         return -1;
+    }
+    if (has_length && length > resp_max) {
+        return -2;
     }
     size_t limit = has_length ? length : resp_max;
     size_t body_got = got - header_len;
     if (body_got > limit && !has_length) {
-        return -1;
+        return -2;
     }
     body_got = body_got > limit ? limit : body_got; // bytes after the declared length are ignored
     memcpy(resp, hdr + header_len, body_got);
@@ -304,8 +308,11 @@ static int transport_exchange(int fd, const char *path, const char *body, size_t
         size_t room = body_got < limit ? limit - body_got : 1;
         ssize_t r = transport_recv(fd, dst, room, deadline);
         // Failed: an error, a close before the announced length (truncated),
-        // a byte past a full buffer (larger than the caller's buffer).
-        if (r < 0 || (r == 0 && has_length) || (r > 0 && dst == &probe)) {
+        // a byte past a full buffer (larger than the caller's buffer: -2).
+        if (r > 0 && dst == &probe) {
+            return -2;
+        }
+        if (r < 0 || (r == 0 && has_length)) {
             return -1;
         }
         if (r == 0) {

@@ -429,7 +429,8 @@ int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, siz
         return -1;
     }
     int r = claw_https_post(BENTOCLAW_HTTP_PATH, (const char *)body, body_len, (char *)reply, reply_max - 1);
-    return r < 0 ? -1 : r;
+    // -2: larger than the buffer (where the transport can tell); -1 else.
+    return r == -2 ? -2 : r < 0 ? -1 : r;
 }
 
 bool claw_port_connect(const char *host, uint16_t port, const char *api_key) {

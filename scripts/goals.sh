@@ -64,5 +64,8 @@ goal_check() {
 
 # Ceilings shared by both scripts (the minimal image is measured by each).
 # issue 10 goal "vendor-ABI build within 12 KiB of code" not met; ceiling =
-# measured 22069 B (M33 flags, default features) + 5 %, rounded up to 256 B.
-MIN_CODE_CEILING=23296
+# measured 22069 B (M33 flags, default features) + 5 %, rounded up to 256 B;
+# raised by issue 23 (seq renumbering, keys over the cap, the context's
+# escapes: +1,398 B, measured 24,290 B) with the same 404 B of headroom,
+# rounded up to 256 B.
+MIN_CODE_CEILING=24832

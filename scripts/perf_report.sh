@@ -76,8 +76,11 @@ STACK_GOAL=1024
 # to 72400 when issue 12's stack goal (every export within 1 KiB) was met:
 # measured 72044 B, about 900 B more than before (frames split out of line;
 # the store's edit inlined where a frame less was needed: REMEMBER, the
-# import). The vendor-ABI image went down (23,199 -> 22,938 B).
-FW_CODE_CEILING=72400
+# import). The vendor-ABI image went down (23,199 -> 22,938 B). Raised to
+# 74300 by issue 23 (seq renumbering, keys over the cap, the context's
+# escapes, reply too long, token bound): measured 73,754 B, +1,824 B, with
+# the same 470 B of headroom, rounded up to 100 B.
+FW_CODE_CEILING=74300
 # (MIN_CODE_CEILING: scripts/goals.sh, shared with scripts/size_report.sh.)
 # issue 12 goal "<= 50 instructions per byte read": met on every path
 # since, and enforced (no ceiling). Kept as the place for a ceiling keyed by

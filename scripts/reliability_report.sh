@@ -353,6 +353,41 @@ directory, empty or not, at each of the module's eight paths; `config()`
 on a LittleFS filled in 96 ways, some of which make littlefs itself say
 `ENAMETOOLONG` for a new file.
 
+**Edges of the formats and stored text** (issue 23:
+`tests/mpy/test_seq_wrap.py`, `tests/mpy/test_keys_over_cap.py`,
+`tests/mpy/test_one_line.py`, `tests/mpy/test_reply_limit.py`,
+`tests/mpy/test_sessions.py`). An adversarial pass found five defects,
+each now a class with its reproducer; *before the fix* is what the same
+test found on the release before (commit 03baaab). *Sequence numbers*:
+session files whose `"seq"` is near 2^32 (4294967290, 4294967294,
+4294967295), past it (4294967296, 10^20) or not a batch number (-5, 1.5,
+a string, 0), in the base or in a slot, then 9 flushes each followed by a
+soft reset: the ring read back must be the ring in RAM with the turn just
+flushed, after a remount too, and no file may stay at the top (before:
+10 of 16 cases lost turns that `flush()` had reported as written).
+*Keys over the cap*: 45 keys with a hand-edited shard of 10 records (two
+keys in it set through the API), 64 shard records (past the 48 a load
+indexes), a seed-form base of 40 pairs; every key must be recalled and
+exported once, a new key refused while 32 or more are stored, replacing
+and forgetting must keep every other key across soft resets; and memory
+generations at and past 2^32 must not bring a stale shard back (before: 2
+of 3 stores hid keys, 3 of 3 generations lost edits). *One record, one
+line*: the reproducer's MEMORY.md (values with `\n` escapes that forge
+`Conversation:` and `user:` lines), values with every line break Python's
+`str.splitlines()` knows, a tool result of several lines (by `tool()` and
+by the backend's request), the summary request's lines: the context the
+backend receives must be exactly the escaped lines, and each of its lines
+a header, a memory line or a turn (before: 3 of 3 forged lines).
+*Replies within the limit*: prompts of 4,000 bytes to `PROMPT_MAX` against
+the bundled backend must each be answered within `REPLY_MAX`, exactly, and
+a reply over the limit must fail with `reply too long (over REPLY_MAX =
+4096 bytes)` (before: 36 of 45 prompts failed as `HTTPS request failed`
+and opened the breaker). *Counters*: a reply reporting 4294967295 (or any
+count over `TOKENS_MAX`, 1,000,000) tokens must leave the counters as
+they were, and later counts add up. The Rust unit and property tests of
+`src/session`, `src/memory`, `src/text.rs`, `src/context.rs` (against its
+reference model) and `src/ffi/agent_tests.rs` cover the same edges.
+
 ## Checks that cannot pass by accident
 
 **Nothing run is a failure.** `scripts/test.sh` runs its steps through

@@ -16,7 +16,13 @@
 //! * A key is 1..=31 bytes of UTF-8, a value 0..=127 bytes (the C buffers are
 //!   `CLAW_MEM_KEY_MAX` = 32 and `CLAW_MEM_VAL_MAX` = 128 with the NUL).
 //! * The store holds at most [`MAX_ENTRIES`] keys; a new key beyond that is
-//!   refused ("full"). Replacing a key is always possible.
+//!   refused ("full"). Replacing a key is always possible. A store with
+//!   more keys on flash (a base edited by hand, a seed-form base of 40
+//!   pairs, shards edited by hand) is read whole, key by key: new keys are
+//!   refused until it holds fewer than [`MAX_ENTRIES`], replacing,
+//!   forgetting and pinning its keys work (by a fold, which writes every
+//!   key it reads: the base has no limit of its own), and no edit drops
+//!   a key.
 //! * The store is not kept in RAM (that would cost 5 KB of a 4 KB budget):
 //!   every read streams the files.
 //! * **A `set` rewrites one shard**: `/.bentoclaw_memory.<h>` with
@@ -41,8 +47,13 @@
 //!   the files hold are unique.
 //! * A base in the seed's plain form (no header: generation 0) is read as it
 //!   is, and no shard applies to it (so a store edited by hand is what it
-//!   says); the first change writes it under `{"seq":1}`. So does the first
-//!   change to a store with no base.
+//!   says); the first change removes the shards (all stale) and writes it
+//!   under `{"seq":1}`. So does the first change to a store with no base.
+//! * Generations past `u32`: a header's number reads as what it is (one
+//!   past `u32::MAX` as `u32::MAX`). The fold after generation 4294967295
+//!   writes generation 0, beside which no shard applies, so a stale shard
+//!   of any number never comes back; the next change removes the shards and
+//!   writes generation 1.
 //! * A reader skips lines that are not records (torn, garbage, invalid UTF-8,
 //!   over-long). When a key appears twice in the base (a hand-edited file),
 //!   the last line wins, and the next `set` folds, writing each key once.
@@ -81,11 +92,22 @@ pub const SHARD_PATHS: [&CStr; SHARDS] = [
 /// Largest shard written: one 256-byte page with littlefs's commit
 /// overhead (`tests/bench/FLASH_LAYOUTS.md`).
 const SHARD_MAX: usize = 220;
-/// Records a shard holds at most (a shard that would hold more folds, as
-/// one that would pass [`SHARD_MAX`]); a shard with more is not one of
-/// ours and is ignored. Small: the readers keep a fingerprint per record
-/// on a 1 KiB stack.
+/// Records a shard holds at most when an edit writes it (a shard that
+/// would hold more folds, as one that would pass [`SHARD_MAX`]). Small: the
+/// edit keeps a range per record on a 1 KiB stack. A shard with more (a
+/// hand edit) is read all the same, see [`OVERFLOW`].
 const SHARD_RECORDS: usize = 6;
+/// The shards' records of the base's generation that a load indexes in
+/// all ([`ENTRIES`], 48: what eight shards of ours hold). The records of a
+/// shard that does not fit (only a hand edit makes one) are not indexed:
+/// bit `OVERFLOW + s` of [`Store::dels`] marks shard `s`, and a reader
+/// streams its records after the keys new since the base, in file order,
+/// each pair as a line of its own (a forgotten key's record is skipped).
+/// So no key is hidden: a key such a shard holds beside the base is
+/// read twice and the later line wins, as for a base that holds a key
+/// twice, and the next edit folds the store (each key once). The bits
+/// are above the entries' (at most 48).
+const OVERFLOW: usize = 56;
 
 /// Why a memory operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -564,11 +586,13 @@ impl Store {
             }
         };
         match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
-            (Some(sg), Some(nn)) if j - usize::from(self.ld_from) < SHARD_RECORDS => {
+            (Some(sg), Some(nn)) => {
                 *sg = sig(key);
                 *nn = n;
             }
             _ => {
+                // The index is full: the shard is streamed (`OVERFLOW`).
+                self.dels |= bit64(OVERFLOW + usize::from(self.ld_file) - 1);
                 self.ld_reject(port);
                 if let Some(t) = sink.as_deref_mut() {
                     t.shard_done(false);
@@ -699,7 +723,7 @@ impl Store {
         // The keys new since the base: by "n", then by place (at most
         // ENTRIES rounds: each takes one entry).
         let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
-        loop {
+        while self.phase == 1 {
             let used = self.dels | self.matched | self.emitted;
             let mut next: Option<(u8, usize)> = None;
             for (j, &n) in self.ns.iter().enumerate().take(total) {
@@ -708,8 +732,11 @@ impl Store {
                 }
             }
             let Some((_, j)) = next else {
+                // (The load's file counter is free: it counts the shards
+                // the index could not hold.)
                 self.phase = 2;
-                return Ok(false);
+                self.ld_file = 0;
+                break;
             };
             self.emitted |= bit64(j);
             self.from_base = false;
@@ -717,6 +744,26 @@ impl Store {
                 return Ok(true);
             }
         }
+        // Then the shards the index could not hold, streamed ([`OVERFLOW`]).
+        while let Some(path) = SHARD_PATHS.get(usize::from(self.ld_file)) {
+            let s = usize::from(self.ld_file);
+            self.ld_file += 1;
+            if has(self.dels, OVERFLOW + s) {
+                if let Some(fd) = open_opt(port, path)? {
+                    put_reader(&mut self.reader, fd);
+                    self.from_base = false;
+                    self.base_off = 0;
+                    return Ok(true);
+                }
+            }
+        }
+        self.phase = 3;
+        Ok(false)
+    }
+
+    /// Whether a shard was left out of the index ([`OVERFLOW`]).
+    fn overflowed(&self) -> bool {
+        self.dels >> OVERFLOW != 0
     }
 
     /// Entry `j` overrides the base pair just read: parks the base (closed
@@ -749,6 +796,8 @@ impl Store {
     fn last_at(&self) -> Loc {
         if self.from_base {
             Loc::Base(self.rec_off)
+        } else if self.phase == 2 {
+            Loc::Line(self.ld_file.wrapping_sub(1), self.rec_off)
         } else {
             self.entry_at(usize::from(self.seek_j))
         }
@@ -857,6 +906,15 @@ impl Store {
                     }
                     Some(_) => self.seek_k = self.seek_k.saturating_add(1),
                     None => self.end_seek(port),
+                }
+                continue;
+            }
+            if self.phase == 2 {
+                // A shard the index could not hold: its pairs in order.
+                match rec {
+                    None => self.close(port),
+                    Some(Rec::Pair(_)) => return Stepped::PAIR,
+                    Some(_) => {}
                 }
                 continue;
             }
@@ -1189,6 +1247,9 @@ pub fn apply<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemEr
 struct Scan {
     maybe_dup: bool,
     skipped: bool,
+    /// A shard the index could not hold: its keys are not counted (see
+    /// [`OVERFLOW`]); the edit folds, and the fold knows them.
+    overflow: bool,
     pairs: usize,
     /// Where the key's last line is (its value is read there: the scan
     /// keeps no value buffer).
@@ -1208,6 +1269,9 @@ struct Scan {
 enum Loc {
     /// The first pair of the base from this offset on.
     Base(u32),
+    /// The first pair of shard `.0` from offset `.1` on (a shard the index
+    /// could not hold).
+    Line(u8, u32),
     /// Shard record `j`, the shard's first being `first`.
     Entry { shard: u8, first: u8, j: u8 },
 }
@@ -1230,6 +1294,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     store.load_into(port, &mut k.key, Some(&mut t))?;
     s.generation = store.generation;
     s.max_n = store.max_n;
+    s.overflow = store.overflowed();
     // The base's lines; the keys new since the base were tallied from the
     // load (no shard read again).
     let res = loop {
@@ -1411,6 +1476,7 @@ impl Scan {
         Scan {
             maybe_dup: false,
             skipped: false,
+            overflow: false,
             pairs: 0,
             at: None,
             collides: false,
@@ -1465,17 +1531,18 @@ fn begin<P: Port>(
     };
     scan(port, key, s)?;
     let found = found(port, e, s, new_value)?;
-    let clean = !s.maybe_dup && !s.skipped;
+    let clean = !s.maybe_dup && !s.skipped && !s.overflow;
     match (e, found) {
         (Edit::Set(_), Some((true, _))) if clean => return Ok(None),
         // Full, and known without writing a byte (with possible duplicates
-        // only the rewrite can count distinct keys).
-        (Edit::Set(_), None) if !s.maybe_dup && s.pairs >= MAX_ENTRIES => {
+        // only the rewrite can count distinct keys; with a shard the index
+        // could not hold, only the fold sees every key).
+        (Edit::Set(_), None) if !s.maybe_dup && !s.overflow && s.pairs >= MAX_ENTRIES => {
             return Err(MemError::Full);
         }
-        (Edit::Forget, None) => return Err(MemError::NotFound),
+        (Edit::Forget, None) if !s.overflow => return Err(MemError::NotFound),
         #[cfg(feature = "recall")]
-        (Edit::Pin(_), None) => return Err(MemError::NotFound),
+        (Edit::Pin(_), None) if !s.overflow => return Err(MemError::NotFound),
         #[cfg(feature = "recall")]
         (Edit::Pin(on), Some((_, pinned))) if clean && on == pinned => return Ok(None),
         _ => {}
@@ -1554,7 +1621,15 @@ impl Outcome {
 fn commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan, pinned: bool) -> Outcome {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
-    let clean = !s.maybe_dup && !s.skipped;
+    let clean = !s.maybe_dup && !s.skipped && !s.overflow;
+    if s.generation == 0 {
+        // No shard applies: every one there is stale (a wipe that could
+        // not remove them, or the fold past generation 4294967295 that
+        // wrote generation 0) and goes before the base that numbers them.
+        for path in SHARD_PATHS.iter() {
+            let _ = port.remove(path);
+        }
+    }
     if clean && !s.collides && s.generation > 0 {
         // Its place among the new keys (kept when it is one already).
         let n = if s.in_base {
@@ -1593,7 +1668,7 @@ fn shard_pin<P: Port>(port: &mut P, at: &Shard<'_>, on: bool, s: &Scan) -> Resul
 fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errno> {
     let path = match at {
         Loc::Base(_) => MEMORY_PATH,
-        Loc::Entry { shard, .. } => SHARD_PATHS
+        Loc::Entry { shard, .. } | Loc::Line(shard, _) => SHARD_PATHS
             .get(usize::from(shard))
             .copied()
             .unwrap_or(MEMORY_PATH),
@@ -1605,7 +1680,7 @@ fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errn
     let r = put_reader(&mut slot, fd);
     // The base's pair is the first record from its offset on.
     let res = match at {
-        Loc::Base(off) => skip(port, fd, off, &mut pair.val).map(|()| (0, 0)),
+        Loc::Base(off) | Loc::Line(_, off) => skip(port, fd, off, &mut pair.val).map(|()| (0, 0)),
         Loc::Entry { first, j, .. } => Ok((usize::from(first), usize::from(j))),
     }
     .and_then(|(first, j)| seek_entry(port, r, first, j, pair));
@@ -1909,7 +1984,9 @@ fn copy_pairs<P: Port>(
     let mut store = Store::new();
     let mut pair = Pair::new();
     store.load_with(port, &mut pair)?;
-    if let Err(e) = write_header(port, w, store.newest.saturating_add(1)) {
+    // Past 4294967295: generation 0, beside which no shard applies (the
+    // next change removes them, then writes generation 1).
+    if let Err(e) = write_header(port, w, store.newest.wrapping_add(1)) {
         store.close(port);
         return Err(MemError::Io(e));
     }
@@ -2280,9 +2357,21 @@ mod tests {
         set(&mut port, b"b", b"2").unwrap(); // a shard of generation 1
         port.put(MEMORY_PATH, b""); // emptied by hand
         assert!(pairs(&mut port).is_empty());
-        set(&mut port, b"c", b"3").unwrap(); // folds: past generation 1
+        // Folds, after removing the shards (none applies beside a base
+        // without a header): generation 1 again, and nothing stale left.
+        set(&mut port, b"c", b"3").unwrap();
         let got: Vec<String> = pairs(&mut port).into_iter().map(|p| p.0).collect();
         assert_eq!(got, ["c"]);
+        assert!(file(&port, MEMORY_PATH).starts_with("{\"seq\":1}"));
+        assert!(SHARD_PATHS.iter().all(|p| port.get(p).is_none()));
+        // When a shard cannot be removed, the fold goes past it.
+        set(&mut port, b"d", b"4").unwrap(); // a shard of generation 1
+        port.put(MEMORY_PATH, b"");
+        port.fail_all(Op::Remove, Errno::EIO);
+        set(&mut port, b"e", b"5").unwrap();
+        port.heal();
+        let got: Vec<String> = pairs(&mut port).into_iter().map(|p| p.0).collect();
+        assert_eq!(got, ["e"]);
         assert!(file(&port, MEMORY_PATH).starts_with("{\"seq\":2}"));
     }
 
@@ -2303,6 +2392,210 @@ mod tests {
         // A torn shard line is skipped; the rest of it stands.
         port.put(s, b"{\"seq\":4}\n{\"key\":\"a\",\"value\":\"ne");
         assert_eq!(recall(&mut port, "a").as_deref(), Some("base"));
+    }
+
+    /// The keys the merged store shows, each with its last line's value
+    /// (for_each gives a key twice when a shard the index could not hold
+    /// repeats it: the later line wins, as `get` reads it), and `get`
+    /// agreeing key by key.
+    fn visible(port: &mut MemPort) -> std::collections::BTreeMap<String, String> {
+        let mut map = std::collections::BTreeMap::new();
+        for (k, v, _) in pairs(port) {
+            map.insert(k, v);
+        }
+        for (k, v) in &map {
+            assert_eq!(recall(port, k).as_ref(), Some(v), "get {k}");
+        }
+        map
+    }
+
+    /// `n` keys that the hash puts in shard `s`, named `{prefix}{i}`.
+    fn keys_of_shard(s: usize, prefix: &str, n: usize) -> Vec<String> {
+        (0..)
+            .map(|i| format!("{prefix}{i}"))
+            .filter(|k| shard_of(k.as_bytes()) == s)
+            .take(n)
+            .collect()
+    }
+
+    /// A base of ours with `n` pairs `k0..`, generation `g`.
+    fn put_base(port: &mut MemPort, g: &str, n: usize) {
+        let mut base = format!("{{\"seq\":{g}}}\n");
+        for i in 0..n {
+            base += &format!("{{\"key\":\"k{i}\",\"value\":\"v{i}\"}}\n");
+        }
+        port.put(MEMORY_PATH, base.as_bytes());
+    }
+
+    /// Edits on a store over the cap: new keys refused, every key kept,
+    /// replacing and forgetting working, until it is under the cap again.
+    fn edits_over_the_cap(
+        port: &mut MemPort,
+        mut want: std::collections::BTreeMap<String, String>,
+        tag: &str,
+    ) {
+        assert!(want.len() > MAX_ENTRIES, "{tag}");
+        assert_eq!(set(port, b"brand-new", b"x"), Err(MemError::Full), "{tag}");
+        assert_eq!(
+            visible(port),
+            want,
+            "{tag}: the refused set changed nothing"
+        );
+        let keys: Vec<String> = want.keys().cloned().collect();
+        for (i, k) in keys.iter().enumerate() {
+            if want.len() >= MAX_ENTRIES && i % 3 != 2 {
+                assert_eq!(forget(port, k.as_bytes()), Ok(()), "{tag}: forget {k}");
+                want.remove(k);
+            } else {
+                assert_eq!(
+                    set(port, k.as_bytes(), b"replaced"),
+                    Ok(()),
+                    "{tag}: set {k}"
+                );
+                want.insert(k.clone(), "replaced".to_string());
+            }
+            assert_eq!(visible(port), want, "{tag}: after {k}");
+            if want.len() >= MAX_ENTRIES {
+                assert_eq!(set(port, b"brand-new", b"x"), Err(MemError::Full), "{tag}");
+            }
+        }
+        assert_eq!(
+            set(port, b"brand-new", b"x"),
+            Ok(()),
+            "{tag}: under the cap"
+        );
+        want.insert("brand-new".into(), "x".into());
+        assert_eq!(visible(port), want, "{tag}");
+    }
+
+    #[test]
+    fn no_key_is_hidden_by_hand_edited_shards() {
+        // Issue 23: a base of 30 pairs, two keys set through the API, then
+        // shards edited by hand: one shard with 10 records (an override of
+        // a base pair, a forgotten base key, eight new keys): 45 keys.
+        let mut port = MemPort::new();
+        put_base(&mut port, "1", 30);
+        let mut want: std::collections::BTreeMap<String, String> = (0..30)
+            .map(|i| (format!("k{i}"), format!("v{i}")))
+            .collect();
+        let api = keys_of_shard(0, "api", 2);
+        for k in &api {
+            set(&mut port, k.as_bytes(), b"through the API").unwrap();
+            want.insert(k.clone(), "through the API".into());
+        }
+        let base0: Vec<String> = (0..30)
+            .map(|i| format!("k{i}"))
+            .filter(|k| shard_of(k.as_bytes()) == 0)
+            .collect();
+        let mut shard = file(&port, SHARD_PATHS[0]);
+        shard += &format!("{{\"key\":\"{}\",\"value\":\"over\"}}\n", base0[0]);
+        want.insert(base0[0].clone(), "over".into());
+        shard += &format!("{{\"key\":\"{}\",\"del\":true}}\n", base0[1]);
+        want.remove(&base0[1]);
+        for (i, k) in keys_of_shard(0, "hand", 8).iter().enumerate() {
+            shard += &format!("{{\"key\":\"{k}\",\"value\":\"h{i}\",\"n\":{}}}\n", 3 + i);
+            want.insert(k.clone(), format!("h{i}"));
+        }
+        port.put(SHARD_PATHS[0], shard.as_bytes());
+        // And a few more in another shard.
+        let mut other = String::from("{\"seq\":1}\n");
+        for (i, k) in keys_of_shard(5, "more", 6).iter().enumerate() {
+            other += &format!("{{\"key\":\"{k}\",\"value\":\"m{i}\",\"n\":{}}}\n", 20 + i);
+            want.insert(k.clone(), format!("m{i}"));
+        }
+        port.put(SHARD_PATHS[5], other.as_bytes());
+        assert_eq!(want.len(), 45);
+        assert_eq!(visible(&mut port), want, "every key on flash is visible");
+        edits_over_the_cap(&mut port, want, "hand-edited shards");
+    }
+
+    #[test]
+    fn shards_past_what_the_index_holds_are_read_in_file_order() {
+        // 64 records in the shards of the base's generation (the index
+        // holds 48): the shards that do not fit are streamed.
+        let mut port = MemPort::new();
+        put_base(&mut port, "7", 4);
+        let mut want: std::collections::BTreeMap<String, String> =
+            (0..4).map(|i| (format!("k{i}"), format!("v{i}"))).collect();
+        let mut n = 0;
+        for (s, path) in SHARD_PATHS.iter().enumerate() {
+            let mut shard = String::from("{\"seq\":7}\n");
+            for (i, k) in keys_of_shard(s, &format!("s{s}_"), 8).iter().enumerate() {
+                n += 1;
+                shard += &format!("{{\"key\":\"{k}\",\"value\":\"{s}.{i}\",\"n\":{n}}}\n");
+                want.insert(k.clone(), format!("{s}.{i}"));
+            }
+            for i in 0..4 {
+                let k = format!("k{i}");
+                if shard_of(k.as_bytes()) == s {
+                    shard += &format!("{{\"key\":\"{k}\",\"value\":\"later\"}}\n");
+                    want.insert(k, "later".into());
+                }
+            }
+            port.put(path, shard.as_bytes());
+        }
+        assert_eq!(want.len(), 68);
+        assert_eq!(visible(&mut port), want, "every key on flash is visible");
+        edits_over_the_cap(&mut port, want, "shards past the index");
+    }
+
+    #[test]
+    fn a_seed_form_base_of_40_pairs_keeps_every_key() {
+        let mut port = MemPort::new();
+        let mut base = String::new();
+        for i in 0..40 {
+            base += &format!("{{\"key\":\"k{i}\",\"value\":\"v{i}\"}}\n");
+        }
+        port.put(MEMORY_PATH, base.as_bytes());
+        let want: std::collections::BTreeMap<String, String> = (0..40)
+            .map(|i| (format!("k{i}"), format!("v{i}")))
+            .collect();
+        assert_eq!(visible(&mut port), want);
+        edits_over_the_cap(&mut port, want, "seed base of 40");
+    }
+
+    #[test]
+    fn a_generation_at_the_top_of_u32_loses_nothing() {
+        for g in ["4294967294", "4294967295", "100000000000000000000"] {
+            let mut port = MemPort::new();
+            put_base(&mut port, g, 3);
+            // A shard of that generation (past u32: read as 4294967295).
+            let gen_read = if g == "4294967294" { g } else { "4294967295" };
+            let k0 = keys_of_shard(shard_of(b"k0"), "x", 1).remove(0);
+            port.put(
+                SHARD_PATHS[shard_of(b"k0")],
+                format!(
+                    "{{\"seq\":{gen_read}}}\n{{\"key\":\"k0\",\"value\":\"shard\"}}\n\
+                     {{\"key\":\"{k0}\",\"value\":\"new\",\"n\":1}}\n"
+                )
+                .as_bytes(),
+            );
+            let mut want: std::collections::BTreeMap<String, String> =
+                (0..3).map(|i| (format!("k{i}"), format!("v{i}"))).collect();
+            want.insert("k0".into(), "shard".into());
+            want.insert(k0.clone(), "new".into());
+            assert_eq!(visible(&mut port), want, "{g}");
+            // Each edit folds (a value too big for a shard) or writes a
+            // shard; the stale shards never come back.
+            for (i, k) in ["k1", "k0", "k2", "k1", "k0"].iter().enumerate() {
+                let v = if i % 2 == 0 {
+                    "\"".repeat(120)
+                } else {
+                    format!("e{i}")
+                };
+                assert_eq!(
+                    set(&mut port, k.as_bytes(), v.as_bytes()),
+                    Ok(()),
+                    "{g} {i}"
+                );
+                want.insert(k.to_string(), v);
+                assert_eq!(visible(&mut port), want, "{g}: edit {i}");
+            }
+            // Numbered from 0 again past the top.
+            let base = file(&port, MEMORY_PATH);
+            let number: u32 = base[7..base.find('}').unwrap()].parse().unwrap();
+            assert!(number < 10, "{g}: {base}");
+        }
     }
 
     #[test]

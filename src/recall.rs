@@ -38,6 +38,13 @@ fn is_thai_mark(c: u32) -> bool {
 /// Words of the query feature set.
 const WORDS: usize = QUERY_BITS / 32;
 
+/// Set in [`tally`]'s count of features when the text holds a character
+/// the context writes as an escape (`crate::text::escape`: below U+0020,
+/// U+007F..U+009F, U+2028, U+2029). `tally` reads every byte anyway, so a
+/// memory line's length is known without a pass of its own when there is
+/// nothing to escape (the common case).
+const ESCAPES: u32 = 1 << 31;
+
 /// Counts the features of `text` (UTF-8: the store's pairs and the turns
 /// are checked when they come in) and those of them in `bits`: (hits,
 /// features). With `add`, also adds each feature to `bits` (scoring, each
@@ -71,12 +78,19 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
             n.1 += m as u32 - 1;
             let last = text.get(i - 1).map_or(b0, |&b| b);
             // (Past a run, a byte below 0x80 is a separator.)
-            let end = text.get(i).is_none_or(|&b| b < 0x80);
+            let after = text.get(i).copied();
+            if after.is_some_and(|b| b < 0x20 || b == 0x7F) {
+                n.1 |= ESCAPES;
+            }
+            let end = after.is_none_or(|b| b < 0x80);
             i += usize::from(end);
             (u32::from(b0 | 0x20), u32::from(last | 0x20), m > 1, end)
         } else {
             let c = if b0 < 0x80 {
-                // Not a letter or digit: a separator.
+                // Not a letter or digit: a separator (0 past the end).
+                if b0 < 0x20 && !rest.is_empty() || b0 == 0x7F {
+                    n.1 |= ESCAPES;
+                }
                 i += 1;
                 SEP
             } else {
@@ -92,6 +106,9 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
                     .iter()
                     .fold(u32::from(c), |c, &b| (c << 6) | u32::from(b & 0x3F));
                 i += len;
+                if c.wrapping_sub(0x80) < 0x20 || c | 1 == 0x2029 {
+                    n.1 |= ESCAPES;
+                }
                 match u8::try_from(c) {
                     // (Overlong: not UTF-8.)
                     Ok(a) if a.is_ascii_alphanumeric() => u32::from(a.to_ascii_lowercase()),
@@ -135,6 +152,9 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
             let c = (u32::from(lead) << 12) | (u32::from(b1 & 0x3F) << 6) | u32::from(b2 & 0x3F);
             if lead > 0x0F || c < 0x80 {
                 break;
+            }
+            if c | 1 == 0x2029 {
+                n.1 |= ESCAPES;
             }
             rest = tail;
             if !is_thai_mark(c) {
@@ -308,8 +328,17 @@ impl Query {
     /// The relevance of a pair, 0..=1000. (`&mut`: the loops that count
     /// a text's features write each word of the set back as it was.)
     pub fn score(&mut self, key: &[u8], value: &[u8]) -> u16 {
+        self.score_plain(key, value).0
+    }
+
+    /// [`Query::score`], and whether neither the key nor the value holds
+    /// a character the context escapes (see [`ESCAPES`]).
+    #[inline(always)]
+    pub fn score_plain(&mut self, key: &[u8], value: &[u8]) -> (u16, bool) {
         let (key_hits, key_total) = tally(key, &mut self.bits, false);
         let (value_hits, value_total) = tally(value, &mut self.bits, false);
+        let plain = (key_total | value_total) & ESCAPES == 0;
+        let (key_total, value_total) = (key_total & !ESCAPES, value_total & !ESCAPES);
         // The key counts twice.
         let hits = 2 * key_hits + value_hits;
         let total = 2 * key_total + value_total;
@@ -317,7 +346,7 @@ impl Query {
             .saturating_mul(1000)
             .checked_div(total.saturating_add(4))
             .unwrap_or(0);
-        score.min(1000) as u16
+        (score.min(1000) as u16, plain)
     }
 }
 
@@ -459,6 +488,37 @@ mod tests {
             ]),
         ];
         proptest::collection::vec(unit, 0..40).prop_map(|v| v.concat())
+    }
+
+    /// UTF-8 with the characters the context escapes and their neighbours.
+    fn context_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let unit = proptest::sample::select(vec![
+            "a", "Z", "9", " ", "_", "ก", "่", "é", "😀", "\n", "\r", "\t", "\u{1}", "\u{1f}",
+            "\u{7f}", "\u{80}", "\u{85}", "\u{9f}", "\u{a0}", "\u{2027}", "\u{2028}", "\u{2029}",
+            "\u{202a}", "—", "wifi7",
+        ]);
+        proptest::collection::vec(unit, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        /// `score_plain` says "nothing to escape" exactly when the context
+        /// copies the key and the value as they are, and scores as `score`.
+        #[test]
+        fn the_score_knows_what_the_context_escapes(
+            query in context_text(),
+            key in context_text(),
+            value in context_text(),
+        ) {
+            let mut q = Query::new();
+            q.add(query.as_bytes());
+            let plain = |t: &str| crate::text::escaped_len(t.as_bytes()) == t.len();
+            let (score, got) = q.score_plain(key.as_bytes(), value.as_bytes());
+            proptest::prop_assert_eq!(got, plain(&key) && plain(&value));
+            proptest::prop_assert_eq!(score, q.score(key.as_bytes(), value.as_bytes()));
+            let (_, _, want) = reference(&[query.as_bytes()], key.as_bytes(), value.as_bytes());
+            proptest::prop_assert_eq!(score, want);
+        }
     }
 
     proptest::proptest! {

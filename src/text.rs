@@ -210,6 +210,144 @@ pub fn sanitize_in_place(buf: &mut [u8], len: usize) -> usize {
     len
 }
 
+/// A character at the start of `s` (not empty) as [`escape`] writes it: its
+/// bytes in `s`, and its escape in `out` (0: the character as it is).
+fn escape_of(s: &[u8], out: &mut [u8; 6]) -> (usize, usize) {
+    let b0 = s.first().copied().unwrap_or(0);
+    let b1 = s.get(1).copied().unwrap_or(0);
+    let b2 = s.get(2).copied().unwrap_or(0);
+    let (take, code) = match b0 {
+        0x00..=0x1F | 0x7F => (1, b0),
+        // U+0080..U+009F.
+        0xC2 if (0x80..=0x9F).contains(&b1) => (2, b1),
+        // U+2028, U+2029.
+        0xE2 if b1 == 0x80 && b2 | 1 == 0xA9 => {
+            copy_prefix(out, b"\\u202");
+            out[5] = b'8' + (b2 & 1);
+            return (3, 6);
+        }
+        // Any other character, whole (a byte of a broken one alone).
+        0xC0..=0xDF => return (2, 0),
+        0xE0..=0xEF => return (3, 0),
+        0xF0..=0xF7 => return (4, 0),
+        _ => return (1, 0),
+    };
+    let short = match code {
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        _ => 0,
+    };
+    out[0] = b'\\';
+    if short != 0 {
+        out[1] = short;
+        return (take, 2);
+    }
+    let hex = |v: u8| if v < 10 { b'0' + v } else { b'a' - 10 + v };
+    out[1] = b'x';
+    out[2] = hex(code >> 4);
+    out[3] = hex(code & 15);
+    (take, 4)
+}
+
+/// Bytes at the start of `s` that [`escape`] copies as they are: up to the
+/// first that may start an escape (below 0x20, 0x7F, 0xC2 or 0xE2), a
+/// machine word a step. A word holds none when (first the common case,
+/// printable ASCII) no byte has bit 7 in `w`, in `w + 1` (0x7F) nor in
+/// `w - 0x20` (below 0x20), no carry crossing a byte; else exactly: no
+/// byte below 0x20, no zero byte in `w ^ 0x7F…` nor in
+/// `(w | 0x20…) ^ 0xE2…` (0xC2 and 0xE2).
+fn plain_run(s: &[u8]) -> usize {
+    const W: usize = core::mem::size_of::<usize>();
+    const L: usize = usize::MAX / 0xFF;
+    const H: usize = L << 7;
+    let mut i = 0usize;
+    while let Some(w) = s.get(i..i + W).and_then(|w| <[u8; W]>::try_from(w).ok()) {
+        let w = usize::from_le_bytes(w);
+        let low = w.wrapping_sub(L * 0x20);
+        if (w | w.wrapping_add(L) | low) & H != 0 {
+            let del = w ^ (L * 0x7F);
+            let lead = (w | (L * 0x20)) ^ (L * 0xE2);
+            if ((low & !w) | (del.wrapping_sub(L) & !del) | (lead.wrapping_sub(L) & !lead)) & H != 0
+            {
+                break;
+            }
+        }
+        i += W;
+    }
+    while let Some(&b) = s.get(i) {
+        if b < 0x20 || b == 0x7F || b | 0x20 == 0xE2 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Writes `s` into `dst` (`None`: only counts) as the context shows text:
+/// one record a line. A line break or another control character would
+/// let stored text (a memory value, a tool's result) start a line of its
+/// own, so these are written as visible escapes, in the form Python's
+/// `repr()` gives them:
+///
+/// | character | written as |
+/// |---|---|
+/// | LF, CR, TAB | `\n`, `\r`, `\t` |
+/// | any other of U+0000..U+001F, U+007F..U+009F | `\xHH` (two lower-case hex digits) |
+/// | U+2028, U+2029 (line and paragraph separators) | `\u2028`, `\u2029` |
+///
+/// Every other character is copied as it is, `\` and `"` included: this
+/// is not JSON escaping (the binding escapes the whole context for the
+/// request body), and a stored `\n` (a backslash, then `n`) reads the same
+/// as an escaped line feed. At most `room` bytes are written: the output
+/// stops before the first character whose rendering would pass it (never
+/// half a character, never half an escape). Returns (bytes of `s` taken,
+/// bytes written).
+#[inline(never)]
+pub fn escape(mut dst: Option<&mut [u8]>, s: &[u8], room: usize) -> (usize, usize) {
+    let (mut i, mut o) = (0usize, 0usize);
+    let mut esc = [0u8; 6];
+    loop {
+        // A run copied as it is, cut to the room on a character (the byte
+        // that ends a run starts one).
+        let rest = s.get(i..).unwrap_or(&[]);
+        let run = plain_run(rest);
+        let fit = floor_char_boundary(rest, room.saturating_sub(o)).min(run);
+        copy(&mut dst, o, rest.get(..fit).unwrap_or(&[]));
+        i += fit;
+        o += fit;
+        if fit < run || i >= s.len() {
+            return (i, o);
+        }
+        // The character that ended it.
+        let (take, n) = escape_of(rest.get(fit..).unwrap_or(&[]), &mut esc);
+        let take = take.min(s.len() - i);
+        let piece = match n {
+            0 => s.get(i..i + take).unwrap_or(&[]),
+            n => esc.get(..n).unwrap_or(&[]),
+        };
+        if o + piece.len() > room {
+            return (i, o);
+        }
+        copy(&mut dst, o, piece);
+        i += take;
+        o += piece.len();
+    }
+}
+
+/// Copies `piece` to `dst` at `o`, when there is a `dst`.
+fn copy(dst: &mut Option<&mut [u8]>, o: usize, piece: &[u8]) {
+    if let Some(d) = dst.as_deref_mut() {
+        copy_prefix(d.get_mut(o..).unwrap_or(&mut []), piece);
+    }
+}
+
+/// The bytes [`escape`] writes for `s`, whole.
+#[inline(always)]
+pub fn escaped_len(s: &[u8]) -> usize {
+    escape(None, s, usize::MAX).1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +408,73 @@ mod tests {
         assert_eq!(&b[..n], b"a?b?c");
         let mut t = "กข".as_bytes().to_vec();
         assert_eq!(sanitize_in_place(&mut t, 6), 6);
+    }
+
+    /// The escape rule against Python's `repr()` of the same characters
+    /// (the form the docs name), every character of the three ranges, and
+    /// every cut.
+    #[test]
+    #[cfg_attr(miri, ignore)] // long; no unsafe code under test
+    fn escapes_what_could_break_a_line() {
+        let esc = |s: &str| {
+            let mut out = vec![0u8; 8 * s.len()];
+            let (took, n) = escape(Some(&mut out), s.as_bytes(), usize::MAX);
+            assert_eq!(took, s.len());
+            assert_eq!(n, escaped_len(s.as_bytes()));
+            String::from_utf8(out[..n].to_vec()).unwrap()
+        };
+        assert_eq!(esc("a\nb"), "a\\nb");
+        assert_eq!(esc("\r\n\t"), "\\r\\n\\t");
+        assert_eq!(esc("\u{0}\u{1b}[2J\u{7f}"), "\\x00\\x1b[2J\\x7f");
+        assert_eq!(esc("x\u{85}y\u{9f}\u{a0}©"), "x\\x85y\\x9f\u{a0}©");
+        assert_eq!(
+            esc("\u{2028}\u{2029}\u{2027}—…"),
+            "\\u2028\\u2029\u{2027}—…"
+        );
+        assert_eq!(esc("\\n \"quoted\" สวัสดี"), "\\n \"quoted\" สวัสดี");
+        for c in (0u32..0x300)
+            .chain(0x2000..0x2100)
+            .filter_map(char::from_u32)
+        {
+            let s = c.to_string();
+            let want = match c {
+                '\n' => "\\n".to_string(),
+                '\r' => "\\r".to_string(),
+                '\t' => "\\t".to_string(),
+                '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => format!("\\x{:02x}", c as u32),
+                '\u{2028}' | '\u{2029}' => format!("\\u{:04x}", c as u32),
+                _ => s.clone(),
+            };
+            assert_eq!(esc(&s), want, "U+{:04X}", c as u32);
+            // Within a run of plain bytes on both sides, at every offset
+            // of the eight-byte steps.
+            for pad in 0..9 {
+                let p = "ab".repeat(pad);
+                assert_eq!(esc(&format!("{p}{s}{p}")), format!("{p}{want}{p}"));
+            }
+        }
+        // Cut: never half a character, never half an escape.
+        let s = "ก\n\u{2028}x\u{1}";
+        let full = esc(s);
+        for room in 0..=full.len() + 1 {
+            let mut out = vec![0u8; 64];
+            let (took, n) = escape(Some(&mut out), s.as_bytes(), room);
+            assert!(n <= room);
+            assert!(s.is_char_boundary(took), "{room}");
+            assert_eq!(out[..n], full.as_bytes()[..n], "{room}");
+            assert_eq!(esc(&s[..took]).len(), n, "{room}");
+            let next = s[took..]
+                .chars()
+                .next()
+                .map_or(0, |c| esc(&c.to_string()).len());
+            assert!(took == s.len() || n + next > room, "{room}: stopped early");
+        }
+        // Bytes that are not UTF-8 (never in the ring or the store) are
+        // copied, nothing read past the end.
+        let mut out = [0u8; 16];
+        assert_eq!(escape(Some(&mut out), &[0xE2, 0x80], usize::MAX), (2, 2));
+        assert_eq!(escape(Some(&mut out), &[0xC2], usize::MAX), (1, 1));
+        assert_eq!(escape(Some(&mut out), &[0xFF, 0x0A], usize::MAX), (2, 3));
     }
 
     #[test]

@@ -60,6 +60,10 @@ Checks made on every request (a failing check answers with the status shown):
 The reply in mode "ok" is deterministic: a question like "what is my name?"
 (or "ชื่ออะไร") is answered from the context lines "- key: value"; anything
 else is echoed back with the number of context bytes and lines received.
+Every answer of the rules fits the device's REPLY_MAX (4096 bytes): a long
+echoed prompt or tool result is cut on a character boundary, "…" marking
+the cut, and a long tool request's argument is cut to fit. (Fault modes,
+and replies fixed or queued through /_control, are sent as given.)
 
 Fault modes (--mode, or at run time through /_control):
     ok              normal answer
@@ -243,11 +247,19 @@ def answer(prompt, context):
             return "Your %s is %s." % (key, mem[key])
         return "I don't know your %s yet." % key
     lines = context.count("\n") + (1 if context and not context.endswith("\n") else 0)
-    return "Echo: %s (context: %d bytes, %d lines)" % (
-        prompt,
-        len(context.encode("utf-8")),
-        lines,
-    )
+    tail = " (context: %d bytes, %d lines)" % (len(context.encode("utf-8")), lines)
+    return within_reply_max("Echo: ", prompt, tail)
+
+
+def within_reply_max(head, text, tail):
+    """head + text + tail, at most REPLY_MAX bytes (the device's limit: a
+    longer 200 body fails there): when it would be longer, text is cut on a
+    character boundary and "…" marks the cut."""
+    whole = head + text + tail
+    if len(whole.encode("utf-8", "replace")) <= REPLY_MAX:
+        return whole
+    room = REPLY_MAX - len((head + "\u2026" + tail).encode("utf-8", "replace"))
+    return head + cut_utf8(text, room) + "\u2026" + tail
 
 
 def summarize(lines, max_bytes=255):
@@ -281,15 +293,19 @@ def tool_result_problem(tr):
 
 def tool_summary(tr):
     """The answer to a request that carries a tool result."""
-    return "Tool %s %s: %s" % (tr["name"], tr["status"], tr["result"])
+    return within_reply_max("Tool %s %s: " % (tr["name"], tr["status"]), tr["result"], "")
 
 
 def answer_tools(prompt, context):
     """Mode tools: "run <tool> [<arg>]" becomes a tool request."""
     m = RUN_TOOL.match(prompt)
     if m:
-        return json.dumps({"tool_call": {"name": m.group(1), "arg": m.group(2)}},
+        text = json.dumps({"tool_call": {"name": m.group(1), "arg": m.group(2)}},
                           ensure_ascii=False)
+        if len(text.encode("utf-8", "replace")) > REPLY_MAX:
+            # Still a tool request, its argument cut to fit.
+            text = tool_call_reply(m.group(1), m.group(2))
+        return text
     return answer(prompt, context)
 
 

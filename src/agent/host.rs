@@ -14,9 +14,12 @@ pub trait Host {
     /// is in use (a call from inside a file operation of the core).
     fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut Self::Files) -> R) -> Option<R>;
     /// POSTs `body` to the backend; the reply body of a 200 answer is
-    /// copied into `reply`. `None` for any failure (refused, timeout,
-    /// non-200, larger than `reply`).
-    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Option<usize>;
+    /// copied into `reply`, its length returned. [`NoReply::TooLong`] when
+    /// the transport tells that the body was larger than `reply` (the unix
+    /// transport does; the vendor's reports every failure alike),
+    /// [`NoReply::Failed`] for any other failure (refused, timeout,
+    /// non-200, truncated).
+    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Result<usize, NoReply>;
     /// Runs the Python tool in `slot` with `arg` (`Arg::Other`: the
     /// caller's own object). The text of its result or exception goes to
     /// `out`, cut to fit.
@@ -59,6 +62,15 @@ pub trait Host {
     fn aborted(&mut self) -> bool {
         false
     }
+}
+
+/// Why a POST brought no reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoReply {
+    /// Any failure of the request.
+    Failed,
+    /// An answer larger than the reply buffer.
+    TooLong,
 }
 
 /// The error and breaker accounting of one top-level operation: at most one

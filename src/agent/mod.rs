@@ -41,7 +41,7 @@ pub mod state;
 pub mod tacp;
 pub mod wire;
 
-pub use host::{Account, Host};
+pub use host::{Account, Host, NoReply};
 use host::{core, nested};
 pub use state::*;
 
@@ -761,6 +761,10 @@ fn exchange_rounds<H: Host>(
                 request_failed(h, acct, b"Backend error", b"error")?;
                 return Err(Status::RequestFailed);
             }
+            Err(Status::ReplyTooLong) => {
+                request_failed(h, acct, b"Backend error", b"reply too long")?;
+                return Err(Status::ReplyTooLong);
+            }
             Err(e) => return Err(e),
         };
         if round == 0 {
@@ -1027,12 +1031,14 @@ fn post_request<H: Host>(
     // The reply area holds REPLY_MAX + 1 bytes: a transport that ends the
     // text with a NUL has room for it.
     let got = h.post(body, w.reply);
-    let usable = got.filter(|&n| {
-        let r = w.reply.get(..n).unwrap_or(&[]);
-        n <= REPLY_MAX && check_text(r).is_ok()
-    });
+    let usable = match got {
+        Ok(n) if n > REPLY_MAX => Err(Status::ReplyTooLong),
+        Ok(n) if check_text(w.reply.get(..n).unwrap_or(&[])).is_ok() => Ok(n),
+        Err(NoReply::TooLong) => Err(Status::ReplyTooLong),
+        _ => Err(Status::RequestFailed),
+    };
     match usable {
-        Some(n) => {
+        Ok(n) => {
             let (tin, tout) = h.tokens();
             let now_s = h.time_s();
             core(h, |c, p| {
@@ -1040,6 +1046,6 @@ fn post_request<H: Host>(
             })?;
             Ok(n)
         }
-        None => Err(Status::RequestFailed),
+        Err(e) => Err(e),
     }
 }

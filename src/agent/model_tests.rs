@@ -52,9 +52,9 @@ use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
 
 use super::registry::How;
 use super::{
-    Account, Arg, CALL_DEPTH_MAX, CALL_REQUESTS_MAX, Host, NAME_ECHO_MAX, Origin, REPLY_MAX,
-    Status, TOOL_RESULT_MAX, TOOL_ROUNDS_MAX, ToolOutcome, Ui, ask, ask_check, config, connect,
-    disconnect, tacp, tool,
+    Account, Arg, CALL_DEPTH_MAX, CALL_REQUESTS_MAX, Host, NAME_ECHO_MAX, NoReply, Origin,
+    REPLY_MAX, Status, TOOL_RESULT_MAX, TOOL_ROUNDS_MAX, ToolOutcome, Ui, ask, ask_check, config,
+    connect, disconnect, tacp, tool,
 };
 use crate::core::Core;
 use crate::safety::breaker::{CircuitBreaker, State as Cb};
@@ -229,6 +229,9 @@ struct LastPost {
     summary: bool,
     first_main: bool,
     usable: bool,
+    /// Its answer was longer than `REPLY_MAX` (issue 23: the ask() says
+    /// so, `ReplyTooLong`).
+    too_long: bool,
     /// A failure was reported before it (a summary request failed).
     failed_before: bool,
 }
@@ -524,6 +527,7 @@ impl ModelHost {
         let exactly_one = matches!(
             st,
             Status::RequestFailed
+                | Status::ReplyTooLong
                 | Status::RoundLimit
                 | Status::NotConnected
                 | Status::RequestLimit
@@ -628,8 +632,21 @@ impl ModelHost {
 
     fn check_ask(&mut self, f: &Frame, st: Status, what: &str, reply: Option<Vec<u8>>) {
         let now = self.now();
-        if matches!(st, Status::RequestFailed | Status::RoundLimit) {
+        if matches!(
+            st,
+            Status::RequestFailed | Status::ReplyTooLong | Status::RoundLimit
+        ) {
             reached(|r| r.failed_asks += 1);
+        }
+        // The text names the limit exactly when the last answer passed it.
+        if let Some(lp) = f.last_post.as_ref().filter(|lp| !lp.summary) {
+            if matches!(st, Status::RequestFailed | Status::ReplyTooLong) {
+                assert_eq!(
+                    st == Status::ReplyTooLong,
+                    lp.too_long,
+                    "{what}: too long or failed"
+                );
+            }
         }
         if st == Status::RoundLimit {
             reached(|r| r.round_limit += 1);
@@ -669,7 +686,7 @@ impl ModelHost {
                         }
                         Some(b)
                     }
-                    Status::RequestFailed | Status::RoundLimit => {
+                    Status::RequestFailed | Status::ReplyTooLong | Status::RoundLimit => {
                         if !lp.failed_before {
                             b.failure(now);
                         }
@@ -887,7 +904,7 @@ impl Host for ModelHost {
         Some(f(&mut self.core, &mut self.port))
     }
 
-    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Option<usize> {
+    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Result<usize, NoReply> {
         reached(|r| r.posts += 1);
         self.top_posts += 1;
         assert!(
@@ -907,6 +924,9 @@ impl Host for ModelHost {
         };
         let got = render_reply(&r, reply.len());
         let ok = got.as_deref().is_some_and(usable);
+        // (The transport tells an answer larger than the buffer, as the
+        // unix one does.)
+        let too_long = matches!(&r, Reply::Long(n) if *n > REPLY_MAX);
         let trust = self.trust;
         let f = self.frames.last_mut().unwrap();
         let first_main = !summary && f.main_posts == 0;
@@ -929,6 +949,7 @@ impl Host for ModelHost {
             summary,
             first_main,
             usable: ok,
+            too_long,
             failed_before: f.summary_failed,
         });
         if summary && !ok {
@@ -949,9 +970,15 @@ impl Host for ModelHost {
                 }
             }
         }
-        let b = got?;
+        let Some(b) = got else {
+            return Err(if too_long {
+                NoReply::TooLong
+            } else {
+                NoReply::Failed
+            });
+        };
         reply[..b.len()].copy_from_slice(&b);
-        Some(b.len())
+        Ok(b.len())
     }
 
     fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {

@@ -262,11 +262,15 @@ fn summary_request<H: Host>(
         let fold = c.session.fold_plan(keep);
         let ring = c.session.ring_loaded();
         let head = usize::from(ring.summary().is_some());
+        // One line an entry, its text escaped as in the context.
         let mut lines = wire::Buf::new(reply);
         for m in ring.iter().take(head + fold) {
-            for piece in [m.role.name(), b": ", &m.text[..], b"\n"] {
-                let _ = wire::Sink::put(&mut lines, piece);
-            }
+            let _ = wire::Sink::put(&mut lines, m.role.name());
+            let _ = wire::Sink::put(&mut lines, b": ");
+            let rest = lines.buf.get_mut(lines.len..).unwrap_or(&mut []);
+            let room = rest.len().saturating_sub(1);
+            lines.len += crate::text::escape(Some(rest), &m.text, room).1;
+            let _ = wire::Sink::put(&mut lines, b"\n");
         }
         let req = wire::SummaryRequest {
             summarize: wire::as_str(lines.bytes()),
@@ -279,7 +283,7 @@ fn summary_request<H: Host>(
     };
     // The reply buffer holds REPLY_MAX + 1 bytes (room for a transport's NUL).
     let got = h.post(body.get(..body_len).unwrap_or(&[]), reply);
-    let got = got.filter(|&n| {
+    let got = got.ok().filter(|&n| {
         n <= super::REPLY_MAX && super::check_text(reply.get(..n).unwrap_or(&[])).is_ok()
     });
     match got {
@@ -319,11 +323,14 @@ pub fn account<P: Port>(
     now_s: u32,
 ) {
     let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+    // A count past the bound is not one to believe (one reply must not pin
+    // the session's counter at the top): none reported.
+    let tokens = |v: u32| if v <= super::TOKENS_MAX { v } else { 0 };
     let add = crate::session::Stats {
         in_bytes: clamp(body_len),
         out_bytes: clamp(reply_len),
-        in_tokens: tokens_in,
-        out_tokens: tokens_out,
+        in_tokens: tokens(tokens_in),
+        out_tokens: tokens(tokens_out),
         context_bytes: clamp(ctx_len),
         exchanges: 1,
         last_active: if now_s >= RTC_SET_AFTER { now_s } else { 0 },

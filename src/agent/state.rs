@@ -14,8 +14,18 @@ pub const PROMPT_MAX: usize = 4096;
 pub use super::config::CONTEXT_MAX;
 /// Longest reply accepted; a longer one is a failed request (`REPLY_MAX`).
 pub const REPLY_MAX: usize = 4096;
+// (Named in the text of `Status::ReplyTooLong`.)
+const _: () = assert!(REPLY_MAX == 4096);
 /// Tool rounds one `ask()` runs at most (`TOOL_ROUNDS_MAX`).
 pub const TOOL_ROUNDS_MAX: u8 = 3;
+/// Most tokens one answered request may report in each direction
+/// (`X-Tokens-In`, `X-Tokens-Out`, docs/BACKEND.md §3): a count beyond it
+/// is ignored (taken as 0 for that request; its bytes still count), so one
+/// reply cannot pin or wrap the session's counters. A million: past any
+/// model's context window for a request of at most `PROMPT_MAX` +
+/// `CONTEXT_MAX` bytes, and 4,295 such requests before a `u32` counter
+/// (saturating) is full.
+pub const TOKENS_MAX: u32 = 1_000_000;
 /// Bytes of a tool's result sent back to the backend (`TOOL_RESULT_MAX`).
 pub const TOOL_RESULT_MAX: usize = 1024;
 /// Backend requests one top-level call may make, whatever its tools call.
@@ -122,6 +132,10 @@ pub enum Status {
     /// TACP ASK while connected: the host runs `ask()` with the payload and
     /// hands its outcome to `tacp::ask_done` (never raised).
     TacpAsk = 40,
+    /// The backend's answer was longer than `REPLY_MAX` (RuntimeError; a
+    /// failed request like [`Status::RequestFailed`], whose text a
+    /// transport that cannot tell gives instead).
+    ReplyTooLong = 41,
 }
 
 /// Which Python exception a [`Status`] is.
@@ -204,6 +218,7 @@ impl Status {
                 c"confirmation too late: the tool was refused (60 s, CLAW_CONFIRM_TIMEOUT_MS)"
             }
             Status::TacpAsk => c"TACP ASK: the host runs ask()",
+            Status::ReplyTooLong => c"reply too long (over REPLY_MAX = 4096 bytes)",
         }
     }
 
@@ -247,7 +262,7 @@ impl Status {
 
     /// From the C value (unknown values read as `Busy`, never `Ok`).
     pub fn from_c(v: u8) -> Status {
-        const ALL: [Status; 41] = [
+        const ALL: [Status; 42] = [
             Status::Ok,
             Status::BreakerOpen,
             Status::TrustRefused,
@@ -289,6 +304,7 @@ impl Status {
             Status::NothingToConfirm,
             Status::ConfirmExpired,
             Status::TacpAsk,
+            Status::ReplyTooLong,
         ];
         ALL.get(usize::from(v)).copied().unwrap_or(Status::Busy)
     }

@@ -1,11 +1,11 @@
 //! The context builder as it was before it read the store once (issue 12):
-//! the reference of the equivalence test.
+//! the reference of the equivalence test. Its escapes (issue 23) are made
+//! a character at a time, from the rule as `crate::text::escape` states it.
 
 use crate::memory;
 use crate::port::Port;
 use crate::session::Session;
 use crate::session::ring::{Message, SessionRing};
-use crate::text::floor_char_boundary;
 
 const MEMORY_HEADER: &[u8] = b"Memory:\n";
 const CONVERSATION_HEADER: &[u8] = b"Conversation:\n";
@@ -29,12 +29,60 @@ impl Out<'_> {
     }
 }
 
+/// Longest memory line once escaped.
+const LINE_MAX: usize = 255;
+
+/// Each character of `text` as the context writes it.
+fn units(text: &[u8]) -> Vec<Vec<u8>> {
+    let text = core::str::from_utf8(text).expect("the ring and the store hold UTF-8");
+    text.chars()
+        .map(|c| match c {
+            '\n' => b"\\n".to_vec(),
+            '\r' => b"\\r".to_vec(),
+            '\t' => b"\\t".to_vec(),
+            '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => format!("\\x{:02x}", c as u32).into_bytes(),
+            '\u{2028}' | '\u{2029}' => format!("\\u{:04x}", c as u32).into_bytes(),
+            c => c.to_string().into_bytes(),
+        })
+        .collect()
+}
+
+/// The escaped text, as many whole characters as fit in `room` bytes:
+/// (bytes of the text taken, the rendering).
+fn escaped(text: &[u8], room: usize) -> (usize, Vec<u8>) {
+    let mut taken = 0;
+    let mut out = Vec::new();
+    for (u, c) in units(text)
+        .into_iter()
+        .zip(core::str::from_utf8(text).unwrap().chars())
+    {
+        if out.len() + u.len() > room {
+            break;
+        }
+        out.extend(u);
+        taken += c.len_utf8();
+    }
+    (taken, out)
+}
+
 fn turn_len(m: &Message) -> usize {
-    m.role.name().len() + 2 + m.text.len() + 1
+    m.role.name().len() + 2 + escaped(&m.text, usize::MAX).1.len() + 1
+}
+
+/// The memory line: `- key: value\n`, its value cut to keep it within
+/// [`LINE_MAX`].
+fn memory_line(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut line = b"- ".to_vec();
+    line.extend(escaped(key, usize::MAX).1);
+    line.extend(b": ");
+    let room = LINE_MAX - line.len() - 1;
+    line.extend(escaped(value, room).1);
+    line.push(b'\n');
+    line
 }
 
 fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
-    2 + key.len() + 2 + value.len() + 1
+    memory_line(key, value).len()
 }
 
 /// Store order: each memory line that fits. Returns the bitmap of chosen
@@ -152,11 +200,7 @@ fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64) {
     let mut index = 0usize;
     let _ = memory::for_each(port, &mut |p| {
         if index < MEMORY_LINES_MAX && chosen & (1 << index) != 0 {
-            o.push(b"- ");
-            o.push(p.key());
-            o.push(b": ");
-            o.push(p.value());
-            o.push(b"\n");
+            o.push(&memory_line(p.key(), p.value()));
         }
         index += 1;
     });
@@ -178,8 +222,9 @@ pub(super) fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]
     if let Some(m) = n.checked_sub(1).and_then(|i| ring.get(i)) {
         let fixed = CONVERSATION_HEADER.len() + m.role.name().len() + 3;
         if let Some(room) = cap.checked_sub(fixed) {
-            newest_text = floor_char_boundary(&m.text, room);
-            used = fixed + newest_text;
+            let (take, text) = escaped(&m.text, room);
+            newest_text = take;
+            used = fixed + text.len();
             turns = 1;
         }
     }
@@ -228,7 +273,7 @@ pub(super) fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]
         if let Some(s) = ring.summary().filter(|_| with_summary) {
             o.push(s.role.name());
             o.push(b": ");
-            o.push(&s.text);
+            o.push(&escaped(&s.text, usize::MAX).1);
             o.push(b"\n");
         }
         for (i, m) in ring.iter().enumerate().skip(n - turns) {
@@ -239,7 +284,7 @@ pub(super) fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]
             };
             o.push(m.role.name());
             o.push(b": ");
-            o.push(text);
+            o.push(&escaped(text, usize::MAX).1);
             o.push(b"\n");
         }
     }

@@ -115,6 +115,10 @@ const _: () = assert!(CLAW_TACP_FRAME_MAX == tacp_mod::frame::FRAME_MAX);
 const _: () = assert!(CLAW_PROMPT_MAX == agent::PROMPT_MAX);
 const _: () = assert!(CLAW_CONTEXT_MAX == agent::CONTEXT_MAX);
 const _: () = assert!(CLAW_REPLY_MAX == agent::REPLY_MAX);
+/// What `claw_port_post` returns for an answer larger than its buffer,
+/// when the transport can tell (`mpy/claw_transport.h`,
+/// `claw_https_post`): the call fails with `Status::ReplyTooLong`.
+const POST_TOO_LONG: i32 = -2;
 const _: () = assert!(CLAW_TOOL_ROUNDS_MAX == agent::TOOL_ROUNDS_MAX);
 const _: () = assert!(CLAW_CALL_REQUESTS_MAX == agent::CALL_REQUESTS_MAX);
 const _: () = assert!(CLAW_CALL_DEPTH_MAX == agent::CALL_DEPTH_MAX);
@@ -291,16 +295,23 @@ impl Host for CHost {
         with_state(None, |s, p| f.take().map(|f| f(s, p)))
     }
 
-    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Option<usize> {
+    fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Result<usize, agent::NoReply> {
         if !self.on_task {
-            return None;
+            return Err(agent::NoReply::Failed);
         }
         // SAFETY: both slices are valid for their lengths; the port copies
         // at most `reply.len()` bytes.
         let n = unsafe {
             sys::claw_port_post(body.as_ptr(), body.len(), reply.as_mut_ptr(), reply.len())
         };
-        usize::try_from(n).ok().filter(|&n| n <= reply.len())
+        // -2: the answer was larger than the buffer (mpy/claw_transport.h:
+        // the unix transport tells; the vendor's gives -1 for every
+        // failure).
+        match usize::try_from(n) {
+            Ok(n) if n <= reply.len() => Ok(n),
+            _ if n == POST_TOO_LONG => Err(agent::NoReply::TooLong),
+            _ => Err(agent::NoReply::Failed),
+        }
     }
 
     // Out of line: its out-pointer is not on the frame of `call_tool`,

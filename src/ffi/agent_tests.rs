@@ -371,18 +371,25 @@ fn a_host_that_lies_or_aborts() {
         ask(b"q", core::ptr::null_mut()).0,
         st(Status::RequestFailed)
     );
-    // A reply past REPLY_MAX (but within the buffer): failed.
+    // A reply past REPLY_MAX (but within the buffer), or one the
+    // transport says is larger than the buffer: failed, with the text that
+    // names the limit. (A transport that cannot tell gives -1: failed.)
     host(|h| {
         h.replies
             .push_back(Post::Body(vec![b'y'; CLAW_REPLY_MAX + 1]))
     });
-    assert_eq!(
-        ask(b"q", core::ptr::null_mut()).0,
-        st(Status::RequestFailed)
-    );
+    let (s, _) = ask(b"q", core::ptr::null_mut());
+    assert_eq!(s, st(Status::ReplyTooLong));
+    assert_eq!(text_of(s), "reply too long (over REPLY_MAX = 4096 bytes)");
+    assert_eq!(claw_status_kind(s), CLAW_KIND_RUNTIME);
+    assert_eq!(cstr(&status().last_result), "reply too long");
     // Three failed asks open the breaker.
     assert_eq!(claw_cb_state(), CLAW_CB_CLOSED);
     assert_eq!(status().errors, 2);
+    host(|h| h.replies.push_back(Post::TooLong));
+    assert_eq!(ask(b"q", core::ptr::null_mut()).0, st(Status::ReplyTooLong));
+    assert_eq!(claw_cb_state(), CLAW_CB_OPEN);
+    assert_eq!(status().errors, 3);
     claw_cb_init();
     // Reply text with a NUL or invalid UTF-8: failed.
     for bad in [
@@ -397,7 +404,7 @@ fn a_host_that_lies_or_aborts() {
         );
     }
     assert_eq!(claw_cb_state(), CLAW_CB_OPEN);
-    assert_eq!(status().errors, 5);
+    assert_eq!(status().errors, 6);
     claw_cb_init();
     // A tool that claims more than out_max, or writes bytes that are not
     // text: cut to out_max, made UTF-8 without NUL.
@@ -426,6 +433,39 @@ fn a_host_that_lies_or_aborts() {
     let before = host(|h| h.bodies.len());
     assert_eq!(ask(b"q", core::ptr::null_mut()).0, st(Status::Aborted));
     assert_eq!(host(|h| h.bodies.len()), before + 1);
+}
+
+/// Issue 23: a reply that reports 4294967295 tokens neither pins nor
+/// wraps the session's counters: a count past TOKENS_MAX is ignored (that
+/// reply's bytes still count), a count at it is taken.
+#[test]
+fn token_counts_past_the_bound_are_ignored() {
+    let _g = fresh(true);
+    let stats = || {
+        let mut out = core::mem::MaybeUninit::<super::lasting::claw_session_stats_t>::uninit();
+        // SAFETY: a valid out-pointer.
+        assert!(unsafe { super::lasting::claw_session_stats(out.as_mut_ptr()) });
+        // SAFETY: written on success.
+        let out = unsafe { out.assume_init() };
+        (out.in_tokens, out.out_tokens, out.exchanges)
+    };
+    let max = crate::agent::TOKENS_MAX;
+    for (tokens, want) in [
+        ((7, 9), (7, 9)),
+        ((u32::MAX, u32::MAX), (7, 9)),
+        ((max + 1, 5), (7, 14)),
+        ((max, max), (7 + max, 14 + max)),
+        ((3, u32::MAX - 1), (10 + max, 14 + max)),
+    ] {
+        host(|h| {
+            h.replies.push_back(Post::Body(b"ok".to_vec()));
+            h.tokens = tokens;
+        });
+        assert_eq!(ask(b"q", core::ptr::null_mut()).0, OK);
+        let (tin, tout, _) = stats();
+        assert_eq!((tin, tout), want, "after a reply reporting {tokens:?}");
+    }
+    assert_eq!(stats().2, 5, "every reply counted as an exchange");
 }
 
 #[test]
@@ -1085,7 +1125,7 @@ fn every_status_has_a_text_and_a_kind() {
             assert!(!t.is_empty(), "{s}");
             assert!(k != CLAW_KIND_NONE && k <= CLAW_KIND_PENDING, "{s}");
         }
-        if s > Status::TacpAsk as u8 {
+        if s > Status::ReplyTooLong as u8 {
             // Unknown values fail closed: never OK.
             assert_eq!(t, text_of(CLAW_STATUS_BUSY));
         }

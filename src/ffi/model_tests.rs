@@ -295,6 +295,11 @@ fn run(steps: Vec<Step>) {
                     if len > 0 && s.contains("Conversation:\n") {
                         let last = s.rsplit_once(": ").map(|x| x.1).unwrap_or("");
                         let shown = last.strip_suffix('\n').unwrap_or(last);
+                        // The newest turn as the context writes it.
+                        let mut esc = vec![0u8; 8 * newest.len() + 8];
+                        let n =
+                            crate::text::escape(Some(&mut esc), newest.as_bytes(), usize::MAX).1;
+                        let newest = std::str::from_utf8(&esc[..n]).unwrap();
                         assert!(newest.ends_with(shown) || newest.starts_with(shown));
                     }
                 }

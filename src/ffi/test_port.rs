@@ -180,6 +180,8 @@ pub mod agent {
         Body(Vec<u8>),
         /// -1.
         Fail,
+        /// -2: an answer larger than `reply_max` (a transport that tells).
+        TooLong,
         /// A port that lies: claims this many bytes more than `reply_max`.
         Overclaim(usize),
     }
@@ -314,6 +316,7 @@ pub mod agent {
                 b.len() as i32
             }
             Post::Body(_) | Post::Fail => -1,
+            Post::TooLong => -2,
             Post::Overclaim(n) => (reply_max + n) as i32,
         }
     }

@@ -109,7 +109,8 @@ fn session_lifecycle_through_c() {
     claw_session_init();
     assert!(!claw_session_dirty());
     assert_eq!(claw_session_count(), 10, "lazy reload");
-    assert!(context(4096).ends_with("user: m11 \"q\"\n\n"));
+    // (The turn's line feed written as an escape: one record a line.)
+    assert!(context(4096).ends_with("user: m11 \"q\"\\n\n"));
     assert!(set("name", "สมชาย"));
     claw_session_clear();
     assert_eq!(claw_session_count(), 0);

@@ -32,6 +32,18 @@
 //! (ten messages in five batches) and the base is not rewritten at all; see
 //! `docs/DESIGN.md` for what the alternatives measured.
 //!
+//! **Numbers at the top of `u32`.** A `seq` is read as the number it is,
+//! one past `u32::MAX` (`10^20`) as `u32::MAX`; anything else (negative,
+//! a fraction, not a number) as 0, which no batch of ours has. No batch is
+//! ever numbered [`SEQ_TOP`] (`u32::MAX`): the flush that would take that
+//! number folds instead, writing the base as batch `SEQ_TOP`, which retires
+//! every slot whatever it holds, then removes the slots and writes the base
+//! again as batch 1 (should that write fail, the next flush does). A cut at
+//! any point leaves the ring readable: the base at `SEQ_TOP` beside
+//! retired slots, or the base at 1 once they are gone. So about four
+//! billion flushes, or a file that says a number near the top, cost one
+//! flush that writes the base twice, and nothing is lost.
+//!
 //! # Laziness and failures
 //!
 //! `init` touches no file. The first call that needs the ring loads it; a
@@ -58,6 +70,10 @@ use ring::{MAX_MSGS, MSG_MAX_BYTES, Role, SessionRing};
 
 /// Slot files beside the base.
 pub const SLOTS: usize = 6;
+
+/// The number no slot batch takes: a base of it retires every slot (see
+/// the module docs, "Numbers at the top of `u32`").
+pub const SEQ_TOP: u32 = u32::MAX;
 
 /// The slot files, by `seq % SLOTS`.
 pub const SLOT_PATHS: [&CStr; SLOTS] = [
@@ -368,9 +384,12 @@ impl Session {
         let turns = self.ring.len() - self.head();
         // Slots count only beside a base of ours (seq >= 1): the first
         // flush after a seed-form base, or none, writes the base.
+        // A batch numbered SEQ_TOP is the base (the renumbering).
+        let next = self.next_batch();
         self.fold_due
             || self.base_seq == 0
-            || self.live & (1 << slot_of(self.next_batch())) != 0
+            || next == SEQ_TOP
+            || self.live & (1 << slot_of(next)) != 0
             || usize::from(self.unflushed) > turns
     }
 
@@ -406,7 +425,10 @@ impl Session {
             (false, Part::Compaction) => self.before().min(pending),
             _ => pending,
         };
-        for i in first..first + done {
+        // (A fold holds the whole ring: every entry is in its batch, also
+        // after a renumbering, when the older entries' numbers are larger.)
+        let from = if fold { 0 } else { first };
+        for i in from..first + done {
             if let Some(m) = self.ring.get_mut(i) {
                 m.seq = seq;
             }
@@ -450,7 +472,33 @@ impl Session {
                 self.next_seq = 0;
             }
         }
+        if fold && seq == SEQ_TOP && !self.no_files {
+            self.renumber(port);
+        }
         Ok(())
+    }
+
+    /// After the base was written as batch [`SEQ_TOP`] (every slot retired):
+    /// the slots removed, then the base written again as batch 1 (when that
+    /// write fails, the next flush writes it: as beside a seed-form file).
+    /// While a slot cannot be removed the numbers stay at the top, and the
+    /// next flush tries again: a slot left over must never be taken for a
+    /// batch newer than the base.
+    #[inline(never)]
+    fn renumber<P: Port>(&mut self, port: &mut P) {
+        let gone = |r: Result<(), Errno>| matches!(r, Ok(()) | Err(Errno::ENOENT));
+        if !SLOT_PATHS.iter().all(|path| gone(port.remove(path))) {
+            return;
+        }
+        let written = self.write_base(port, 1).is_ok();
+        for i in 0..self.ring.len() {
+            if let Some(m) = self.ring.get_mut(i) {
+                m.seq = u32::from(written);
+            }
+        }
+        self.base_seq = u32::from(written);
+        self.next_seq = 1 + u32::from(written);
+        self.live = 0;
     }
 
     /// Pending turns that go before a compaction's summary.
@@ -1474,6 +1522,224 @@ mod tests {
         port.heal();
         assert!(s.flush(&mut port).is_ok());
         assert_eq!(Session::new().count(&mut port), 0);
+    }
+
+    /// The `seq` values a file can hold at the top of `u32`, past it, and
+    /// not numbers at all (issue 23: turns flushed past 2^32 were lost).
+    const EDGE_SEQS: [&str; 11] = [
+        "4294967290",
+        "4294967293",
+        "4294967294",
+        "4294967295",
+        "4294967296",
+        "100000000000000000000",
+        "-5",
+        "1.5",
+        "\"x\"",
+        "0",
+        "1000",
+    ];
+
+    /// Flushes `rounds` batches of one or two turns; after each, the ring a
+    /// reboot reads is the ring in RAM, and it holds the batch just flushed.
+    fn flush_and_reread(port: &mut MemPort, s: &mut Session, rounds: usize, tag: &str) {
+        for i in 0..rounds {
+            let text = format!("{tag} turn {i}");
+            s.add(port, Role::User, text.as_bytes()).unwrap();
+            if i % 3 == 1 {
+                s.add(port, Role::Assistant, b"reply").unwrap();
+            }
+            s.flush(port).unwrap();
+            assert!(!s.is_dirty(), "{tag} {i}");
+            let ram = texts(s, port);
+            let read = texts(&mut reboot(port), port);
+            assert_eq!(read, ram, "{tag}: flush {i}");
+            assert!(read.contains(&text), "{tag}: flush {i} lost");
+        }
+    }
+
+    /// The number the newest end line of `path` carries.
+    fn end_seq(port: &MemPort, path: &CStr) -> Option<u64> {
+        let text = String::from_utf8(port.get(path)?).ok()?;
+        let line = text.lines().rev().find(|l| l.contains("\"end\":true"))?;
+        let at = line.find("\"seq\":")? + 6;
+        line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    }
+
+    #[test]
+    fn seq_at_the_top_of_u32_or_past_it_loses_nothing() {
+        for base_seq in EDGE_SEQS {
+            // (slot: none, or a batch beside the base in each slot file.)
+            for slot in [None, Some(0), Some(1), Some(2), Some(3), Some(4), Some(5)] {
+                for slot_seq in EDGE_SEQS {
+                    if slot.is_none() && slot_seq != EDGE_SEQS[0] {
+                        continue;
+                    }
+                    let tag = format!("base {base_seq} slot {slot:?} {slot_seq}");
+                    let mut port = MemPort::new();
+                    port.put(
+                        SESSION_PATH,
+                        format!(
+                            "{{\"role\":\"user\",\"content\":\"b0\"}}\n\
+                             {{\"role\":\"assistant\",\"content\":\"b1\",\"end\":true,\"seq\":{base_seq}}}\n"
+                        )
+                        .as_bytes(),
+                    );
+                    if let Some(i) = slot {
+                        port.put(
+                            SLOT_PATHS[i],
+                            format!(
+                                "{{\"role\":\"user\",\"content\":\"s{i}\",\"end\":true,\"seq\":{slot_seq}}}\n"
+                            )
+                            .as_bytes(),
+                        );
+                    }
+                    let mut s = Session::new();
+                    let first = texts(&mut s, &mut port);
+                    assert_eq!(first[..2], ["b0", "b1"], "{tag}: the base is read");
+                    flush_and_reread(&mut port, &mut s, 14, &tag);
+                    // Numbered from 1 again once past the top: the base
+                    // is small, and every slot beside it newer.
+                    let near_top = |v: &str| v.parse::<f64>().is_ok_and(|n| n >= 4294967290.0);
+                    let top = near_top(base_seq) || slot.is_some() && near_top(slot_seq);
+                    let base = end_seq(&port, SESSION_PATH).unwrap();
+                    assert!(base < if top { 20 } else { 1100 }, "{tag}: base {base}");
+                    for path in SLOT_PATHS {
+                        if let Some(n) = end_seq(&port, path) {
+                            assert!(n < u64::from(SEQ_TOP), "{tag}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_renumbering_survives_a_cut_and_slots_that_stay() {
+        // Every flush from a base near the top, with the slots' removal
+        // failing for a while: the numbers stay at the top (a fold each
+        // flush) until the slots are gone, and nothing is lost.
+        let mut port = MemPort::new();
+        port.put(
+            SESSION_PATH,
+            b"{\"role\":\"user\",\"content\":\"b0\",\"end\":true,\"seq\":4294967292}\n",
+        );
+        let mut s = Session::new();
+        flush_and_reread(&mut port, &mut s, 2, "before");
+        assert_eq!(
+            end_seq(&port, SLOT_PATHS[slot_of(4294967294)]),
+            Some(4294967294)
+        );
+        port.fail_all(Op::Remove, Errno::EIO);
+        flush_and_reread(&mut port, &mut s, 3, "stuck");
+        assert_eq!(end_seq(&port, SESSION_PATH), Some(u64::from(SEQ_TOP)));
+        assert!(end_seq(&port, SLOT_PATHS[slot_of(4294967294)]).is_some());
+        port.heal();
+        flush_and_reread(&mut port, &mut s, 1, "freed");
+        assert!(SLOT_PATHS.iter().all(|p| port.get(p).is_none()), "removed");
+        assert_eq!(end_seq(&port, SESSION_PATH), Some(1), "in the same flush");
+        flush_and_reread(&mut port, &mut s, 3, "after");
+        assert_eq!(
+            end_seq(&port, SESSION_PATH),
+            Some(1),
+            "the base again as batch 1"
+        );
+        assert_eq!(end_seq(&port, SLOT_PATHS[3]), Some(3));
+        // The base at 1 not written (its rename fails; or a cut there): a
+        // reboot reads the base at the top and renumbers at its first
+        // flush; without a reboot the next flush writes it.
+        for reboot_between in [true, false] {
+            let mut port = MemPort::new();
+            port.put(
+                SESSION_PATH,
+                b"{\"role\":\"user\",\"content\":\"b0\",\"end\":true,\"seq\":4294967294}\n",
+            );
+            let mut s = Session::new();
+            port.fail(Op::Rename, 1, Errno::EIO);
+            flush_and_reread(&mut port, &mut s, 1, "top");
+            assert_eq!(end_seq(&port, SESSION_PATH), Some(u64::from(SEQ_TOP)));
+            if reboot_between {
+                s = reboot(&mut port);
+            }
+            flush_and_reread(&mut port, &mut s, 1, "next");
+            assert_eq!(end_seq(&port, SESSION_PATH), Some(1));
+            flush_and_reread(&mut port, &mut s, 3, "then");
+            assert_eq!(texts(&mut s, &mut port)[0], "b0");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// Files whose numbers sit anywhere near the top of `u32` (or past
+        /// it), then flushes of one to three turns with reboots and failed
+        /// slot removals between them: every flush that returned `Ok` is
+        /// read back whole by a reboot, and the numbers come down again.
+        #[test]
+        #[cfg_attr(miri, ignore)] // long; no unsafe code under test
+        fn flushes_near_the_top_of_u32_are_read_back(
+            base in 0u32..24,
+            slots in proptest::collection::vec((0usize..SLOTS, 0u32..24), 0..4),
+            steps in proptest::collection::vec((1usize..4, 0u8..8), 1..30),
+        ) {
+            let seq = |k: u32| match k {
+                20 => "100000000000000000000".to_string(),
+                21 => "-1".to_string(),
+                22 => "7".to_string(),
+                23 => "\"x\"".to_string(),
+                k => (u32::MAX - k).to_string(),
+            };
+            let mut port = MemPort::new();
+            port.put(
+                SESSION_PATH,
+                format!("{{\"role\":\"user\",\"content\":\"base\",\"end\":true,\"seq\":{}}}\n", seq(base))
+                    .as_bytes(),
+            );
+            for (i, k) in slots {
+                port.put(
+                    SLOT_PATHS[i],
+                    format!("{{\"role\":\"user\",\"content\":\"slot {i}\",\"end\":true,\"seq\":{}}}\n", seq(k))
+                        .as_bytes(),
+                );
+            }
+            let mut s = Session::new();
+            let mut n = 0;
+            for (turns, what) in steps {
+                for _ in 0..turns {
+                    n += 1;
+                    s.add(&mut port, Role::User, format!("turn {n}").as_bytes()).unwrap();
+                }
+                if what == 0 {
+                    port.fail_all(Op::Remove, Errno::EIO);
+                }
+                proptest::prop_assert_eq!(s.flush(&mut port), Ok(()));
+                port.heal();
+                let ram = texts(&mut s, &mut port);
+                proptest::prop_assert_eq!(texts(&mut reboot(&mut port), &mut port), ram);
+                if what == 1 {
+                    s = reboot(&mut port);
+                }
+            }
+            // Once slots can be removed, a base at the top is followed by
+            // the base as batch 1.
+            let mut at_top = 0;
+            for _ in 0..8 {
+                s.add(&mut port, Role::User, b"last").unwrap();
+                s.flush(&mut port).unwrap();
+                match end_seq(&port, SESSION_PATH) {
+                    Some(n) if n == u64::from(SEQ_TOP) => at_top += 1,
+                    Some(n) => {
+                        proptest::prop_assert!(at_top == 0 || n == 1);
+                        at_top = 0;
+                    }
+                    None => {}
+                }
+                proptest::prop_assert!(at_top <= 1);
+            }
+        }
     }
 
     #[test]

@@ -34,13 +34,17 @@ t.check(n > 600, "more than 200 bytes of context are sent", n)
 t.check(("ข้อมูล 7 " * 5).strip() in ctx, "the last memory value is complete in the context")
 
 # --- faults ------------------------------------------------------------------------------
+# A reply over REPLY_MAX names the limit where the transport tells it apart
+# (the unix one; the emulated board's, as the board's, does not:
+# docs/BACKEND.md §1).
+TOO_LONG = rig.REQUEST_TEXT if rig.QEMU else "reply too long (over REPLY_MAX = 4096 bytes)"
 modes = ["status500", "status404", "status302", "truncated", "huge", "garbage", "badutf8",
          "close_mid", "drop", "header_flood", "hang"]
 for mode in modes:
     rig.backend_mode(mode, count=1)
     errors0 = bentoclaw.safety()["errors"]
     t0 = rig.ticks()
-    t.raises(RuntimeError, bentoclaw.ask, "fault " + mode, text=rig.REQUEST_TEXT,
+    t.raises(RuntimeError, bentoclaw.ask, "fault " + mode, text=TOO_LONG if mode == "huge" else rig.REQUEST_TEXT,
              what="mode %s is a failed request" % mode)
     ms = rig.elapsed(t0)
     print("mode %-12s failed after %5d ms" % (mode, ms))
@@ -49,7 +53,8 @@ for mode in modes:
     t.check(ms <= 3 * bentoclaw.HTTP_TIMEOUT_MS, "mode %s bounded by the timeout" % mode, ms)
     t.eq(bentoclaw.safety()["errors"], errors0 + 1, "mode %s counted as an error" % mode)
     st = bentoclaw.status()
-    t.eq(st["last_result"], "error", "last_result after %s" % mode)
+    t.eq(st["last_result"], "reply too long" if mode == "huge" and not rig.QEMU else "error",
+         "last_result after %s" % mode)
     # A success in between keeps the breaker closed for the next mode.
     r = bentoclaw.ask("recover after " + mode)
     t.check(r.startswith("Echo: recover"), "ok again after %s" % mode, r)
@@ -62,7 +67,7 @@ t.eq(bentoclaw.status()["dirty"], False, "nothing left dirty")
 rig.backend_control(reply="x" * bentoclaw.REPLY_MAX)
 t.eq(len(bentoclaw.ask("exact fit")), bentoclaw.REPLY_MAX, "reply of exactly REPLY_MAX bytes")
 rig.backend_control(reply="x" * (bentoclaw.REPLY_MAX + 1))
-t.raises(RuntimeError, bentoclaw.ask, "one too many", text=rig.REQUEST_TEXT)
+t.raises(RuntimeError, bentoclaw.ask, "one too many", text=TOO_LONG)
 rig.backend_control(reply="ตอบ " * 100)
 t.eq(bentoclaw.ask("thai reply"), "ตอบ " * 100, "Thai reply comes back intact")
 rig.backend_control(reply=None)
