@@ -53,3 +53,11 @@ uint8_t claw_port_atomic_write(const char *path)
     (void)path;
     return 0;
 }
+
+/* The firmware port answers from the FreeRTOS task handle: the task that
+ * first asks under the MicroPython task's name is the VM's. The stand-in
+ * keeps the handle the firmware's main.c stores (xTaskGetCurrentTaskHandle). */
+void *xTaskGetCurrentTaskHandle(void);
+extern void *g_mp_task;
+
+bool claw_port_on_vm_task(void) { return g_mp_task != NULL && xTaskGetCurrentTaskHandle() == g_mp_task; }
