@@ -884,6 +884,9 @@ static mp_obj_t bentoclaw_tacp(mp_obj_t data_in) {
     }
     vstr_clear(&in);
     tacp_payload_release();
+    // A Ctrl-C or SystemExit a file operation met (claw_port_vfs.c, rule 4)
+    // is raised here, inside this call, not at the VM's next check.
+    claw_port_vfs_raise_pending();
     if (terminate) {
         vstr_clear(&out);
         mp_raise_type(&mp_type_KeyboardInterrupt);

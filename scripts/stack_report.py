@@ -32,6 +32,7 @@ Output: machine-readable lines
   NORECORD <function> <prologue bytes>
   MISMATCH <function> <record> <prologue>
   FRAME <bytes> <function>    (largest frames, top 8; env STACK_FRAMES=N for N)
+  (env STACK_PATH_FRAMES=1: each function of a STACK path followed by [its own frame])
   SUMMARY exports=<n> max=<bytes> indirect=<n> recursion=<n> records=<n>
 """
 
@@ -416,9 +417,11 @@ def main(argv):
         d = depth(key)
         worst = max(worst, d)
         walk(key)
+        # STACK_PATH_FRAMES=1: each step of the path with its own frame.
+        step = (lambda p: "%s[%d]" % (p if os.environ.get("STACK_PATH_FRAMES") == "raw" else short(p), frame(p))) if os.environ.get("STACK_PATH_FRAMES") else short
         print(
             "STACK %s %d %d %s"
-            % (e, d, frame(key), " > ".join(short(p) if p != "(tail)" else "(tail call)" for p in path_of[key]))
+            % (e, d, frame(key), " > ".join(step(p) if p != "(tail)" else "(tail call)" for p in path_of[key]))
         )
     for e in exports:
         if e in aliases:

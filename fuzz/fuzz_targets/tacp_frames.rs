@@ -20,15 +20,15 @@
 //!   unchanged but by CONNECT/DISCONNECT.
 #![no_main]
 
-use bento_mpy::agent::registry::{How, Spec};
-use bento_mpy::agent::tacp::{self, frame};
-use bento_mpy::agent::{self, Arg, Host, ToolOutcome, Ui};
-use bento_mpy::context::Scratch;
-use bento_mpy::core::Core;
-use bento_mpy::memory;
-use bento_mpy::safety::trust::Level;
-use bento_mpy::session::ring::Role;
-use bento_mpy::testing::MemPort;
+use bentoclaw::agent::registry::{How, Spec};
+use bentoclaw::agent::tacp::{self, frame};
+use bentoclaw::agent::{self, Arg, Host, ToolOutcome, Ui};
+use bentoclaw::context::Scratch;
+use bentoclaw::core::Core;
+use bentoclaw::memory;
+use bentoclaw::safety::trust::Level;
+use bentoclaw::session::ring::Role;
+use bentoclaw::testing::MemPort;
 use libfuzzer_sys::fuzz_target;
 
 struct FuzzHost {
@@ -73,11 +73,14 @@ impl Host for FuzzHost {
         Some(f(&mut self.core, &mut self.port))
     }
 
-    fn post(&mut self, _body: &[u8], reply: &mut [u8]) -> Option<usize> {
+    fn post(&mut self, _body: &[u8], reply: &mut [u8]) -> Result<usize, agent::NoReply> {
         // An ASK while connected: the backend echoes.
         let r = b"pong";
-        reply.get_mut(..r.len())?.copy_from_slice(r);
-        Some(r.len())
+        reply
+            .get_mut(..r.len())
+            .ok_or(agent::NoReply::TooLong)?
+            .copy_from_slice(r);
+        Ok(r.len())
     }
 
     fn run_tool(&mut self, slot: u8, _arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {

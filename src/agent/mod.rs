@@ -748,7 +748,9 @@ fn exchange_rounds<H: Host>(
         let _ = c.session.add_loaded(Role::User, prompt);
     })?;
 
-    let mut pending: Option<(usize, &'static str, usize)> = None; // (name len, status, result len)
+    // (name length, status: an index of TOOL_STATUS, result length): six
+    // bytes on the deepest frame of a tool round.
+    let mut pending: Option<Pending> = None;
     let mut round = 0u8;
     let n = loop {
         let n = match post_request(h, prompt, w, pending) {
@@ -787,7 +789,7 @@ fn exchange_rounds<H: Host>(
             None => Arg::None,
         };
         let (status, result_len) = backend_tool(h, round, name, arg, w.result, acct)?;
-        pending = Some((name_len, status, result_len));
+        pending = Some((name_len as u16, status, result_len as u16));
         core(h, |c, _| c.agent.set_state(State::Thinking))?;
     };
 
@@ -871,32 +873,43 @@ fn backend_tool<H: Host>(
     arg: Arg<'_>,
     result: &mut [u8],
     acct: &mut Account,
-) -> Result<(&'static str, usize), Status> {
+) -> Result<(u8, usize), Status> {
     let mode = Mode::AskRound(round);
     if let Some(held) = confirm::hold(h, mode, name, arg, result)? {
-        return Ok(("refused", held));
+        return Ok((REFUSED, held));
     }
     match call_tool(h, name, Origin::Backend, arg, result, acct, mode) {
-        Ok(Value::Text(n) | Value::Host(n) | Value::Arg(n)) => Ok(("ok", n)),
-        Ok(v) => Ok(("ok", value_text(v, result))),
+        Ok(Value::Text(n) | Value::Host(n) | Value::Arg(n)) => Ok((OK, n)),
+        Ok(v) => Ok((OK, value_text(v, result))),
         Err(Status::Aborted) => Err(Status::Aborted),
-        Err(Status::ToolRaised) => Ok(("error", acct.raised)),
+        Err(Status::ToolRaised) => Ok((ERROR, acct.raised)),
         Err(Status::UnknownTool) => {
-            Ok(("unknown", note(h, mode, name, b"unknown tool", b"", result)))
+            Ok((UNKNOWN, note(h, mode, name, b"unknown tool", b"", result)))
         }
         Err(s @ (Status::BreakerOpen | Status::TrustRefused | Status::RateLimited)) => Ok((
-            "refused",
+            REFUSED,
             note(h, mode, name, b"refused: ", s.text().as_bytes(), result),
         )),
         Err(s @ (Status::HasNul | Status::NotUtf8)) => {
-            Ok(("error", arg_note(h, mode, name, s, result)))
+            Ok((ERROR, arg_note(h, mode, name, s, result)))
         }
         Err(s) => Ok((
-            "error",
+            ERROR,
             note(h, mode, name, b"error: ", s.text().as_bytes(), result),
         )),
     }
 }
+
+/// A tool round's outcome for the next request: (name length, status —
+/// an index of [`TOOL_STATUS`] —, result length).
+type Pending = (u16, u8, u16);
+
+/// The `"status"` of a tool result (`docs/BACKEND.md`).
+const TOOL_STATUS: [&str; 4] = ["ok", "refused", "error", "unknown"];
+const OK: u8 = 0;
+const REFUSED: u8 = 1;
+const ERROR: u8 = 2;
+const UNKNOWN: u8 = 3;
 
 /// A tool's value other than text, as the text the backend hears.
 #[inline(never)]
@@ -953,20 +966,23 @@ fn write_body(
     c: &mut Core,
     prompt: &[u8],
     w: &mut Work<'_>,
-    pending: Option<(usize, &'static str, usize)>,
+    pending: Option<Pending>,
     ctx_len: usize,
 ) -> Result<(usize, usize), Status> {
     let cfg = c.config_cached();
     let ctx_all = w.reply.get(..ctx_len).unwrap_or(&[]);
     let tool_result = pending.map(|(nl, status, rl)| wire::ToolResult {
-        name: wire::as_str(w.name.get(..nl).unwrap_or(&[])),
-        status,
-        result: wire::as_str(w.result.get(..rl).unwrap_or(&[])),
+        name: wire::as_str(w.name.get(..usize::from(nl)).unwrap_or(&[])),
+        status: TOOL_STATUS
+            .get(usize::from(status))
+            .copied()
+            .unwrap_or("error"),
+        result: wire::as_str(w.result.get(..usize::from(rl)).unwrap_or(&[])),
     });
     let fixed = BODY_FIXED
         + wire::escaped_len(prompt)
         + pending.map_or(0, |(nl, _, rl)| {
-            2 * nl + wire::escaped_len(w.result.get(..rl).unwrap_or(&[]))
+            2 * usize::from(nl) + wire::escaped_len(w.result.get(..usize::from(rl)).unwrap_or(&[]))
         })
         + if cfg.send_tools { TOOLS_MAX } else { 0 };
     // Room for the context escaped: when control characters make it too
@@ -1003,7 +1019,7 @@ fn post_request<H: Host>(
     h: &mut H,
     prompt: &[u8],
     w: &mut Work<'_>,
-    pending: Option<(usize, &'static str, usize)>,
+    pending: Option<Pending>,
 ) -> Result<usize, Status> {
     // The context, rendered into the reply buffer (the deep part: the
     // ring and the store are read) ...

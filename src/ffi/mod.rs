@@ -221,8 +221,9 @@ const OFF_TASK: Errno = Errno(11);
 
 /// Longest path kept for an error message (the core's are under 32 bytes).
 const PATH_MAX: usize = 32;
-/// Descriptors whose paths are kept.
-const FD_SLOTS: usize = 4;
+/// Descriptors whose paths are kept: every one the port hands out
+/// (`CLAW_PORT_MAX_FILES`, descriptors 0..3).
+const FD_SLOTS: usize = sys::CLAW_PORT_MAX_FILES as usize;
 
 impl CPort {
     const fn new() -> Self {

@@ -91,8 +91,10 @@ pub(crate) const BUCKETS: usize = 7;
 /// Calls one bucket counts at most.
 pub(crate) const BUCKET_CAP: u8 = u8::MAX;
 
-/// One tool's window.
+/// One tool's window: 13 bytes, packed (one per slot of a 48-slot table
+/// in static RAM; aligned it would take 16).
 #[derive(Clone, Copy, Debug)]
+#[repr(C, packed)]
 struct Window {
     /// The start of `counts[0]`'s bucket.
     base: u32,
