@@ -67,5 +67,9 @@ goal_check() {
 # measured 22069 B (M33 flags, default features) + 5 %, rounded up to 256 B;
 # raised by issue 23 (seq renumbering, keys over the cap, the context's
 # escapes: +1,398 B, measured 24,290 B) with the same 404 B of headroom,
-# rounded up to 256 B.
-MIN_CODE_CEILING=24832
+# rounded up to 256 B. Raised by issues 20 and 21 (a rate slot for each of
+# the vendor registry's 32 tools and the library's built-ins, their names in
+# the image; the port's task check): measured 25,038 B, +748 B, with about
+# 300 B of headroom, rounded up to 256 B. Issue 22 replaces this goal and
+# ceiling by a ceiling of 24 KiB.
+MIN_CODE_CEILING=25344

@@ -79,8 +79,13 @@ STACK_GOAL=1024
 # import). The vendor-ABI image went down (23,199 -> 22,938 B). Raised to
 # 74300 by issue 23 (seq renumbering, keys over the cap, the context's
 # escapes, reply too long, token bound): measured 73,754 B, +1,824 B, with
-# the same 470 B of headroom, rounded up to 100 B.
-FW_CODE_CEILING=74300
+# the same 470 B of headroom, rounded up to 100 B. Raised to 86700 by issues
+# 20 and 21 (the vendor's module API, TACP v2's dispatcher and framer, the
+# vendor's 32-tool registry with its rate slots, confirm, the C tools'
+# registration, the UI events; the binding's IPC panel and TACP glue):
+# measured 85,793 B, +12,039 B, with about 900 B of headroom. Issue 22
+# replaces this goal and ceiling by a ceiling of 76 KiB.
+FW_CODE_CEILING=86700
 # (MIN_CODE_CEILING: scripts/goals.sh, shared with scripts/size_report.sh.)
 # issue 12 goal "<= 50 instructions per byte read": met on every path
 # since, and enforced (no ceiling). Kept as the place for a ceiling keyed by
