@@ -323,14 +323,12 @@ pub fn account<P: Port>(
     now_s: u32,
 ) {
     let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-    // A count past the bound is not one to believe (one reply must not pin
-    // the session's counter at the top): none reported.
-    let tokens = |v: u32| if v <= super::TOKENS_MAX { v } else { 0 };
+    // A count past TOKENS_MAX is ignored by the session itself.
     let add = crate::session::Stats {
         in_bytes: clamp(body_len),
         out_bytes: clamp(reply_len),
-        in_tokens: tokens(tokens_in),
-        out_tokens: tokens(tokens_out),
+        in_tokens: tokens_in,
+        out_tokens: tokens_out,
         context_bytes: clamp(ctx_len),
         exchanges: 1,
         last_active: if now_s >= RTC_SET_AFTER { now_s } else { 0 },

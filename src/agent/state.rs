@@ -18,14 +18,9 @@ pub const REPLY_MAX: usize = 4096;
 const _: () = assert!(REPLY_MAX == 4096);
 /// Tool rounds one `ask()` runs at most (`TOOL_ROUNDS_MAX`).
 pub const TOOL_ROUNDS_MAX: u8 = 3;
-/// Most tokens one answered request may report in each direction
-/// (`X-Tokens-In`, `X-Tokens-Out`, docs/BACKEND.md §3): a count beyond it
-/// is ignored (taken as 0 for that request; its bytes still count), so one
-/// reply cannot pin or wrap the session's counters. A million: past any
-/// model's context window for a request of at most `PROMPT_MAX` +
-/// `CONTEXT_MAX` bytes, and 4,295 such requests before a `u32` counter
-/// (saturating) is full.
-pub const TOKENS_MAX: u32 = 1_000_000;
+/// Most tokens one answered request may report in each direction: the
+/// session's bound ([`crate::session::TOKENS_MAX`]).
+pub const TOKENS_MAX: u32 = crate::session::TOKENS_MAX;
 /// Bytes of a tool's result sent back to the backend (`TOOL_RESULT_MAX`).
 pub const TOOL_RESULT_MAX: usize = 1024;
 /// Backend requests one top-level call may make, whatever its tools call.

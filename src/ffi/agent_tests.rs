@@ -468,6 +468,27 @@ fn token_counts_past_the_bound_are_ignored() {
     assert_eq!(stats().2, 5, "every reply counted as an exchange");
 }
 
+/// The same bound for a C caller of `claw_session_account` (its own
+/// exchanges): 4294967295 tokens are ignored, its bytes still count.
+#[test]
+fn token_counts_past_the_bound_are_ignored_from_c() {
+    let _g = fresh(true);
+    let stats = || {
+        let mut out = core::mem::MaybeUninit::<super::lasting::claw_session_stats_t>::uninit();
+        // SAFETY: a valid out-pointer.
+        assert!(unsafe { super::lasting::claw_session_stats(out.as_mut_ptr()) });
+        // SAFETY: written on success.
+        unsafe { out.assume_init() }
+    };
+    let max = crate::agent::TOKENS_MAX;
+    super::lasting::claw_session_account(10, 20, 7, 9, 30, 0);
+    super::lasting::claw_session_account(10, 20, u32::MAX, max + 1, 30, 0);
+    super::lasting::claw_session_account(10, 20, max, 1, 30, 0);
+    let s = stats();
+    assert_eq!((s.in_tokens, s.out_tokens), (7 + max, 10));
+    assert_eq!((s.in_bytes, s.out_bytes, s.exchanges), (30, 60, 3));
+}
+
 #[test]
 fn tacp_through_the_c_abi() {
     let _g = fresh(true);

@@ -134,6 +134,16 @@ pub enum AddError {
 
 /// Byte and token accounting of a session (feature `lasting`). Persisted
 /// on the end line of every batch as `"st":[in,out,tin,tout,ctx,n,at]`;
+/// Most tokens one exchange may count in each direction (`TOKENS_MAX`;
+/// the backend's `X-Tokens-In`, `X-Tokens-Out`, docs/BACKEND.md §3, or a
+/// caller of `claw_session_account`): a count beyond it is ignored (taken
+/// as 0 for that exchange; its bytes still count), so one reply cannot pin
+/// or wrap the session's counters. A million: past any model's context
+/// window for a request of at most `PROMPT_MAX` + `CONTEXT_MAX` bytes, and
+/// 4,295 such exchanges before a `u32` counter (saturating) is full.
+#[cfg(feature = "lasting")]
+pub const TOKENS_MAX: u32 = 1_000_000;
+
 /// reset with the session.
 #[cfg(feature = "lasting")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -649,11 +659,13 @@ impl Session {
         if !self.loaded {
             return;
         }
+        // Whoever reports them (the agent, or a caller of the C export).
+        let tokens = |v: u32| if v <= TOKENS_MAX { v } else { 0 };
         let s = &mut self.stats;
         s.in_bytes = s.in_bytes.saturating_add(add.in_bytes);
         s.out_bytes = s.out_bytes.saturating_add(add.out_bytes);
-        s.in_tokens = s.in_tokens.saturating_add(add.in_tokens);
-        s.out_tokens = s.out_tokens.saturating_add(add.out_tokens);
+        s.in_tokens = s.in_tokens.saturating_add(tokens(add.in_tokens));
+        s.out_tokens = s.out_tokens.saturating_add(tokens(add.out_tokens));
         s.context_bytes = add.context_bytes;
         s.exchanges = s.exchanges.saturating_add(1);
         if add.last_active != 0 {
