@@ -88,6 +88,12 @@ static const vclaw_tool_t s_tools[] = {
 /* --- The binding's state: C statics, as the vendor's --- */
 
 static bool s_module_inited;
+// Set once this binding has initialised the core: from then on the image is
+// a firmware whose binding is the vendor's (one binding per firmware). The
+// emulated board reads it (weakly) and leaves READY to that binding, which
+// vclaw does not implement, instead of calling bentoclaw's, whose
+// ensure_init would initialise the core again at every VM start.
+bool vclaw_is_the_binding;
 static uint16_t s_exec_count, s_error_count;
 static char s_work_large[3072];
 
@@ -104,6 +110,7 @@ static void ensure_init(void) {
         }
     }
     s_module_inited = true;
+    vclaw_is_the_binding = true;
 }
 
 // RuntimeError(text): a str object, as the texts hold non-ASCII (the em
