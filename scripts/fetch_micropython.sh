@@ -55,31 +55,16 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 
-# --- 1. find the Debian mirror this machine already uses ----------------------
+# --- 1. tools -------------------------------------------------------------------
 # shellcheck source=scripts/lib.sh
 source "$ROOT/scripts/lib.sh"
-mirror_line="$(apt_mirror "$SRC_LIST")" || die "no Debian archive entry found in /etc/apt sources"
-MIRROR="${mirror_line%%$'\t'*}"
-SIGNED_BY="${mirror_line#*$'\t'}"
-[[ -n $SIGNED_BY ]] || SIGNED_BY=/usr/share/keyrings/debian-archive-keyring.gpg
-log "using the machine's Debian mirror for deb-src $SUITE"
-
-# --- 2. tools -------------------------------------------------------------------
 ensure_pkgs dpkg-dev xz-utils patch debian-archive-keyring || die "installing dpkg-dev xz-utils patch"
 
-# --- 3. deb-src entry for the suite, then refresh only that entry ---------------
-want="Types: deb-src
-URIs: $MIRROR
-Suites: $SUITE
-Components: main
-Signed-By: $SIGNED_BY"
-if [[ ! -f $SRC_LIST ]] || [[ "$(cat "$SRC_LIST")" != "$want" ]]; then
-    printf '%s\n' "$want" | "${SUDO[@]}" tee "$SRC_LIST" >/dev/null
-    log "wrote $SRC_LIST"
-fi
+# --- 2. deb-src entry for the suite, on the Debian mirror this machine already
+# uses (scripts/lib.sh deb_src_entry); refreshed below only when needed --------
+deb_src_entry "$SRC_LIST" "$SUITE" || die "no Debian archive entry found in /etc/apt sources"
+log "using the machine's Debian mirror for deb-src $SUITE"
 
-apt_src_only=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=/dev/null"
-              -o "Dir::Etc::SourceList=$SRC_LIST" -o "APT::Get::List-Cleanup=0")
 version_available() {
     apt-cache showsrc micropython 2>/dev/null \
         | awk '/^Version:/ {print $2}' \
@@ -91,13 +76,13 @@ version_available() {
 ver="$(version_available || true)"
 if [[ -z $ver ]]; then
     log "apt-get update (deb-src $SUITE only)"
-    "${SUDO[@]}" apt-get "${apt_src_only[@]}" update -qq
+    "${SUDO[@]}" apt-get "${APT_SRC_ONLY[@]}" update -qq
     ver="$(version_available || true)"
 fi
 [[ -n $ver ]] || die "no micropython source $VERSION_GLOB in $SUITE (apt-cache showsrc micropython)"
 log "micropython source version $ver"
 
-# --- 4. download + unpack --------------------------------------------------------
+# --- 3. download + unpack --------------------------------------------------------
 mkdir -p "$DEST"
 cd "$DEST"
 upstream="${ver#*:}"; upstream="${upstream%-*}"

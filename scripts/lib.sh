@@ -76,3 +76,31 @@ apt_mirror() {
     done
     return 1
 }
+
+# deb_src_entry LIST SUITES — writes LIST (a deb822 file under
+# /etc/apt/sources.list.d/): deb-src of the Debian mirror this machine
+# already uses (apt_mirror, LIST itself not read) for SUITES (one word or
+# several, space-separated), component main. Rewritten only when it differs.
+# Sets APT_SRC_ONLY: apt-get options that read LIST alone (to refresh only
+# that entry). The mirror is only known at run time.
+deb_src_entry() {
+    local list=$1 suites=$2 line mirror signed want
+    local sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
+    line="$(apt_mirror "$list")" || return 1
+    mirror=${line%%$'\t'*}
+    signed=${line#*$'\t'}
+    [[ -n $signed ]] || signed=/usr/share/keyrings/debian-archive-keyring.gpg
+    want="Types: deb-src
+URIs: $mirror
+Suites: $suites
+Components: main
+Signed-By: $signed"
+    if [[ ! -f $list ]] || [[ "$(cat "$list")" != "$want" ]]; then
+        printf '%s\n' "$want" | "${sudo[@]}" tee "$list" >/dev/null || return 1
+        log "wrote $list"
+    fi
+    # shellcheck disable=SC2034 # for the caller
+    APT_SRC_ONLY=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=/dev/null"
+                  -o "Dir::Etc::SourceList=$list" -o "APT::Get::List-Cleanup=0")
+}

@@ -7,7 +7,9 @@
 #           (target image, size report), qemu-system-arm (emulated M55),
 #           faketime (time-dependent MicroPython tests), libffi/pkg-config
 #           (MicroPython unix port), dpkg-dev (apt-get source), cmake (the
-#           CMake build test), ca-certificates (cargo's downloads).
+#           CMake build test), ca-certificates (cargo's downloads),
+#           libglib2.0-dev (qemu's instruction-counting plugin:
+#           scripts/build_qemu_plugin.sh).
 #   rustup: thumbv8m.main-none-eabi (the board build: soft-float calling
 #           convention, as every BENTO Cortex-M33 object is softfp),
 #           thumbv8m.main-none-eabihf (hard-float firmwares, the emulated
@@ -20,7 +22,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 
 PKGS=(build-essential pkg-config libffi-dev libclang-dev clang dpkg-dev python3
       gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi
-      qemu-system-arm faketime valgrind patch cmake ca-certificates)
+      qemu-system-arm faketime valgrind patch cmake ca-certificates libglib2.0-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do
