@@ -122,12 +122,14 @@ bool claw_port_vfs_busy(void) {
     return s_port_depth != 0;
 }
 
-bool claw_port_vfs_pending(void) {
+// The agent's port too (include/claw_port.h): while an exception waits for
+// the VM (rule 4), the core stops what it is doing and returns.
+bool claw_port_aborted(void) {
     return PORT_PENDING != MP_OBJ_NULL;
 }
 
 void claw_port_vfs_raise_pending(void) {
-    if (claw_port_vfs_pending()) {
+    if (claw_port_aborted()) {
         mp_handle_pending(true);
     }
 }
@@ -345,7 +347,7 @@ static int32_t port_do_close(mp_obj_t file) {
         if (!port_vm_task()) { \
             return -MP_EAGAIN; \
         } \
-        if (claw_port_vfs_pending()) { \
+        if (claw_port_aborted()) { \
             return -MP_EIO; \
         } \
         const uint8_t depth = s_port_depth; \
@@ -439,18 +441,9 @@ uint8_t claw_port_atomic_write(const char *path) {
     const char *rest;
     mp_vfs_mount_t *m = path == NULL || !port_vm_task() ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
     const mp_obj_type_t *t = m != MP_VFS_NONE && m != MP_VFS_ROOT ? mp_obj_get_type(m->obj) : NULL;
-    #if MICROPY_VFS_LFS2
-    if (t == &mp_type_vfs_lfs2) {
-        return 1;
-    }
-    #endif
-    #if MICROPY_VFS_LFS1
-    if (t == &mp_type_vfs_lfs1) {
-        return 1;
-    }
-    #endif
+    return (MICROPY_VFS_LFS2 && t == &mp_type_vfs_lfs2) || (MICROPY_VFS_LFS1 && t == &mp_type_vfs_lfs1);
     #else
     (void)path;
-    #endif
     return 0;
+    #endif
 }

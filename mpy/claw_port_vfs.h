@@ -8,9 +8,6 @@
 // True while a port callback runs: Python code reached from there (a block
 // device written in Python) must not call back into the core.
 bool claw_port_vfs_busy(void);
-// True while the VM has an exception pending (a KeyboardInterrupt, SystemExit
-// or GeneratorExit a callback caught, or a Ctrl-C): port calls fail fast.
-bool claw_port_vfs_pending(void);
 // True when `exc` is an Exception; otherwise hands it to the VM to raise at
 // its next check (the first wins) and returns false.
 bool claw_port_vfs_keep(mp_obj_t exc);

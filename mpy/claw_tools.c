@@ -30,12 +30,7 @@
 
 /* --- Answers: a capped writer and JSON strings --- */
 
-typedef struct {
-    char *buf;
-    size_t max, len;
-} answer_t;
-
-static void answer_strn(void *data, const char *s, size_t n) {
+void bentoclaw_answer_strn(void *data, const char *s, size_t n) {
     answer_t *a = data;
     size_t room = a->max - a->len;
     n = n < room ? n : room;
@@ -45,7 +40,7 @@ static void answer_strn(void *data, const char *s, size_t n) {
 
 #define ANSWER(a, out, out_max) \
     answer_t a = { (out), (out_max), 0 }; \
-    mp_print_t a##_p = { &a, answer_strn }
+    mp_print_t a##_p = { &a, bentoclaw_answer_strn }
 #define PUT(a, ...) mp_printf(&a##_p, __VA_ARGS__)
 
 // s[0..n) as a JSON string, quotes included: `"` `\` and control characters
@@ -65,7 +60,7 @@ static void put_json(answer_t *a, mp_print_t *p, const char *s, size_t n, size_t
         } else if (c < 0x20 || c == 0x7f) {
             mp_printf(p, "\\u%04x", c);
         } else if (whole == w) {
-            answer_strn(a, s + i, w);
+            bentoclaw_answer_strn(a, s + i, w);
         } else {
             mp_print_str(p, "\\ufffd");
             w = 1;

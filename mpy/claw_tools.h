@@ -11,6 +11,15 @@
 extern const claw_tool_def_t bentoclaw_c_tools[];
 extern const size_t bentoclaw_c_tools_count;
 
+// A print sink (mp_print_t's data; bentoclaw_answer_strn its function) that
+// keeps the first `max` bytes printed: a tool's answer, or the text of a
+// tool's result (modbentoclaw.c), never past its buffer.
+typedef struct {
+    char *buf;
+    size_t max, len;
+} answer_t;
+void bentoclaw_answer_strn(void *data, const char *s, size_t n);
+
 // A reset or safe boot a tool asked for (hard_reset, safe_boot), done by the
 // binding once the call that ran it has returned and its answer is out.
 void bentoclaw_c_tools_after_call(void);

@@ -1,6 +1,6 @@
 /*
- * claw_transport.h — the transport port layer under the binding, and the
- * unix port's stand-in for the UI panel.
+ * claw_transport.h — the transport port layer under the binding, and what
+ * the unix port's stand-in (claw_transport_unix.c) shares with the module.
  *
  * The binding reaches the backend only through the vendor firmware's own
  * HTTPS client functions (claw_https_*, exported by the vendor archive
@@ -11,8 +11,8 @@
  *    over the CM33->CM55 IPC pipe, with the vendor's layout: modbentoclaw.c),
  *    so no claw_ipc_* symbol is expected from the firmware.
  *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c,
- *    plain HTTP/1.1 over POSIX sockets on loopback, and an in-RAM log of
- *    the UI messages for the tests to read back.
+ *    plain HTTP/1.1 over POSIX sockets on loopback, and for the UI panel an
+ *    in-RAM log of its messages for the tests to read back.
  * All are called from the one MicroPython task; none raises or longjmps
  * (they return status codes), nothing is ISR-safe.
  */
@@ -37,11 +37,6 @@
  * for longer than this. (The vendor's transport has its own, about 15 s.) */
 #ifndef BENTOCLAW_HTTP_TIMEOUT_MS
 #define BENTOCLAW_HTTP_TIMEOUT_MS (5000)
-#endif
-/* The whole response header block (status line + headers) must fit in this
- * many bytes; a larger one (a header flood) is a failed request. */
-#ifndef BENTOCLAW_HTTP_HEADER_MAX
-#define BENTOCLAW_HTTP_HEADER_MAX (1024)
 #endif
 /* The path every request goes to: the vendor's (the TESAIoT APISIX
  * gateway's chat route; mpy/examples/backend.py answers POST on it). */
@@ -79,22 +74,16 @@ bool claw_https_connected(void);
 void claw_https_disconnect(void);
 bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out);
 
+/* The unix port's UI panel is claw_transport_unix.c's claw_port_ui(): a log
+ * of the newest messages, which its test hook bentoclaw._ui_events() reads
+ * after modbentoclaw.c's bentoclaw_ensure_init(), as every entry point of
+ * the module does first. */
+void bentoclaw_ensure_init(void);
 #if !BENTOCLAW_PORT_FIRMWARE
-/* --- the UI panel on the unix port: a log of the newest messages -------------
- * claw_ipc_init: bring the "link" up (idempotent), claw_ipc_initialized.
- * claw_ipc_send_ui: one message of `type` (CLAW_PORT_UI_*) with `len` bytes
- *   of UTF-8 text; dropped while the link is down.
- * claw_ipc_event_get / _clear: the messages recorded since the last clear,
- *   oldest first, for bentoclaw._ui_events(): the newest CLAW_IPC_LOG_MAX,
- *   each cut to CLAW_IPC_TEXT_MAX - 1 bytes on a character boundary (the
- *   panel's own cut is 126 bytes: IPC_DATA_MAX_LEN - 2). */
-#define CLAW_IPC_LOG_MAX (32)
-#define CLAW_IPC_TEXT_MAX (127)
-extern bool claw_ipc_initialized;
-void claw_ipc_init(void);
-void claw_ipc_send_ui(uint8_t type, const char *text, size_t len);
-bool claw_ipc_event_get(size_t index, uint8_t *type, const char **text, size_t *len);
-void claw_ipc_events_clear(void);
+/* Its test clock (bentoclaw._clock()): while fixed, claw_port_time_s()
+ * reports bentoclaw_clock_s; a new VM goes back to the real clock. */
+extern bool bentoclaw_clock_fixed;
+extern uint32_t bentoclaw_clock_s;
 #endif
 
 #endif /* BENTOCLAW_CLAW_TRANSPORT_H */

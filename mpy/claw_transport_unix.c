@@ -1,10 +1,11 @@
 /*
  * claw_transport_unix.c — claw_transport.h for the MicroPython unix port:
  * plain HTTP/1.1 on loopback to the local test backend
- * (mpy/examples/backend.py) instead of the firmware's HTTPS, and an in-RAM
- * log of the UI messages that tests read through bentoclaw._ui_events().
- * It uses no MicroPython API: it cannot raise, so any part of the binding
- * may call it.
+ * (mpy/examples/backend.py) instead of the firmware's HTTPS, for the UI
+ * panel (include/claw_port.h's claw_port_ui) an in-RAM log of its messages
+ * that tests read through bentoclaw._ui_events(), and the test clock of
+ * bentoclaw._clock(). Only those two test hooks use MicroPython's API: the
+ * rest cannot raise, so any part of the binding or the core may call it.
  *
  * The HTTP client is strict: every way a backend can misbehave must end as a
  * failed request within a bounded time, not a hang or a half-trusted reply:
@@ -33,6 +34,17 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "py/runtime.h"
+
+#include "claw_ext.h"
+#include "claw_port.h"
+
+/* The whole response header block (status line + headers) must fit in this
+ * many bytes; a larger one (a header flood) is a failed request. */
+#ifndef BENTOCLAW_HTTP_HEADER_MAX
+#define BENTOCLAW_HTTP_HEADER_MAX (1024)
+#endif
 
 static char s_host[BENTOCLAW_HOST_MAX];
 static char s_api_key[BENTOCLAW_API_KEY_MAX];
@@ -385,57 +397,94 @@ void claw_https_disconnect(void) {
     memset(s_api_key, 0, sizeof(s_api_key));
 }
 
-/* --- UI IPC: a log of the newest CLAW_IPC_LOG_MAX messages --- */
+/* --- The UI panel: a log of the newest UI_LOG_MAX messages ----------------
+ * claw_port_ui() (include/claw_port.h) records each message with its type
+ * (CLAW_PORT_UI_*) once claw_port_ui_init() has brought the "link" up, cut
+ * to UI_TEXT_MAX - 1 bytes on a character boundary (the panel's own cut is
+ * 126 bytes: IPC_DATA_MAX_LEN - 2); when the log is full the oldest goes.
+ * The test hook bentoclaw._ui_events() reads and clears it.
+ */
+#define UI_LOG_MAX (32)
+#define UI_TEXT_MAX (127)
 
-bool claw_ipc_initialized;
+static bool s_ui_up;
 static struct {
     uint8_t type;
     uint8_t len;
-    char text[CLAW_IPC_TEXT_MAX];
-} s_ipc_log[CLAW_IPC_LOG_MAX];
-static size_t s_ipc_count;
+    char text[UI_TEXT_MAX];
+} s_ui_log[UI_LOG_MAX];
+static size_t s_ui_count;
 
-void claw_ipc_init(void) {
-    claw_ipc_initialized = true;
+void claw_port_ui_init(void) {
+    s_ui_up = true;
 }
 
-void claw_ipc_send_ui(uint8_t type, const char *text, size_t len) {
-    if (!claw_ipc_initialized) {
+void claw_port_ui(uint8_t type, const uint8_t *text, size_t len) {
+    if (!s_ui_up) {
         return;
     }
     len = text == NULL ? 0 : len;
-    if (len > CLAW_IPC_TEXT_MAX - 1) {
+    if (len > UI_TEXT_MAX - 1) {
         // Cut on a character boundary: never half a Thai character.
-        len = CLAW_IPC_TEXT_MAX - 1;
-        while (len > 0 && ((uint8_t)text[len] & 0xc0) == 0x80) {
+        len = UI_TEXT_MAX - 1;
+        while (len > 0 && (text[len] & 0xc0) == 0x80) {
             len--;
         }
     }
-    if (s_ipc_count == CLAW_IPC_LOG_MAX) {
+    if (s_ui_count == UI_LOG_MAX) {
         // Full: the oldest message goes.
-        memmove(&s_ipc_log[0], &s_ipc_log[1], sizeof(s_ipc_log) - sizeof(s_ipc_log[0]));
-        s_ipc_count--;
+        memmove(&s_ui_log[0], &s_ui_log[1], sizeof(s_ui_log) - sizeof(s_ui_log[0]));
+        s_ui_count--;
     }
-    s_ipc_log[s_ipc_count].type = type;
-    s_ipc_log[s_ipc_count].len = (uint8_t)len;
+    s_ui_log[s_ui_count].type = type;
+    s_ui_log[s_ui_count].len = (uint8_t)len;
     if (len > 0) {
-        memcpy(s_ipc_log[s_ipc_count].text, text, len);
+        memcpy(s_ui_log[s_ui_count].text, text, len);
     }
-    s_ipc_log[s_ipc_count++].text[len] = '\0';
+    s_ui_log[s_ui_count++].text[len] = '\0';
 }
 
-bool claw_ipc_event_get(size_t index, uint8_t *type, const char **text, size_t *len) {
-    if (index >= s_ipc_count) {
-        return false;
+// bentoclaw._ui_events() (a test hook in modbentoclaw.c's module table): the
+// UI messages since the last call, as a list of (type, text).
+static mp_obj_t bentoclaw__ui_events(void) {
+    static const char *const names[] = {
+        "status", "last_cmd", "last_result", "progress", "error", "clear", "stats", "user", "assistant", "tool", "led",
+    };
+    bentoclaw_ensure_init();
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (size_t i = 0; i < s_ui_count; i++) {
+        uint8_t type = s_ui_log[i].type;
+        const char *text = s_ui_log[i].text;
+        mp_obj_t items[2] = {
+            type < MP_ARRAY_SIZE(names) ? mp_obj_new_str(names[type], strlen(names[type]))
+                : MP_OBJ_NEW_SMALL_INT(type),
+            mp_obj_new_str(text, claw_text_prefix((const uint8_t *)text, s_ui_log[i].len)),
+        };
+        mp_obj_list_append(list, mp_obj_new_tuple(2, items));
     }
-    *type = s_ipc_log[index].type;
-    *text = s_ipc_log[index].text;
-    *len = s_ipc_log[index].len;
-    return true;
+    s_ui_count = 0;
+    return list;
 }
+MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__ui_events_obj, bentoclaw__ui_events);
 
-void claw_ipc_events_clear(void) {
-    s_ipc_count = 0;
+/* --- The test clock (claw_transport.h) --- */
+
+bool bentoclaw_clock_fixed;
+uint32_t bentoclaw_clock_s;
+
+// bentoclaw._clock() -> the RTC seconds the core sees; _clock(s) fixes it at
+// s; _clock(None) goes back to the real clock.
+static mp_obj_t bentoclaw__clock(size_t n_args, const mp_obj_t *args) {
+    bentoclaw_ensure_init();
+    if (n_args > 0) {
+        bentoclaw_clock_fixed = args[0] != mp_const_none;
+        if (bentoclaw_clock_fixed) {
+            bentoclaw_clock_s = (uint32_t)mp_obj_get_int_truncated(args[0]);
+        }
+    }
+    uint32_t now = claw_port_time_s();
+    return mp_obj_new_int_from_uint(now >= CLAW_RTC_SET_AFTER ? now : 0);
 }
+MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(bentoclaw__clock_obj, 0, 1, bentoclaw__clock);
 
 #endif // !BENTOCLAW_PORT_FIRMWARE

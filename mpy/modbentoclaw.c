@@ -2,8 +2,9 @@
  * modbentoclaw.c — the MicroPython module `bentoclaw` over the Rust core
  * (libbentoclaw.a, include/claw_*.h): argument conversion, exceptions, the
  * module table, the registry of Python callables, and the agent's ports of
- * include/claw_port.h (running a Python tool, the transport and UI panel of
- * claw_transport.h, the wall clock); the file port is claw_port_vfs.c. Every
+ * include/claw_port.h (running a Python tool, the transport of
+ * claw_transport.h, the firmware's UI panel, the wall clock); the file port
+ * is claw_port_vfs.c, the unix port's UI panel claw_transport_unix.c. Every
  * behaviour (ask(), tool rounds, gates and trust, TACP, the config file,
  * MEMORY.md) is the core's. The core never raises: it returns a status, and
  * this file raises once the core call has returned; a port catches every
@@ -82,12 +83,6 @@ MP_REGISTER_ROOT_POINTER(uint8_t *bentoclaw_tacp_payload);
 typedef struct _bentoclaw_ctx_t {
     mp_obj_t arg, result, exc;
 } bentoclaw_ctx_t;
-
-#if !BENTOCLAW_PORT_FIRMWARE
-// Unix test hook (_clock()): the RTC seconds claw_port_time_s() reports.
-static bool s_clock_overridden;
-static uint32_t s_clock_override;
-#endif
 
 extern const mp_obj_module_t mp_module_bentoclaw;
 
@@ -175,7 +170,7 @@ static void bentoclaw_vm_check(void) {
         MP_STATE_VM(bentoclaw_tacp_payload) = NULL;
         memset(&s_tacp_rx, 0, sizeof(s_tacp_rx));
         #if !BENTOCLAW_PORT_FIRMWARE
-        s_clock_overridden = false;
+        bentoclaw_clock_fixed = false;
         #endif
         s_module_inited = false;
     }
@@ -183,14 +178,9 @@ static void bentoclaw_vm_check(void) {
 }
 
 // What a port callback handed the VM, then the core's "busy" error unless `ok`.
-static void busy_unless(bool ok) {
-    claw_port_vfs_raise_pending();
-    if (!ok) {
-        bentoclaw_raise(CLAW_STATUS_BUSY, MP_QSTRnull);
-    }
-}
+#define busy_unless(ok) bentoclaw_check((ok) ? CLAW_OK : CLAW_STATUS_BUSY, NULL)
 
-static void bentoclaw_ensure_init(void) {
+void bentoclaw_ensure_init(void) {
     // Python code that runs inside a core call (a block device written in
     // Python, reached through the VFS bridge) must not re-enter the core.
     busy_unless(!claw_port_vfs_busy());
@@ -289,25 +279,13 @@ static void dict_set(mp_obj_t d, qstr key, mp_obj_t value) {
 
 /* --- The agent's ports (include/claw_port.h): a Python tool --- */
 
-// A print sink that keeps the first `max` bytes (the core cuts them on a
-// character boundary), so the text of a large result never takes heap.
-typedef struct _capped_t {
-    uint8_t *out;
-    size_t max, len;
-} capped_t;
-
-static void capped_print(void *data, const char *str, size_t len) {
-    capped_t *c = data;
-    len = len < c->max - c->len ? len : c->max - c->len;
-    memcpy(c->out + c->len, str, len);
-    c->len += len;
-}
-
 // The text of `obj` (str as it is, anything else its repr), or of its type
-// when that raises: the tool ran, so a result is always reported.
+// when that raises: the tool ran, so a result is always reported. Only the
+// first `max` bytes are kept (the core cuts them on a character boundary),
+// so the text of a large result never takes heap.
 static size_t text_of(mp_obj_t obj, bool as_str, uint8_t *out, size_t max) {
-    capped_t c = { out, max, 0 };
-    mp_print_t print = { &c, capped_print };
+    answer_t c = { (char *)out, max, 0 };
+    mp_print_t print = { &c, bentoclaw_answer_strn };
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         mp_obj_print_helper(&print, obj, as_str || mp_obj_is_str(obj) ? PRINT_STR : PRINT_REPR);
@@ -326,15 +304,18 @@ static size_t text_of(mp_obj_t obj, bool as_str, uint8_t *out, size_t max) {
     return c.len;
 }
 
+// The argument of a tool call as a Python object: the text (a copy, with
+// its NUL after it as the vendor's dispatcher passes), the caller's own (a
+// REPL tool() call), or None.
+static mp_obj_t port_arg(bentoclaw_ctx_t *ctx, uint8_t arg_kind, const uint8_t *arg, size_t len) {
+    return arg_kind == CLAW_PORT_ARG_TEXT ? mp_obj_new_str((const char *)arg, len)
+        : arg_kind == CLAW_PORT_ARG_CALLER && ctx != NULL ? ctx->arg : mp_const_none;
+}
+
 // A C tool's argument as the text its handler reads: a str as it is, None
 // as "", anything else as JSON (json.dumps) — the vendor's tools take text
 // or a JSON object.
-static const char *c_tool_text(bentoclaw_ctx_t *ctx, uint8_t arg_kind, const uint8_t *arg, size_t *len) {
-    if (arg_kind == CLAW_PORT_ARG_TEXT) {
-        // A copy with its NUL after it, as the vendor's dispatcher passes.
-        return mp_obj_str_get_data(mp_obj_new_str((const char *)arg, *len), len);
-    }
-    mp_obj_t a = arg_kind == CLAW_PORT_ARG_CALLER && ctx != NULL ? ctx->arg : mp_const_none;
+static const char *c_tool_text(mp_obj_t a, size_t *len) {
     if (a == mp_const_none) {
         *len = 0;
         return "";
@@ -353,10 +334,15 @@ uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8
     const claw_tool_def_t *def = claw_tool_def(slot);
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
+        mp_obj_t *entry = def == NULL ? py_tool(slot) : NULL;
+        if (def == NULL && entry == NULL) {
+            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("tool has no handler"));
+        }
+        mp_obj_t a = port_arg(ctx, arg_kind, arg, arg_len);
         if (def != NULL) {
             // A C tool: its handler writes the result text itself.
-            size_t len = arg_len;
-            const char *text = c_tool_text(ctx, arg_kind, arg, &len);
+            size_t len;
+            const char *text = c_tool_text(a, &len);
             int32_t r = def->handler(text, len, (char *)out, out_max);
             nlr_pop();
             size_t n = (size_t)(r < 0 ? -(int64_t)r : r);
@@ -366,12 +352,6 @@ uint8_t claw_port_tool(void *ctx_in, uint8_t slot, uint8_t arg_kind, const uint8
             }
             return r > 0 ? CLAW_PORT_TOOL_RETURNED : CLAW_PORT_TOOL_RAISED;
         }
-        mp_obj_t *entry = py_tool(slot);
-        if (entry == NULL) {
-            mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("tool has no handler"));
-        }
-        mp_obj_t a = arg_kind == CLAW_PORT_ARG_TEXT ? mp_obj_new_str((const char *)arg, arg_len)
-            : arg_kind == CLAW_PORT_ARG_CALLER && ctx != NULL ? ctx->arg : mp_const_none;
         mp_obj_t r = mp_call_function_1(entry[0], a);
         nlr_pop();
         if (ctx != NULL) {
@@ -394,8 +374,7 @@ bool claw_port_confirm_hold(uint8_t slot, uint8_t arg_kind, const uint8_t *arg, 
     (void)slot;
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
-        MP_STATE_VM(bentoclaw_held_arg) = arg_kind == CLAW_PORT_ARG_TEXT ? mp_obj_new_str((const char *)arg, len)
-            : mp_const_none;
+        MP_STATE_VM(bentoclaw_held_arg) = port_arg(NULL, arg_kind, arg, len);
         nlr_pop();
         return true;
     }
@@ -406,18 +385,7 @@ bool claw_port_confirm_hold(uint8_t slot, uint8_t arg_kind, const uint8_t *arg, 
 
 size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max) {
     mp_obj_t *entry = py_tool(slot);
-    if (entry == NULL) {
-        return 0;
-    }
-    size_t n;
-    const char *d = mp_obj_str_get_data(entry[1], &n);
-    n = n < out_max ? n : out_max;
-    memcpy(out, d, n);
-    return n;
-}
-
-bool claw_port_aborted(void) {
-    return claw_port_vfs_pending();
+    return entry != NULL ? text_of(entry[1], true, out, out_max) : 0;
 }
 
 /* --- The agent's ports: transport, UI, clock --- */
@@ -506,22 +474,12 @@ bool bentoclaw_ipc_send(uint32_t cmd, int type, const char *text, size_t len) {
 void claw_port_ui(uint8_t event, const uint8_t *text, size_t len) {
     (void)bentoclaw_ipc_send(IPC_CMD_CLAW_UI_UPDATE, event, (const char *)text, len);
 }
-#else
-void claw_port_ui_init(void) {
-    claw_ipc_init();
-}
-
-void claw_port_ui(uint8_t event, const uint8_t *text, size_t len) {
-    if (claw_ipc_initialized) {
-        claw_ipc_send_ui(event, (const char *)text, len);
-    }
-}
-#endif
+#endif // the unix port's panel: claw_transport_unix.c
 
 uint32_t claw_port_time_s(void) {
     #if !BENTOCLAW_PORT_FIRMWARE
-    if (s_clock_overridden) {
-        return s_clock_override;
+    if (bentoclaw_clock_fixed) {
+        return bentoclaw_clock_s;
     }
     #endif
     #if defined(BENTOCLAW_RTC_SECONDS)
@@ -593,6 +551,29 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_ask_obj, 0, bentoclaw_ask);
 // tool()'s result text at most: a vendor tool's whole answer.
 #define TOOL_OUT_MAX (1024)
 
+// The value of a tool that ran (tool(), confirm()): an int, a bool, a Python
+// tool's own result, the caller's `arg` (echo; MP_OBJ_NULL: as text), else
+// the text in `out` (a C tool's), after which tool() does the reset a tool
+// asked for (`after_call`).
+static mp_obj_t tool_value(const claw_value_t *v, const bentoclaw_ctx_t *ctx, mp_obj_t arg, vstr_t *out,
+    bool after_call) {
+    if (v->kind == CLAW_VALUE_INT) {
+        return uint_obj(v->ival);
+    } else if (v->kind == CLAW_VALUE_BOOL) {
+        return mp_obj_new_bool(v->ival);
+    } else if (v->kind == CLAW_VALUE_HOST && ctx->result != MP_OBJ_NULL) {
+        return ctx->result;
+    } else if (v->kind == CLAW_VALUE_ARG && arg != MP_OBJ_NULL) {
+        return arg;
+    }
+    out->len = v->len;
+    mp_obj_t ret = mp_obj_new_str_from_vstr(out);
+    if (after_call) {
+        bentoclaw_c_tools_after_call();
+    }
+    return ret;
+}
+
 static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     static const mp_arg_t allowed[] = { REQ(name), { MP_QSTR_arg, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE} } };
     PARSE(a);
@@ -619,27 +600,7 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
         bentoclaw_raise(s, MP_QSTR_arg);
     }
     bentoclaw_check(s, &ctx);
-    switch (v.kind) {
-        case CLAW_VALUE_INT:
-            return uint_obj(v.ival);
-        case CLAW_VALUE_BOOL:
-            return mp_obj_new_bool(v.ival);
-        case CLAW_VALUE_HOST:
-            // A Python tool's own result; a C tool's text.
-            if (ctx.result != MP_OBJ_NULL) {
-                return ctx.result;
-            }
-            break;
-        case CLAW_VALUE_ARG:
-            return arg;
-        default:
-            break;
-    }
-    out.len = v.len;
-    mp_obj_t ret = mp_obj_new_str_from_vstr(&out);
-    // A reset the tool asked for, now that it has returned.
-    bentoclaw_c_tools_after_call();
-    return ret;
+    return tool_value(&v, &ctx, arg, &out, true);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_tool_obj, 0, bentoclaw_tool);
 
@@ -662,24 +623,7 @@ static mp_obj_t bentoclaw_confirm(size_t n_args, const mp_obj_t *pos, mp_map_t *
         &ctx, (uint8_t *)out.buf, TOOL_OUT_MAX, &v, &ran);
     MP_STATE_VM(bentoclaw_held_arg) = MP_OBJ_NULL;
     bentoclaw_check(s, &ctx);
-    if (!ran) {
-        return mp_const_none;
-    }
-    switch (v.kind) {
-        case CLAW_VALUE_INT:
-            return uint_obj(v.ival);
-        case CLAW_VALUE_BOOL:
-            return mp_obj_new_bool(v.ival);
-        case CLAW_VALUE_HOST:
-            if (ctx.result != MP_OBJ_NULL) {
-                return ctx.result;
-            }
-            break;
-        default:
-            break;
-    }
-    out.len = v.len;
-    return mp_obj_new_str_from_vstr(&out);
+    return ran ? tool_value(&v, &ctx, MP_OBJ_NULL, &out, false) : mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_confirm_obj, 0, bentoclaw_confirm);
 
@@ -714,8 +658,8 @@ typedef struct _tacp_sink_t {
     uint8_t seq;
 } tacp_sink_t;
 static tacp_sink_t *s_tacp_sink;
-// Answers sent, so that a request the core never saw (no memory for its
-// buffer) is still answered.
+// Answers sent, so that a request the core left unanswered is still
+// answered.
 static uint32_t s_tacp_answers;
 
 
@@ -735,43 +679,44 @@ void claw_port_tacp_respond(uint8_t sub, const uint8_t *payload, size_t len) {
     #endif
 }
 
-// One request through the core, its work buffer on the heap for the call.
-// Answered in every case: by the core, or here when no buffer could be had.
-static claw_status_t tacp_run(uint8_t sub, const uint8_t *payload, size_t len, bentoclaw_ctx_t *ctx) {
+// One request through the core, its answers to `sink` (NULL: the link), its
+// work buffer on the heap for the call. Answered in every case: by the core,
+// or here (an error frame of the binding's own) when no buffer could be had
+// or the core sent nothing.
+static claw_status_t tacp_run(tacp_sink_t *sink, uint8_t sub, const uint8_t *payload, size_t len,
+    bentoclaw_ctx_t *ctx) {
+    tacp_sink_t *outer = s_tacp_sink;
+    s_tacp_sink = sink;
     uint32_t answers = s_tacp_answers;
     size_t work_len = claw_tacp_work_size(sub, payload, len);
     uint8_t *work = m_new_maybe(uint8_t, work_len);
-    if (work == NULL) {
-        static const char oom[] = "out of memory";
-        claw_port_tacp_respond(0xFF, (const uint8_t *)oom, sizeof(oom) - 1);
-        return CLAW_OK;
+    bool oom = work == NULL;
+    claw_status_t s = oom ? CLAW_OK : claw_tacp_dispatch(sub, payload, len, work, work_len, ctx);
+    if (!oom) {
+        m_del(uint8_t, work, work_len);
     }
-    claw_status_t s = claw_tacp_dispatch(sub, payload, len, work, work_len, ctx);
-    m_del(uint8_t, work, work_len);
     if (s == CLAW_STATUS_TACP_ASK) {
         // An ASK while connected is an ask(), run as bentoclaw.ask() runs
         // it (its buffer on the heap for the call), then answered.
-        size_t ask_len = 0;
-        s = claw_ask_check(payload, len, &ask_len);
-        uint8_t *ask_work = s == CLAW_OK ? m_new_maybe(uint8_t, ask_len) : NULL;
         size_t reply_len = 0;
-        if (s == CLAW_OK && ask_work == NULL) {
-            static const char oom[] = "out of memory";
-            claw_port_tacp_respond(0xFF, (const uint8_t *)oom, sizeof(oom) - 1);
-            return CLAW_OK;
+        s = claw_ask_check(payload, len, &work_len);
+        work = s == CLAW_OK ? m_new_maybe(uint8_t, work_len) : NULL;
+        oom = s == CLAW_OK && work == NULL;
+        if (work != NULL) {
+            s = claw_ask(payload, len, work, work_len, ctx, &reply_len);
         }
-        if (s == CLAW_OK) {
-            s = claw_ask(payload, len, ask_work, ask_len, ctx, &reply_len);
+        if (!oom) {
+            s = claw_tacp_ask_done(s, work, s == CLAW_OK ? reply_len : 0);
         }
-        s = claw_tacp_ask_done(s, ask_work, s == CLAW_OK ? reply_len : 0);
-        if (ask_work != NULL) {
-            m_del(uint8_t, ask_work, ask_len);
+        if (work != NULL) {
+            m_del(uint8_t, work, work_len);
         }
     }
-    if (s_tacp_answers == answers) {
-        static const char none[] = "no answer";
-        claw_port_tacp_respond(0xFF, (const uint8_t *)none, sizeof(none) - 1);
+    if (oom || s_tacp_answers == answers) {
+        const char *why = oom ? "out of memory" : "no answer";
+        claw_port_tacp_respond(0xFF, (const uint8_t *)why, strlen(why));
     }
+    s_tacp_sink = outer;
     return s;
 }
 
@@ -779,8 +724,6 @@ static claw_status_t tacp_run(uint8_t sub, const uint8_t *payload, size_t len, b
 // claw frame it received whole, on the MicroPython task. Raises nothing but
 // what a tool asked for once its answer is out (safe_boot's SystemExit).
 void bentoclaw_tacp_dispatch(uint8_t sub, const char *payload, uint16_t len) {
-    tacp_sink_t *outer = s_tacp_sink;
-    s_tacp_sink = NULL;
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         bentoclaw_vm_check();
@@ -788,10 +731,9 @@ void bentoclaw_tacp_dispatch(uint8_t sub, const char *payload, uint16_t len) {
         bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
         // A KeyboardInterrupt (the IDE's TERMINATE) stopped it: answered
         // "interrupted", and nothing left to raise.
-        (void)bentoclaw_check(tacp_run(sub, (const uint8_t *)payload, len, &ctx), &ctx);
+        (void)bentoclaw_check(tacp_run(NULL, sub, (const uint8_t *)payload, len, &ctx), &ctx);
         nlr_pop();
     }
-    s_tacp_sink = outer;
     // As the vendor: the heap tidied after a tool or a request (the IDE's
     // file uploads want one large block), then the reset a tool asked for.
     if (sub == 0x01 || sub == 0x02) {
@@ -802,23 +744,29 @@ void bentoclaw_tacp_dispatch(uint8_t sub, const char *payload, uint16_t len) {
     }
 }
 
+// The READY frame (seq 0) through the core, to `sink` (NULL: the link), its
+// work buffer on the heap for the call; the core then shows the STATS card.
+static claw_status_t tacp_ready(tacp_sink_t *sink) {
+    size_t work_len = claw_tacp_work_size(0, NULL, 0);
+    uint8_t *work = m_new(uint8_t, work_len);
+    tacp_sink_t *outer = s_tacp_sink;
+    s_tacp_sink = sink;
+    claw_status_t s = claw_tacp_ready(BENTOCLAW_VERSION, BENTOCLAW_BOARD_NAME, work, work_len);
+    s_tacp_sink = outer;
+    m_del(uint8_t, work, work_len);
+    return s;
+}
+
 // Called once the board is up (the vendor's mpy_main.c: after boot.py and
 // main.py, before the REPL): the READY frame and the STATS card.
 void bentoclaw_send_ready(void) {
-    tacp_sink_t *outer = s_tacp_sink;
-    s_tacp_sink = NULL;
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {
         bentoclaw_vm_check();
         bentoclaw_ensure_init();
-        size_t work_len = claw_tacp_work_size(0, NULL, 0);
-        uint8_t *work = m_new(uint8_t, work_len);
-        claw_status_t s = claw_tacp_ready(BENTOCLAW_VERSION, BENTOCLAW_BOARD_NAME, work, work_len);
-        m_del(uint8_t, work, work_len);
-        (void)bentoclaw_check(s, NULL);
+        (void)bentoclaw_check(tacp_ready(NULL), NULL);
         nlr_pop();
     }
-    s_tacp_sink = outer;
 }
 
 // The receiver's payload buffer, dropped when no frame is under way.
@@ -866,12 +814,9 @@ static mp_obj_t bentoclaw_tacp(mp_obj_t data_in) {
             vstr_t req;
             vstr_init_len(&req, ev.len);
             memcpy(req.buf, payload, ev.len);
-            tacp_sink_t *outer = s_tacp_sink;
             sink.seq = ev.seq;
-            s_tacp_sink = &sink;
             bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
-            claw_status_t s = tacp_run(ev.sub, (const uint8_t *)req.buf, req.len, &ctx);
-            s_tacp_sink = outer;
+            claw_status_t s = tacp_run(&sink, ev.sub, (const uint8_t *)req.buf, req.len, &ctx);
             vstr_clear(&req);
             if (s != CLAW_OK) {
                 tacp_payload_release();
@@ -900,17 +845,10 @@ static MP_DEFINE_CONST_FUN_OBJ_1(bentoclaw_tacp_obj, bentoclaw_tacp);
 // tacp_ready(): the READY frame (seq 0) the board sends once it is up.
 static mp_obj_t bentoclaw_tacp_ready(void) {
     bentoclaw_ensure_init();
-    size_t work_len = claw_tacp_work_size(0, NULL, 0);
-    uint8_t *work = m_new(uint8_t, work_len);
     vstr_t out;
     vstr_init(&out, CLAW_TACP_FRAME_MAX);
     tacp_sink_t sink = { &out, 0 };
-    tacp_sink_t *outer = s_tacp_sink;
-    s_tacp_sink = &sink;
-    claw_status_t s = claw_tacp_ready(BENTOCLAW_VERSION, BENTOCLAW_BOARD_NAME, work, work_len);
-    s_tacp_sink = outer;
-    m_del(uint8_t, work, work_len);
-    bentoclaw_check(s, NULL);
+    bentoclaw_check(tacp_ready(&sink), NULL);
     return mp_obj_new_bytes_from_vstr(&out);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_tacp_ready_obj, bentoclaw_tacp_ready);
@@ -1168,9 +1106,7 @@ static mp_obj_t bentoclaw_import_memory(size_t n_args, const mp_obj_t *pos, mp_m
         mp_raise_msg_varg(&mp_type_OSError, MP_ERROR_TEXT("memory write failed at line %u (%u pairs stored before it)"),
             (unsigned)r.line, (unsigned)r.keys);
     }
-    if (s != CLAW_OK) {
-        bentoclaw_raise(s, MP_QSTRnull);
-    }
+    bentoclaw_check(s, NULL);
     return uint_obj(r.keys);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_import_memory_obj, 0, bentoclaw_import_memory);
@@ -1259,16 +1195,22 @@ static mp_obj_t bentoclaw_session(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_obj, bentoclaw_session);
 
-// history(): the vendor's — the context text as claw_session_build_context
-// renders it into 3072 bytes (its s_work_large).
-static mp_obj_t bentoclaw_history(void) {
+// The context text as claw_session_build_context() renders it into `size`
+// bytes (empty when it does not fit), as str or bytes.
+static mp_obj_t context_text(size_t size, bool as_bytes) {
     bentoclaw_ensure_init();
     vstr_t v;
-    vstr_init_len(&v, 3072);
-    size_t n = claw_session_build_context(v.buf, 3072);
-    v.len = n < 3072 ? n : 0;
+    vstr_init_len(&v, size);
+    size_t n = claw_session_build_context(v.buf, size);
+    v.len = n < size ? n : 0;
     claw_port_vfs_raise_pending();
-    return mp_obj_new_str_from_vstr(&v);
+    return as_bytes ? mp_obj_new_bytes_from_vstr(&v) : mp_obj_new_str_from_vstr(&v);
+}
+
+// history(): the vendor's — the context text in 3072 bytes (its
+// s_work_large).
+static mp_obj_t bentoclaw_history(void) {
+    return context_text(3072, false);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_history_obj, bentoclaw_history);
 
@@ -1278,55 +1220,16 @@ static mp_obj_t bentoclaw_version(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_version_obj, bentoclaw_version);
 
 #if !BENTOCLAW_PORT_FIRMWARE
-// Test hooks of the unix port. _ui_events(): the UI messages since the last
-// call, as a list of (type, text).
-static mp_obj_t bentoclaw__ui_events(void) {
-    static const char *const names[] = {
-        "status", "last_cmd", "last_result", "progress", "error", "clear", "stats", "user", "assistant", "tool", "led",
-    };
-    bentoclaw_ensure_init();
-    mp_obj_t list = mp_obj_new_list(0, NULL);
-    uint8_t type;
-    const char *text;
-    size_t len;
-    for (size_t i = 0; claw_ipc_event_get(i, &type, &text, &len); i++) {
-        mp_obj_t items[2] = {
-            type < MP_ARRAY_SIZE(names) ? str_obj(names[type]) : MP_OBJ_NEW_SMALL_INT(type),
-            mp_obj_new_str(text, claw_text_prefix((const uint8_t *)text, len)),
-        };
-        mp_obj_list_append(list, mp_obj_new_tuple(2, items));
-    }
-    claw_ipc_events_clear();
-    return list;
-}
-static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__ui_events_obj, bentoclaw__ui_events);
+// Test hooks of the unix port (_ui_events(), _clock(): claw_transport_unix.c's).
+extern const mp_obj_fun_builtin_fixed_t bentoclaw__ui_events_obj;
+extern const mp_obj_fun_builtin_var_t bentoclaw__clock_obj;
 
 // The context the next ask() would send, as bytes (nothing sent, no turn).
 static mp_obj_t bentoclaw__context(void) {
-    bentoclaw_ensure_init();
-    vstr_t v;
-    vstr_init_len(&v, CLAW_CONTEXT_MAX + 1);
-    size_t n = claw_session_build_context(v.buf, CLAW_CONTEXT_MAX + 1);
-    v.len = n <= CLAW_CONTEXT_MAX ? n : 0;
-    claw_port_vfs_raise_pending();
-    return mp_obj_new_bytes_from_vstr(&v);
+    return context_text(CLAW_CONTEXT_MAX + 1, true);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__context_obj, bentoclaw__context);
 
-// _clock() -> the RTC seconds the core sees; _clock(s) fixes it at s;
-// _clock(None) goes back to the real clock.
-static mp_obj_t bentoclaw__clock(size_t n_args, const mp_obj_t *args) {
-    bentoclaw_ensure_init();
-    if (n_args > 0) {
-        s_clock_overridden = args[0] != mp_const_none;
-        if (s_clock_overridden) {
-            s_clock_override = (uint32_t)mp_obj_get_int_truncated(args[0]);
-        }
-    }
-    uint32_t now = claw_port_time_s();
-    return uint_obj(now >= CLAW_RTC_SET_AFTER ? now : 0);
-}
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(bentoclaw__clock_obj, 0, 1, bentoclaw__clock);
 #endif
 
 static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
