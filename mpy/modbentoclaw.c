@@ -623,7 +623,9 @@ static mp_obj_t bentoclaw_confirm(size_t n_args, const mp_obj_t *pos, mp_map_t *
         &ctx, (uint8_t *)out.buf, TOOL_OUT_MAX, &v, &ran);
     MP_STATE_VM(bentoclaw_held_arg) = MP_OBJ_NULL;
     bentoclaw_check(s, &ctx);
-    return ran ? tool_value(&v, &ctx, MP_OBJ_NULL, &out, false) : mp_const_none;
+    // A reset the confirmed tool asked for (hard_reset, safe_boot), now
+    // that it has returned.
+    return ran ? tool_value(&v, &ctx, MP_OBJ_NULL, &out, true) : mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_confirm_obj, 0, bentoclaw_confirm);
 
