@@ -219,6 +219,17 @@ t.eq(json.loads(bentoclaw.tool("rtc_set", "1999 01 01 00 00 00")), {"error": "da
      "rtc_set's range")
 t.eq(json.loads(bentoclaw.tool("rtc_set", "bad")), {"error": "format: YYYY MM DD HH MM SS"}, "rtc_set's format")
 
+# --- a tool called from the REPL: our texts on the vendor's UI numbers ---------------------
+bentoclaw.register_tool("div", lambda a: 1 // int(a), 0, 10, "Divide", False)
+bentoclaw._ui_events()
+t.eq(bentoclaw.tool("div", "1"), 1, "a REPL tool call")
+t.eq([e for e in bentoclaw._ui_events() if e[0] in ("error", "last_result")], [("last_result", "tool ok")],
+     "a REPL tool's success: UI LAST_RESULT 'tool ok'")
+t.raises(ZeroDivisionError, bentoclaw.tool, "div", "0")
+t.eq([e for e in bentoclaw._ui_events() if e[0] in ("error", "last_result")],
+     [("error", "Tool error"), ("last_result", "tool error")],
+     "a REPL tool's failure: UI ERROR 'Tool error', LAST_RESULT 'tool error'")
+
 # --- register_tool(): description and confirm --------------------------------------------
 bentoclaw.register_tool("valve", lambda a: "opened", 1, 3, "Open the valve", True)
 v = [x for x in bentoclaw.tools() if x["name"] == "valve"][0]
