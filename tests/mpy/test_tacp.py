@@ -257,7 +257,7 @@ t.eq(call(DISCONNECT), (DISCONNECT, "ok"), "DISCONNECT again")
 # --- SAFETY / CLEAR / unknown ----------------------------------------------------------
 sf = bentoclaw.safety()
 t.eq(call(SAFETY), (SAFETY, '{"circuit_breaker":"%s","cooldown_ms":%d,"trust_level":"usb","connected":false,"errors":%d}' % (
-    sf["circuit_breaker"], sf["cooldown_ms"], sf["errors"])), "SAFETY (extension)")
+    sf["circuit_breaker"], sf["cooldown_ms"], bentoclaw.status()["error_count"])), "SAFETY (extension)")
 ui()
 t.eq(call(CLEAR), (CLEAR, "ok"), "CLEAR")
 t.eq(bentoclaw.session(), [], "the session is empty")

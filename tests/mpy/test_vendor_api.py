@@ -104,6 +104,12 @@ t.eq(bentoclaw.status()["exec_count"], 3, "a refusal is not counted as run")
 t.eq(rig.connect(bentoclaw), True, "connect")
 t.eq(bentoclaw.safety()["trust_level"], "https", "connected: trust_level https")
 t.eq(bentoclaw.safety()["connected"], True, "safety()['connected']")
+# The extension keys of before, kept: the same values as the vendor's keys
+# (the other tests read the vendor's).
+sf, st = bentoclaw.safety(), bentoclaw.status()
+t.eq((sf["trust"], sf["errors"], st["errors"]), (sf["trust_level"], st["error_count"], st["error_count"]),
+     "extension keys safety()['trust'], ['errors'] and status()['errors'] equal trust_level and error_count")
+t.eq((sf["trust"], sf["errors"]), ("https", 1), "... with values that tell them apart from the defaults")
 t.raises(RuntimeError, bentoclaw.execute, "py_exec", None, text=rig.TRUST_TEXT, what="risk 2 over HTTPS refused")
 
 # --- ask(): the vendor's texts and UI moments -------------------------------------------
