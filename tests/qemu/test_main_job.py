@@ -125,7 +125,7 @@ want = json.loads(read_file("/main_job_roles"))
 got = [list(x) for x in bentoclaw.session()]
 t.eq(got, [list(x) for x in want], "the session reloaded from flash after the soft reset")
 t.eq(bentoclaw.recall("colour"), "teal", "memory reloaded")
-t.eq(bentoclaw.recall("pet"), None, "the TACP wipe is still in effect")
+t.eq(bentoclaw.recall("pet"), None, "the wipe is still in effect")
 t.eq(bentoclaw.safety()["trust_level"], "usb", "a new VM rests at USB")
 t.eq(bentoclaw.connect("127.0.0.1", BACKEND_PORT, API_KEY), True, "connect again")
 r = bentoclaw.ask("what colour do I like?")
