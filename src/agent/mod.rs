@@ -458,8 +458,10 @@ fn run_tool_gated<H: Host>(
                     c.agent.set_last_result(&[b"tool error"]);
                 }
             })?;
-            h.ui(Ui::Error, b"Tool error");
+            // TACP EXEC reports the failure with its own LAST_RESULT (the
+            // vendor's EXEC sends no ERROR message).
             if !exec {
+                h.ui(Ui::Error, b"Tool error");
                 h.ui(Ui::LastResult, b"tool error");
             }
             let text = out.get(..n).unwrap_or(&[]);

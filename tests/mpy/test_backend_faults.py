@@ -176,7 +176,7 @@ for mode, label in MODES:
     t.eq(bentoclaw.status()["session_msgs"], 0, mode + ": ring empty to start")
     rig.backend_mode(mode, count=3)
     for i in range(3):
-        e0 = bentoclaw.safety()["errors"]
+        e0 = bentoclaw.status()["error_count"]
         t0 = rig.ticks()
         text = TOO_LONG_TEXT if mode == "huge" else rig.REQUEST_TEXT
         t.raises(RuntimeError, bentoclaw.ask, "fault %s %d" % (mode, i), text=text,
@@ -187,7 +187,7 @@ for mode, label in MODES:
         t.check(ms <= LIMIT_MS, "%s #%d bounded (%d ms)" % (mode, i + 1, ms), ms)
         sf = bentoclaw.safety()
         st = bentoclaw.status()
-        t.eq(sf["errors"], e0 + 1, "%s #%d counts one error" % (mode, i + 1))
+        t.eq(st["error_count"], e0 + 1, "%s #%d counts one error" % (mode, i + 1))
         t.eq(sf["circuit_breaker"], "open" if i == 2 else "closed",
              "%s: breaker after %d consecutive failures" % (mode, i + 1))
         t.eq(st["session_msgs"], i + 1, "%s #%d: the USER turn stays, no ASSISTANT turn" % (mode, i + 1))
@@ -198,13 +198,13 @@ for mode, label in MODES:
     sf = bentoclaw.safety()
     t.check(0 < sf["cooldown_ms"] <= 30000, mode + ": cooldown running", sf["cooldown_ms"])
     total0 = rig.backend_log()["total"]
-    e0 = sf["errors"]
+    e0 = bentoclaw.status()["error_count"]
     t.raises(RuntimeError, bentoclaw.ask, "refused " + mode, text=rig.ASK_BREAKER_TEXT,
              what=mode + ": 4th ask refused by the open breaker")
     t.raises(RuntimeError, bentoclaw.tool, "echo", "x", text=rig.BREAKER_TEXT,
              what=mode + ": tools refused too")
     t.eq(rig.backend_log()["total"], total0, mode + ": refused calls never reach the backend")
-    t.eq(bentoclaw.safety()["errors"], e0 + 2, mode + ": refusals count errors")
+    t.eq(bentoclaw.status()["error_count"], e0 + 2, mode + ": refusals count errors")
     t.eq(bentoclaw.status()["session_msgs"], 3, mode + ": a refused ask adds no turn")
     # A new VM closes the breaker; the next ask carries the three USER turns
     # (from flash) and no ASSISTANT turn for them.
@@ -299,7 +299,7 @@ def part_b():
         for name, want in EXPECT:
             bentoclaw.session_clear()
             new_vm()  # breaker closed for every case
-            e0 = bentoclaw.safety()["errors"]
+            e0 = bentoclaw.status()["error_count"]
             t0 = rig.ticks()
             try:
                 got = bentoclaw.ask("case " + name)
@@ -315,7 +315,7 @@ def part_b():
                 text = rig.REQUEST_TEXT if want is None else TOO_LONG_TEXT
                 t.check(type(err) is RuntimeError and str(err) == text,
                         "%s: exactly %r" % (name, text), repr(err), repr(got))
-                t.eq(bentoclaw.safety()["errors"], e0 + 1, name + ": one error counted")
+                t.eq(bentoclaw.status()["error_count"], e0 + 1, name + ": one error counted")
                 t.eq(st["session_msgs"], 1, name + ": USER turn only, no ASSISTANT turn")
             else:
                 n_ok += 1

@@ -113,7 +113,7 @@ if len(reqs) == 2:
 ctx = context_text()
 t.check("echo2: hello" in ctx and "Tool echo2 ok: hello" in ctx, "TOOL and ASSISTANT turns in the session")
 t.check('"tool_call"' not in ctx, "the tool request itself is not stored as an assistant turn")
-t.eq(bentoclaw.safety()["trust"], "https", "trust unchanged")
+t.eq(bentoclaw.safety()["trust_level"], "https", "trust unchanged")
 t.eq(bentoclaw.status()["state"], "idle", "idle after the exchange")
 
 # A null / absent argument is None; a non-str result is sent as str().
@@ -129,11 +129,11 @@ t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "a bad argument is no brea
 
 # --- trust: the backend cannot run a high-risk tool; TACP can ----------------------------------
 seen.clear()
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 r, reqs = run([call("wipe_memory")])
 t.eq(r, "Tool wipe_memory refused: " + rig.TRUST_TEXT, "high-risk tool refused for trust, exact text")
 t.eq(bentoclaw.recall("name"), "Somchai", "nothing was wiped")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "the refusal counts an error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "the refusal counts an error")
 if len(reqs) == 2:
     t.eq(reqs[1]["body_json"]["tool_result"],
          {"name": "wipe_memory", "status": "refused", "result": rig.TRUST_TEXT}, "refusal reported")
@@ -142,7 +142,7 @@ t.eq(seen, [], "a refused Python tool never ran")
 t.eq(r, "Tool probe refused: " + rig.TRUST_TEXT, "probe refused over HTTPS")
 t.eq(rig.tacp_call(bentoclaw, 1, "probe y"), (1, "probed"), "the same tool through TACP EXEC runs (USB trust)")
 t.eq(seen, [("probe", "y")], "ran once, through TACP")
-t.eq(bentoclaw.safety()["trust"], "https", "trust still https")
+t.eq(bentoclaw.safety()["trust_level"], "https", "trust still https")
 t.check("wipe_memory: refused: " + rig.TRUST_TEXT in context_text(),
         "the refusal is a TOOL turn")
 
@@ -156,10 +156,10 @@ t.check(len(reqs) == 2 and reqs[1]["body_json"]["tool_result"]["name"] == "echo2
         and reqs[1]["body_json"]["tool_result"]["status"] == "unknown", "NUL inside a name: unknown, escaped")
 
 # --- a raising tool: error + breaker failure -----------------------------------------------------
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 r, reqs = run([call("boom", "1")])
 t.eq(r, "Tool boom error: boom: '1'", "a raising tool is reported as an error")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "and counts an error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "and counts an error")
 
 # --- the round limit -------------------------------------------------------------------------------
 # (An ask() whose tool raised is one failed ask(); a plain one resets the
@@ -168,13 +168,13 @@ t.eq(bentoclaw.ask("reset the count")[:6], "Echo: ", "a plain ask() succeeds")
 seen.clear()
 rig.backend_control(reply=call("echo2", "again"))
 total0 = rig.backend_log()["total"]
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.raises(RuntimeError, bentoclaw.ask, "loop forever", text=ROUND_TEXT, what="a model that loops ends at the limit")
 rig.backend_control(reply=None)
 reqs = requests_since(total0)
 t.eq(len(reqs), 4, "1 + 3 POSTs")
 t.eq(seen, ["again"] * 3, "the tool ran exactly 3 times")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "the limit counts one error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "the limit counts one error")
 t.eq(bentoclaw.status()["state"], "error", "state error")
 t.eq(bentoclaw.status()["last_result"], "tool round limit", "last_result")
 t.check("loop forever" in context_text(), "the USER turn stays")
@@ -311,7 +311,7 @@ t.eq((r, seen), ("Tool echo2 ok: ก", ["ก"]), "escaped member names and value
 
 # --- breaker: one ask() is at most one breaker failure, whatever its tools do ---------------
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "closed before")
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 r, reqs = run([call("boom", "a"), call("boom", "b"), call("boom", "c"), "done"])
 t.eq(r, "done", "three failing rounds, then the final reply")
 t.eq(len(reqs), 4, "4 POSTs")
@@ -319,16 +319,16 @@ if len(reqs) == 4:
     t.eq([q["body_json"]["tool_result"]["status"] for q in reqs[1:]], ["error"] * 3, "each reported as error")
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "closed", "three failing tools in one ask(): one breaker failure, still closed")
-t.eq(sf["errors"], e0 + 1, "... and one error")
-t.eq(sf["trust"], "https", "trust unchanged")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "... and one error")
+t.eq(sf["trust_level"], "https", "trust unchanged")
 # Two more such asks: three consecutive failures in all open the breaker.
 for i in range(2):
     r, reqs = run([call("boom", "x"), "done"])
     t.eq(r, "done", "an ask() whose tool fails still answers (%d)" % i)
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "open", "three asks with a failing tool open the breaker")
-t.eq(sf["errors"], e0 + 3, "one error per ask()")
+t.eq(bentoclaw.status()["error_count"], e0 + 3, "one error per ask()")
 t.raises(RuntimeError, bentoclaw.ask, "more", text=rig.ASK_BREAKER_TEXT, what="the next ask is refused")
 bentoclaw.disconnect()
-t.eq(bentoclaw.safety()["trust"], "usb", "usb after disconnect")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "usb after disconnect")
 t.done()

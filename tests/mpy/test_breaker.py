@@ -60,11 +60,11 @@ print("cooldown_ms right after opening:", sf["cooldown_ms"])
 
 # While open: nothing reaches the backend, and the refusals count as errors.
 total0 = rig.backend_log()["total"]
-errors0 = sf["errors"]
+errors0 = bentoclaw.status()["error_count"]
 t.raises(RuntimeError, bentoclaw.ask, "refused", text=rig.ASK_BREAKER_TEXT)
 t.raises(RuntimeError, bentoclaw.tool, "echo", "x", text=rig.BREAKER_TEXT)
 t.eq(rig.backend_log()["total"], total0, "refused calls never reach the backend")
-t.eq(bentoclaw.safety()["errors"], errors0 + 2, "each refusal counts an error")
+t.eq(bentoclaw.status()["error_count"], errors0 + 2, "each refusal counts an error")
 
 # Cooldown passes (the test clock jumps over it).
 rig.backend_mode("ok")

@@ -2,7 +2,8 @@
 # confirm does not run when the backend's model asks for it until the person
 # at the device confirms it with bentoclaw.confirm(); the wait is bounded
 # (60 s, CLAW_CONFIRM_TIMEOUT_MS), after it the tool is refused. What is not
-# held: the REPL's own calls, execute(), a call the trust gate refuses.
+# held: the REPL's own calls, execute(), the USB host's TACP EXEC (the IDE
+# confirms with its user), a call the trust gate refuses.
 # needs: backend
 # needs: clock
 # targets: unix
@@ -83,6 +84,23 @@ t.eq(bentoclaw.confirm(), "opened once more", "the new one runs")
 # --- what is not held -----------------------------------------------------------------------
 t.eq(bentoclaw.tool("valve", "repl"), "opened repl", "the REPL's own tool() call is not held")
 t.eq(bentoclaw.execute("valve", None)["confirm"], True, "execute() reports the flag, runs nothing")
+# The USB host's own TACP EXEC of a confirm tool is not held: it runs at once
+# and the one answer is its result; the same tool asked for by the backend's
+# model is held.
+EXEC = 0x01
+n0, x0 = len(ran), bentoclaw.status()["exec_count"]
+frames = rig.tacp_frames(bentoclaw.tacp(rig.tacp_frame(EXEC, "valve usb", 9)))
+t.eq(frames, [(EXEC, 9, b"opened usb")], "TACP EXEC of a confirm tool: answered with its result at once")
+t.eq(ran[n0:], ["usb"], "... it ran, with the rest of the line")
+t.eq(bentoclaw.status()["pending_confirm"], "", "... nothing held")
+t.eq(bentoclaw.status()["exec_count"], x0 + 1, "... counted as a call")
+t.eq(bentoclaw.session()[-1], ("tool", "valve: opened usb"), "... its TOOL turn")
+bentoclaw.ask("run valve model")
+t.eq(rig.backend_last()["body_json"].get("tool_result"), {"name": "valve", "status": "refused", "result": WAITING},
+     "the same tool asked for by the model: held")
+t.eq(ran[n0:], ["usb"], "... it did not run")
+t.eq(bentoclaw.status()["pending_confirm"], "valve", "... it waits")
+t.eq(bentoclaw.confirm(False), None, "(refused by the person)")
 # A confirm tool the trust gate refuses is refused, not held.
 bentoclaw.register_tool("nuke", lambda a: "boom", 2, 10, "High risk", True)
 bentoclaw.ask("run nuke")

@@ -42,7 +42,7 @@ modes = ["status500", "status404", "status302", "truncated", "huge", "garbage", 
          "close_mid", "drop", "header_flood", "hang"]
 for mode in modes:
     rig.backend_mode(mode, count=1)
-    errors0 = bentoclaw.safety()["errors"]
+    errors0 = bentoclaw.status()["error_count"]
     t0 = rig.ticks()
     t.raises(RuntimeError, bentoclaw.ask, "fault " + mode, text=TOO_LONG if mode == "huge" else rig.REQUEST_TEXT,
              what="mode %s is a failed request" % mode)
@@ -51,7 +51,7 @@ for mode in modes:
     # Twice the timeout of margin for a loaded machine; without a deadline
     # the hang mode would take backend.py's 300 s.
     t.check(ms <= 3 * bentoclaw.HTTP_TIMEOUT_MS, "mode %s bounded by the timeout" % mode, ms)
-    t.eq(bentoclaw.safety()["errors"], errors0 + 1, "mode %s counted as an error" % mode)
+    t.eq(bentoclaw.status()["error_count"], errors0 + 1, "mode %s counted as an error" % mode)
     st = bentoclaw.status()
     t.eq(st["last_result"], "reply too long" if mode == "huge" and not rig.QEMU else "error",
          "last_result after %s" % mode)

@@ -66,11 +66,17 @@ def cut255(text):
     return b[:n].decode()
 
 
+def state_now():
+    """The breaker's state and the error count, to compare with later."""
+    return bentoclaw.safety()["circuit_breaker"], bentoclaw.status()["error_count"]
+
+
 def unchanged_state(s0, what):
+    breaker0, errors0 = s0
     s1 = bentoclaw.safety()
-    t.eq(s1["circuit_breaker"], s0["circuit_breaker"], what + ": breaker untouched")
-    t.eq(s1["errors"], s0["errors"], what + ": no error counted")
-    t.eq(s1["trust"], "usb", what + ": trust still USB")
+    t.eq(s1["circuit_breaker"], breaker0, what + ": breaker untouched")
+    t.eq(bentoclaw.status()["error_count"], errors0, what + ": no error counted")
+    t.eq(s1["trust_level"], "usb", what + ": trust still USB")
 
 
 # A tool with a huge limit, so the boundary sweeps are not rate limited.
@@ -78,7 +84,7 @@ bentoclaw.register_tool("say", lambda a: a, 0, 65535)
 
 # --- 1. huge strings (1 MiB) --------------------------------------------------------------
 section("Python API 1 MiB strings")
-s0 = bentoclaw.safety()
+s0 = state_now()
 # One 1 MiB string at a time: the unix port's heap is 2 MiB.
 for unit in ("x", "ก", "😀"):
     b = None
@@ -110,10 +116,10 @@ t.eq(len([x for x in records() if x[0] != "tool"]), 0, "no turn but the TOOL tur
 unchanged_state(s0, "1 MiB arguments")
 # The prompt limit itself: PROMPT_MAX passes the length check (and then
 # needs a connection), PROMPT_MAX + 1 does not.
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.raises(RuntimeError, bentoclaw.ask, "p" * bentoclaw.PROMPT_MAX, text=NOT_CONNECTED,
          what="prompt of exactly PROMPT_MAX bytes passes the length check")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "ask() without a connection counts an error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "ask() without a connection counts an error")
 t.raises(ValueError, bentoclaw.ask, "p" * (bentoclaw.PROMPT_MAX + 1), text=PROMPT_TEXT)
 t.raises(ValueError, bentoclaw.ask, "ก" * (bentoclaw.PROMPT_MAX // 3 + 1), text=PROMPT_TEXT,
          what="Thai prompt one character over PROMPT_MAX bytes")
@@ -135,7 +141,7 @@ end_section()
 
 # --- 2. embedded NUL -------------------------------------------------------------------------
 section("Python API embedded NUL")
-s0 = bentoclaw.safety()
+s0 = state_now()
 n0 = bentoclaw.status()["session_msgs"]
 for nul in ("\x00", "a\x00", "\x00b", "a\x00b", "ไทย\x00ไทย"):
     t.raises(ValueError, bentoclaw.ask, nul, text="prompt must not contain NUL")
@@ -184,7 +190,7 @@ class StrSub(str):
     pass
 
 
-s0 = bentoclaw.safety()
+s0 = state_now()
 n0 = bentoclaw.status()["session_msgs"]
 junk = [b"echo", bytearray(b"echo"), 1, 0, -1, 1 << 80, 2.5, None, True, ["echo"], ("echo",),
         {"k": "v"}, WithStr(), StrSub("echo"), print, memoryview(b"echo")]
@@ -237,7 +243,7 @@ for b in (b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xed\xa0
     except UnicodeError:
         pass  # refused by the interpreter already: cannot reach bentoclaw
 print("malformed UTF-8 str objects the interpreter lets through:", len(malformed))
-s0 = bentoclaw.safety()
+s0 = state_now()
 n0 = bentoclaw.status()["session_msgs"]
 for m in malformed:
     t.raises(ValueError, bentoclaw.ask, m, text="prompt must be valid UTF-8")
@@ -389,17 +395,17 @@ bentoclaw.register_tool("self", reregister, 0, 65535)
 bentoclaw.register_tool("kbd", lambda a: (_ for _ in ()).throw(KeyboardInterrupt()), 0, 65535)
 bentoclaw.register_tool("exit", lambda a: sys.exit(7), 0, 65535)
 
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.raises(ValueError, bentoclaw.tool, "boom", 1, text="boom 1", what="a raising handler's exception propagates")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "a raising handler counts one error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "a raising handler counts one error")
 t.eq(bentoclaw.status()["last_result"], "tool error", "last_result 'tool error'")
 t.eq(bentoclaw.tool("say", "ok"), "ok", "a success resets the consecutive count")
 # A result whose __repr__ raises: the tool ran, so it is a success, logged
 # as run with a text obtained safely (its type), and its object comes back.
-e1 = bentoclaw.safety()["errors"]
+e1 = bentoclaw.status()["error_count"]
 r = bentoclaw.tool("bad")
 t.check(type(r) is Bad, "a result whose repr raises comes back as it is")
-t.eq(bentoclaw.safety()["errors"], e1, "... counted as no error")
+t.eq(bentoclaw.status()["error_count"], e1, "... counted as no error")
 t.eq(bentoclaw.status()["last_result"], "tool ok", "... last_result 'tool ok'")
 t.eq(last_record(), ("tool", "bad: <Bad object>"), "... TOOL turn with its type as the text")
 st = bentoclaw.status()
@@ -408,7 +414,7 @@ t.eq(bentoclaw.tool("reenter"), "nested", "handler re-entering the module from P
 t.eq(bentoclaw.recall("from_handler"), "yes", "its remember() landed")
 t.eq(bentoclaw.tool("self"), "original", "handler that replaces itself returns its own result")
 t.eq(bentoclaw.tool("self"), "replaced", "the replacement runs next time")
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 cb0 = bentoclaw.safety()["circuit_breaker"]
 try:
     bentoclaw.tool("kbd")
@@ -420,7 +426,7 @@ try:
     t.check(False, "SystemExit swallowed")
 except SystemExit as e:
     t.check(e.value == 7 if hasattr(e, "value") else True, "SystemExit propagates")
-t.eq(bentoclaw.safety()["errors"], e0, "Ctrl-C / sys.exit in a handler are not tool failures")
+t.eq(bentoclaw.status()["error_count"], e0, "Ctrl-C / sys.exit in a handler are not tool failures")
 t.eq(bentoclaw.safety()["circuit_breaker"], cb0, "nor breaker failures")
 # Unbounded recursion through tool(): the interpreter's recursion limit
 # stops it with a Python exception, never a crash.

@@ -52,7 +52,7 @@ bentoclaw.remember("keep", "me")
 
 def snapshot():
     st = bentoclaw.status()
-    return (st["session_msgs"], st["errors"], bentoclaw.safety()["circuit_breaker"],
+    return (st["session_msgs"], st["error_count"], bentoclaw.safety()["circuit_breaker"],
             tuple(rig.read_file(p) for p in rig.MEMORY_FILES + rig.SESSION_FILES))
 
 
@@ -119,9 +119,9 @@ no_nul_stored("tool results")
 t.eq(rig.connect(bentoclaw), True, "connect")
 rig.backend_control(reply="hello\x00world")
 n0 = bentoclaw.status()["session_msgs"]
-e0 = bentoclaw.status()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.raises(RuntimeError, bentoclaw.ask, "hello", text=rig.REQUEST_TEXT, what="a reply with a NUL: failed request")
-t.eq(bentoclaw.status()["errors"], e0 + 1, "counted as one error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "counted as one error")
 t.check(all(role != "assistant" for role, text in bentoclaw.session()[n0:]), "no assistant turn from it",
         bentoclaw.session()[n0:])
 t.check(all("hello\x00" not in x and x != "hello" for r, x in bentoclaw.session() if r == "assistant"),

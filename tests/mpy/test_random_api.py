@@ -255,9 +255,8 @@ t0_run = rig.ticks()
 i_call = 0
 for i_call in range(N_CALLS):
     op = OPS[random.getrandbits(16) % len(OPS)]
-    sf0 = bentoclaw.safety()
-    e0 = sf0["errors"]
-    br0 = sf0["circuit_breaker"]
+    e0 = bentoclaw.status()["error_count"]
+    br0 = bentoclaw.safety()["circuit_breaker"]
 
     if op == "remember":
         k, v = rkey(), (rarg() if random.getrandbits(2) else rstr()[:40])
@@ -301,12 +300,12 @@ for i_call in range(N_CALLS):
             want_e = builtin_arg_error(n, arg)
         if want_e:
             expect(exc_is(e, want_e), "tool(%r, %r) error" % (n, arg), repr(e), want_e)
-            expect(bentoclaw.safety()["errors"] == e0, "argument error counted")
+            expect(bentoclaw.status()["error_count"] == e0, "argument error counted")
             note(op, "refused-arg")
         else:
             risk = BUILTIN[n] if n in BUILTIN else py_tools[n][1]
             kind = "builtin" if n in BUILTIN else py_tools[n][0]
-            e1 = bentoclaw.safety()["errors"]
+            e1 = bentoclaw.status()["error_count"]
             if e is not None and str(e) == rig.BREAKER_TEXT:
                 expect(br0 != "closed", "breaker refusal while closed")
                 expect(e1 == e0 + 1, "breaker refusal counts one error")
@@ -373,7 +372,7 @@ for i_call in range(N_CALLS):
             expect(e is None, "register_tool(%r) accepted" % (n,), repr(e))
             py_tools[n] = (kind, risk, rate)
             note(op, "ok")
-        expect(bentoclaw.safety()["errors"] == e0, "register_tool counts no error")
+        expect(bentoclaw.status()["error_count"] == e0, "register_tool counts no error")
     elif op == "clear":
         bentoclaw.session_clear()
         ring = 0
@@ -403,7 +402,7 @@ for i_call in range(N_CALLS):
             rig.backend_mode(fault, count=1)
         r, e = run(bentoclaw.ask, p)
         want_e = prompt_error(p)
-        e1 = bentoclaw.safety()["errors"]
+        e1 = bentoclaw.status()["error_count"]
         if want_e:
             expect(exc_is(e, want_e), "ask(%r) error" % (p,), repr(e), want_e)
             expect(e1 == e0, "argument error counted")
@@ -436,7 +435,7 @@ for i_call in range(N_CALLS):
         if good:
             ring += 1
         else:
-            expect(bentoclaw.safety()["errors"] == e0 + 1, "failed connect counts one error")
+            expect(bentoclaw.status()["error_count"] == e0 + 1, "failed connect counts one error")
         note(op, "ok" if good else "failed")
     elif op == "idle":
         # Let (fake) time pass: rate windows slide, cooldowns run out.
@@ -456,12 +455,11 @@ for i_call in range(N_CALLS):
     expect(st["state"] in STATES, "state in its set", st["state"])
     expect(st["connected"] is connected, "connected == model")
     expect(sf["circuit_breaker"] in BREAKER, "breaker in its set", sf["circuit_breaker"])
-    expect(sf["trust"] == ("https" if connected else "usb"), "trust == transport", sf["trust"])
+    expect(sf["trust_level"] == ("https" if connected else "usb"), "trust == transport", sf["trust_level"])
     expect(0 <= sf["cooldown_ms"] <= 30000, "cooldown in range", sf["cooldown_ms"])
     expect(sf["circuit_breaker"] == "open" or sf["cooldown_ms"] == 0, "cooldown only while open")
-    expect(sf["errors"] >= errors_seen, "errors never decrease", sf["errors"], errors_seen)
-    expect(st["errors"] == sf["errors"], "status and safety agree on errors")
-    errors_seen = sf["errors"]
+    expect(st["error_count"] >= errors_seen, "errors never decrease", st["error_count"], errors_seen)
+    errors_seen = st["error_count"]
     if i_call % 500 == 499:
         for k, v in memory.items():
             expect(bentoclaw.recall(k) == v, "full memory sweep: %r" % k)

@@ -37,7 +37,7 @@ else:
     st = bentoclaw.status()
     t.eq(st["session_msgs"], 10, "the ring came back after the restart")
     t.eq(bentoclaw.recall("name"), "สมหญิง", "the memory came back")
-    t.eq(bentoclaw.safety()["trust"], "usb", "a new process starts at USB trust")
+    t.eq(bentoclaw.safety()["trust_level"], "usb", "a new process starts at USB trust")
     t.eq(st["connected"], False, "and not connected")
     t.eq(rig.connect(bentoclaw), True, "connect from the new process")
     bentoclaw.ask("after-restart")

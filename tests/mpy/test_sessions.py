@@ -209,7 +209,7 @@ t.eq(st["tokens_out"], (len(reply.encode()) + 3) // 4, "tokens_out from X-Tokens
 t.eq(st["context_bytes"], len(ctx), "context_bytes of the request")
 t.eq(st["exchanges"], 1, "one exchange")
 t.eq(st["last_active"], T0 + 12 * 3600 if HAS_CLOCK else 0, "last_active = the RTC at the exchange (0: unset)")
-for k in ("state", "connected", "session_msgs", "errors", "last_result", "dirty"):
+for k in ("state", "connected", "session_msgs", "error_count", "last_result", "dirty"):
     t.check(k in st, "status() keeps %r" % k)
 rig.backend_control(tokens=False)
 reply2 = bentoclaw.ask("and now?")
@@ -220,7 +220,7 @@ t.eq(st2["bytes_out"], st["bytes_out"] + len(reply2.encode()), "bytes still coun
 t.eq(st2["exchanges"], 2, "two exchanges")
 rig.backend_control(tokens=True)
 rig.backend_mode("status500", count=1)
-errors = st2["errors"]
+errors = st2["error_count"]
 t.raises(RuntimeError, bentoclaw.ask, "fails", text=rig.REQUEST_TEXT)
 st3 = bentoclaw.status()
 t.eq((st3["exchanges"], st3["bytes_in"]), (2, st2["bytes_in"]), "a failed request is not counted")
@@ -339,12 +339,12 @@ print("summary requests over 11 asks after the ring filled: %d" % nsum)
 fresh(backend_summary=True, compact_before_drop=True)
 for i in range(5):
     bentoclaw.ask("remember the number %d" % (40 + i))
-errors = bentoclaw.status()["errors"]
+errors = bentoclaw.status()["error_count"]
 rig.backend_mode("status500", count=1)
 reply = bentoclaw.ask("after a failed summary")
 t.check(reply.startswith("Echo: after a failed summary"), "the ask() itself still answered", reply)
 st = bentoclaw.status()
-t.eq(st["errors"], errors + 1, "a failed summary request counts one error")
+t.eq(st["error_count"], errors + 1, "a failed summary request counts one error")
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "one failure does not open the breaker")
 s = bentoclaw.session()
 t.eq(s[0][0], "summary", "local digest at the head")

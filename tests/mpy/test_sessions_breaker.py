@@ -34,11 +34,11 @@ bentoclaw.register_tool("boom", boom)
 for i in range(4):
     bentoclaw.ask("q%d" % i)
 call = json.dumps({"tool_call": {"name": "boom", "arg": None}})
-errors = bentoclaw.status()["errors"]
+errors = bentoclaw.status()["error_count"]
 for i in range(3):
     rig.backend_control(replies=[call, "done"])
     t.eq(bentoclaw.ask("break it %d" % i), "done", "a failing tool, the POSTs answered (%d)" % i)
-    t.eq(bentoclaw.status()["errors"], errors + i + 1, "one error for that ask() (%d)" % i)
+    t.eq(bentoclaw.status()["error_count"], errors + i + 1, "one error for that ask() (%d)" % i)
 t.eq(bentoclaw.safety()["circuit_breaker"], "open", "three asks whose tools failed opened the breaker")
 rig.advance_clock(30000)
 t.eq(bentoclaw.safety()["circuit_breaker"], "half-open", "cooldown over")
@@ -46,7 +46,7 @@ t.eq(bentoclaw.safety()["circuit_breaker"], "half-open", "cooldown over")
 # The trial's summary request fails: the trial's one failure.
 t.eq(bentoclaw.status()["session_msgs"], 10, "ring full: the next ask() compacts first")
 rig.backend_mode("status500", count=1)
-errors = bentoclaw.status()["errors"]
+errors = bentoclaw.status()["error_count"]
 n0 = rig.backend_log()["total"]
 t.raises(RuntimeError, bentoclaw.ask, "trial", text=rig.REQUEST_TEXT,
          what="the failed summary request ends the trial ask()")
@@ -54,7 +54,7 @@ log = rig.backend_log()
 t.eq(log["total"] - n0, 1, "only the summary request went out")
 t.check("summarize" in (log["requests"][-1].get("body_json") or {}), "and it was a summary request")
 t.eq(bentoclaw.safety()["circuit_breaker"], "open", "open again")
-t.eq(bentoclaw.status()["errors"], errors + 1, "one error for the whole ask()")
+t.eq(bentoclaw.status()["error_count"], errors + 1, "one error for the whole ask()")
 s = bentoclaw.session()
 t.eq(s[0][0], "summary", "the compaction is kept (local digest)")
 t.check("trial" not in [x for _, x in s], "the prompt of the failed trial was not added", s)

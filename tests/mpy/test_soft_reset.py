@@ -35,7 +35,7 @@ t.eq(len([x for x in again.tools() if not x["builtin"]]), 2, "python tools still
 bc = rig.simulate_soft_reset(bentoclaw)
 sf = bc.safety()
 t.eq(sf["circuit_breaker"], "closed", "ensure_init ran again: breaker re-initialised")
-t.eq(sf["errors"], 0, "error count restarts with the VM")
+t.eq(bc.status()["error_count"], 0, "error count restarts with the VM")
 names = [x["name"] for x in bc.tools() if not x["builtin"]]
 t.eq(names, [], "python tools of the old VM dropped")
 t.raises(ValueError, bc.tool, "keep", what="an old handler can no longer be called")

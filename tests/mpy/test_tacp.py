@@ -129,7 +129,8 @@ t.eq(call(EXEC, "bad"), (EXEC, '{"tool":"bad","status":"error","code":-1}'), "a 
 ev = ui()
 if ev is not None:
     t.eq([e for e in ev if e[0] in ("last_result", "error")],
-         [("error", "Tool error"), ("last_result", '{"tool":"bad","status":"error","code":-1}')], "the failure on the UI")
+         [("last_result", '{"tool":"bad","status":"error","code":-1}')],
+         "the failure on the UI: LAST_RESULT only, no ERROR (the vendor's EXEC)")
 t.eq(bentoclaw.status()["error_count"], e0 + 1, "a failing tool: one error")
 t.eq(bentoclaw.session()[-1], ("tool", "bad: error: boom"), "its TOOL turn has the exception")
 t.eq(call(EXEC, "bad"), (EXEC, '{"tool":"bad","status":"error","code":-1}'), "second failure")
@@ -256,7 +257,7 @@ t.eq(call(DISCONNECT), (DISCONNECT, "ok"), "DISCONNECT again")
 # --- SAFETY / CLEAR / unknown ----------------------------------------------------------
 sf = bentoclaw.safety()
 t.eq(call(SAFETY), (SAFETY, '{"circuit_breaker":"%s","cooldown_ms":%d,"trust_level":"usb","connected":false,"errors":%d}' % (
-    sf["circuit_breaker"], sf["cooldown_ms"], sf["errors"])), "SAFETY (extension)")
+    sf["circuit_breaker"], sf["cooldown_ms"], bentoclaw.status()["error_count"])), "SAFETY (extension)")
 ui()
 t.eq(call(CLEAR), (CLEAR, "ok"), "CLEAR")
 t.eq(bentoclaw.session(), [], "the session is empty")

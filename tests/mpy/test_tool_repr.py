@@ -87,13 +87,13 @@ bentoclaw.register_tool("bad2", lambda a: Bad(), 0, 2)
 # --- tool() ----------------------------------------------------------------------------------
 for name, cls, text in (("bad", Bad, "<Bad object>"), ("badvalue", BadValue, "<BadValue object>"),
                         ("recurse", Recurse, "<Recurse object>"), ("nomem", NoMem, "<NoMem object>")):
-    e0 = bentoclaw.safety()["errors"]
+    e0 = bentoclaw.status()["error_count"]
     try:
         r = bentoclaw.tool(name)
     except Exception as e:
         r = e
     t.check(type(r) is cls, "tool(%r) returns its result object" % name, repr(type(r)))
-    t.eq(bentoclaw.safety()["errors"], e0, "%s: no error counted" % name)
+    t.eq(bentoclaw.status()["error_count"], e0, "%s: no error counted" % name)
     t.eq(bentoclaw.status()["last_result"], "tool ok", "%s: last_result" % name)
     t.eq(last_turn(), ("tool", "%s: %s" % (name, text)), "%s: its TOOL turn" % name)
     t.eq(stored_turn(), ("tool", "%s: %s" % (name, text)), "%s: the TOOL turn is on flash" % name)
@@ -124,21 +124,21 @@ t.check(type(bentoclaw.tool("bad2")) is Bad, "bad2 #2")
 t.raises(RuntimeError, bentoclaw.tool, "bad2", text=rig.RATE_TEXT, what="bad2 #3 refused: the quota was used")
 
 # --- TACP ---------------------------------------------------------------------------------------
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.eq(rig.tacp_call(bentoclaw, 1, "bad"), (1, "<Bad object>"), "TACP answers the safe text")
 t.eq(last_turn(), ("tool", "bad: <Bad object>"), "TACP: the TOOL turn")
 t.eq(rig.tacp_call(bentoclaw, 1, "recurse"), (1, "<Recurse object>"), "TACP: a repr that recurses")
-t.eq(bentoclaw.safety()["errors"], e0, "TACP: no error counted")
+t.eq(bentoclaw.status()["error_count"], e0, "TACP: no error counted")
 
 # --- a backend's tool request -------------------------------------------------------------------
 t.eq(rig.connect(bentoclaw), True, "connect")
 rig.backend_control(replies=[json.dumps({"tool_call": {"name": "bad", "arg": None}}), "done"])
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.eq(bentoclaw.ask("go"), "done", "ask() with a tool request for bad")
 t.eq(rig.backend_last()["body_json"].get("tool_result"), {"name": "bad", "status": "ok", "result": "<Bad object>"},
      "the tool_result is ok with the safe text")
 t.eq(bentoclaw.session()[-2], ("tool", "bad: <Bad object>"), "backend: the TOOL turn")
-t.eq(bentoclaw.safety()["errors"], e0, "backend: no error counted")
+t.eq(bentoclaw.status()["error_count"], e0, "backend: no error counted")
 bentoclaw.disconnect()
 
 # --- what a KeyboardInterrupt / SystemExit raised by the repr does (reported) -----------------

@@ -33,11 +33,11 @@ for i in range(10):
     if bentoclaw.tool("echo", "e%d" % i) == "e%d" % i:
         ok += 1
 t.eq(ok, 10, "10 echo calls pass")
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.raises(RuntimeError, bentoclaw.tool, "echo", "11th", text=rig.RATE_TEXT,
          what="the 11th call within a minute is refused")
 t.raises(RuntimeError, bentoclaw.tool, "echo", "12th", text=rig.RATE_TEXT)
-t.eq(bentoclaw.safety()["errors"], e0 + 2, "each refusal counts an error")
+t.eq(bentoclaw.status()["error_count"], e0 + 2, "each refusal counts an error")
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "refusals are not breaker failures")
 
 # --- trust before rate; refusals consume no quota -----------------------------------
@@ -96,9 +96,9 @@ t.eq(len(bentoclaw.tools()), total, "replacing does not take a slot")
 # --- a raising handler: its exception propagates and the breaker counts it ------------
 t.eq(rig.connect(bentoclaw), True, "connect again (HTTPS)")
 msgs0 = bentoclaw.status()["session_msgs"]
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 e = t.raises(ValueError, bentoclaw.tool, "boom", 1, text="boom: 1", what="handler's exception propagates")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "a failing tool counts an error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "a failing tool counts an error")
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "one failure: still closed")
 t.check(isinstance(bentoclaw.tool("uptime"), int), "a success resets the count")
 for i in range(3):

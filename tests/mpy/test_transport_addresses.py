@@ -40,25 +40,25 @@ REFUSE_MS = bentoclaw.HTTP_TIMEOUT_MS
 
 
 def connect_ok(host, what):
-    e0 = bentoclaw.safety()["errors"]
+    e0 = bentoclaw.status()["error_count"]
     if not t.eq(bentoclaw.connect(host, PORT, rig.API_KEY), True, what + ": connect(%r)" % host):
         return
-    t.eq(bentoclaw.safety()["trust"], "https", what + ": trust HTTPS")
-    t.eq(bentoclaw.safety()["errors"], e0, what + ": no error counted")
+    t.eq(bentoclaw.safety()["trust_level"], "https", what + ": trust HTTPS")
+    t.eq(bentoclaw.status()["error_count"], e0, what + ": no error counted")
     r = bentoclaw.ask("via " + host)
     t.check(r.startswith("Echo: via " + host), what + ": a request goes to the same host", r)
     bentoclaw.disconnect()
 
 
 def connect_refused(host, port, what):
-    e0 = bentoclaw.safety()["errors"]
+    e0 = bentoclaw.status()["error_count"]
     t0 = rig.ticks()
     ok = bentoclaw.connect(host, port, rig.API_KEY)
     ms = rig.elapsed(t0)
     t.eq(ok, False, what + ": connect(%r) fails" % host)
     t.check(ms < REFUSE_MS, what + ": returns at once (%d ms)" % ms, ms)
-    t.eq(bentoclaw.safety()["trust"], "usb", what + ": trust back to USB")
-    t.eq(bentoclaw.safety()["errors"], e0 + 1, what + ": one error counted")
+    t.eq(bentoclaw.safety()["trust_level"], "usb", what + ": trust back to USB")
+    t.eq(bentoclaw.status()["error_count"], e0 + 1, what + ": one error counted")
     t.eq(bentoclaw.status()["connected"], False, what + ": not connected")
 
 

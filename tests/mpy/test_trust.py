@@ -19,14 +19,14 @@ def ui_check(cond, what):
         ev = bentoclaw._ui_events()
         t.check(cond(ev), what, ev)
 
-t.eq(bentoclaw.safety()["trust"], "usb", "resting trust is USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "resting trust is USB")
 
 # Port 1 (tcpmux) has no listener on a test machine: connect is refused.
 dead = 1
 
-errors0 = bentoclaw.safety()["errors"]
+errors0 = bentoclaw.status()["error_count"]
 t.eq(bentoclaw.connect("127.0.0.1", dead, rig.API_KEY), False, "connect to a closed port fails")
-t.eq(bentoclaw.safety()["trust"], "usb", "failed connect leaves trust at USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "failed connect leaves trust at USB")
 t.eq(bentoclaw.status()["connected"], False, "not connected after a failed connect")
 t.eq(bentoclaw.status()["session_msgs"], 0, "a failed connect adds no SYSTEM message")
 ui_check(lambda ev: ("status", "Connecting...") in ev and ("status", "Connect failed") in ev,
@@ -34,7 +34,7 @@ ui_check(lambda ev: ("status", "Connecting...") in ev and ("status", "Connect fa
 t.raises(RuntimeError, bentoclaw.ask, "hello", what="ask without a connection")
 
 t.eq(bentoclaw.connect("127.0.0.1", port, rig.API_KEY), True, "connect to the backend")
-t.eq(bentoclaw.safety()["trust"], "https", "connected: trust HTTPS")
+t.eq(bentoclaw.safety()["trust_level"], "https", "connected: trust HTTPS")
 st = bentoclaw.status()
 t.eq(st["connected"], True, "status connected")
 t.eq(st["session_msgs"], 1, "SYSTEM message added on connect")
@@ -47,7 +47,7 @@ t.check("Connected to TESAIoT backend" in ctx, "context carries the SYSTEM conne
 # High-risk tools are refused over HTTPS, allowed again after disconnect.
 t.raises(RuntimeError, bentoclaw.tool, "wipe_memory", text=rig.TRUST_TEXT)
 bentoclaw.disconnect()
-t.eq(bentoclaw.safety()["trust"], "usb", "disconnect: trust back to USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "disconnect: trust back to USB")
 t.eq(bentoclaw.status()["connected"], False, "disconnected")
 t.eq(bentoclaw.tool("wipe_memory"), True, "high-risk tool allowed over USB")
 ui_check(lambda ev: ("status", "Offline") in ev, "UI shows Offline")
@@ -61,7 +61,7 @@ t.check("Disconnected from backend" in ctx, "context carries the SYSTEM disconne
 
 # A connect that fails while connected also drops trust to USB.
 t.eq(bentoclaw.connect("127.0.0.1", dead, rig.API_KEY), False, "second connect to a closed port")
-t.eq(bentoclaw.safety()["trust"], "usb", "failed re-connect: trust USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "failed re-connect: trust USB")
 t.eq(bentoclaw.status()["connected"], False, "failed re-connect: not connected")
 
 # session_clear tells the UI panel (IPC is up since connect()).

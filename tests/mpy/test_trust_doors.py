@@ -53,13 +53,13 @@ def make_tool(name):
 
 
 t.eq(bentoclaw.remember("secret", "keep me"), True, "seed memory")
-t.eq(bentoclaw.safety()["trust"], "usb", "resting trust USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "resting trust USB")
 
 # --- 1. risk is read from the registry only ------------------------------------------------
 section("trust: risk passed with the call")
 t.eq(rig.connect(bentoclaw), True, "connect (trust HTTPS)")
-t.eq(bentoclaw.safety()["trust"], "https", "HTTPS")
-e0 = bentoclaw.safety()["errors"]
+t.eq(bentoclaw.safety()["trust_level"], "https", "HTTPS")
+e0 = bentoclaw.status()["error_count"]
 t.raises(TypeError, lambda: bentoclaw.tool("wipe_memory", risk=0), what="tool(..., risk=0) refused")
 t.raises(TypeError, bentoclaw.tool, "wipe_memory", None, 0, what="tool(name, arg, risk) refused")
 t.raises(TypeError, bentoclaw.tool, "wipe_memory", 0, what="wipe_memory takes no argument",
@@ -71,7 +71,7 @@ t.raises(RuntimeError, lambda: bentoclaw.tool(name="wipe_memory"), text=rig.TRUS
          what="tool(name=...) is refused for trust like tool(...)")
 t.raises(RuntimeError, lambda: bentoclaw.tool(name="wipe_memory", arg=None), text=rig.TRUST_TEXT,
          what="tool(name=..., arg=None) too")
-t.eq(bentoclaw.safety()["errors"], e0 + 3, "only the trust refusals counted")
+t.eq(bentoclaw.status()["error_count"], e0 + 3, "only the trust refusals counted")
 memory_intact("HTTPS")
 risk_of = dict((x["name"], x["risk"]) for x in bentoclaw.tools())
 t.eq(risk_of.get("wipe_memory"), 2, "registry says wipe_memory is risk 2")
@@ -80,7 +80,7 @@ end_section()
 # --- 2. name variants of the high-risk tool ---------------------------------------------------
 section("trust: look-alike names of a high-risk tool")
 bentoclaw.disconnect()
-t.eq(bentoclaw.safety()["trust"], "usb", "USB: the real wipe_memory would run now")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "USB: the real wipe_memory would run now")
 VARIANTS = ["wipe", "wipe_memor", "wipe_memoryy", "WIPE_MEMORY", "Wipe_memory", "wipe_memorY",
             "wipe_memory ", " wipe_memory", "wipe_memory\n", "wipe_memory\t", "\twipe_memory",
             "wipe memory", "wipe-memory", "wipe_memory\u200b", "\ufeffwipe_memory",
@@ -126,13 +126,13 @@ MATRIX = {"usb": (True, True, True), "https": (True, True, False)}
 
 
 def check_matrix(where):
-    trust = bentoclaw.safety()["trust"]
+    trust = bentoclaw.safety()["trust_level"]
     t.check(trust in MATRIX, where + ": trust is usb or https", trust)
     allow = MATRIX.get(trust, (False, False, False))
     for r in (0, 1, 2):
         name = "r%d" % r
         n0 = ran.get(name, 0)
-        e0 = bentoclaw.safety()["errors"]
+        e0 = bentoclaw.status()["error_count"]
         if allow[r]:
             t.eq(bentoclaw.tool(name), name, "%s: %s allows risk %d" % (where, trust, r))
             t.eq(ran.get(name, 0), n0 + 1, "%s: risk %d ran" % (where, r))
@@ -140,7 +140,7 @@ def check_matrix(where):
             t.raises(RuntimeError, bentoclaw.tool, name, text=rig.TRUST_TEXT,
                      what="%s: %s denies risk %d" % (where, trust, r))
             t.eq(ran.get(name, 0), n0, "%s: risk %d did not run" % (where, r))
-            t.eq(bentoclaw.safety()["errors"], e0 + 1, "%s: denial counted" % where)
+            t.eq(bentoclaw.status()["error_count"], e0 + 1, "%s: denial counted" % where)
     # The built-ins of each risk, without side effects beyond the LED state.
     t.eq(bentoclaw.tool("echo", "e"), "e", where + ": echo (risk 0)")
     if allow[1]:
@@ -164,7 +164,7 @@ seen.append(check_matrix("after a failed re-connect"))
 t.eq(rig.connect(bentoclaw), True, "connect again")
 t.raises(ValueError, bentoclaw.connect, "127.0.0.1\r\n", PORT, rig.API_KEY,
          text="host must be 1..63 bytes of printable ASCII", what="refused arguments while connected")
-t.eq(bentoclaw.safety()["trust"], "https", "refused arguments leave the connection and its trust")
+t.eq(bentoclaw.safety()["trust_level"], "https", "refused arguments leave the connection and its trust")
 seen.append(check_matrix("after refused connect() arguments while connected"))
 bentoclaw.disconnect()
 print("trust levels exercised:", seen, "(none: not reachable from Python)")
@@ -191,7 +191,7 @@ for host, port, what in FAILS:
     for pre in ("usb", "https"):
         if pre == "https":
             t.eq(rig.connect(bentoclaw), True, "connect before: " + what)
-        e0 = bentoclaw.safety()["errors"]
+        e0 = bentoclaw.status()["error_count"]
         t0 = rig.ticks()
         ok = bentoclaw.connect(host, port, rig.API_KEY)
         ms = rig.elapsed(t0)
@@ -199,10 +199,10 @@ for host, port, what in FAILS:
         t.check(ms <= 2 * bentoclaw.HTTP_TIMEOUT_MS, "%s: returns in %d ms" % (what, ms), ms)
         sf = bentoclaw.safety()
         st = bentoclaw.status()
-        t.eq(sf["trust"], "usb", "%s (from %s): trust back to USB" % (what, pre))
+        t.eq(sf["trust_level"], "usb", "%s (from %s): trust back to USB" % (what, pre))
         t.eq(st["connected"], False, "%s (from %s): not connected" % (what, pre))
         t.eq((st["state"], st["connected"]), ("idle", False), "%s (from %s): idle, not connected" % (what, pre))
-        t.eq(sf["errors"], e0 + 1, "%s: counted" % what)
+        t.eq(st["error_count"], e0 + 1, "%s: counted" % what)
         t.raises(RuntimeError, bentoclaw.ask, "x", text=rig.NOT_CONNECTED_TEXT,
                  what="%s: ask refused afterwards" % what)
         print("failed connect %-20s from %-5s: %d ms" % (what, pre, ms))
@@ -214,7 +214,7 @@ HOST_TEXT = "host must be 1..63 bytes of printable ASCII"
 KEY_TEXT = "api_key must be 1..127 bytes of printable ASCII"
 EVIL = ["\r\nX-Evil: 1", "\nX-Evil: 1", "\rX-Evil: 1", "x\r\n\r\nGET / HTTP/1.1", " ", "a b",
         "\t", "\x7f", "\x1b", "ก", "\u2028", "\x85"]
-trust0 = bentoclaw.safety()["trust"]
+trust0 = bentoclaw.safety()["trust_level"]
 for e in EVIL:
     t.raises(ValueError, bentoclaw.connect, "127.0.0.1" + e, PORT, rig.API_KEY, text=HOST_TEXT,
              what="host with %r refused" % e)
@@ -222,7 +222,7 @@ for e in EVIL:
              what="api_key with %r refused" % e)
     t.raises(ValueError, bentoclaw.connect, "127.0.0.1", PORT, e + rig.API_KEY, text=KEY_TEXT,
              what="api_key starting with %r refused" % e)
-t.eq(bentoclaw.safety()["trust"], trust0, "refused connects did not touch trust")
+t.eq(bentoclaw.safety()["trust_level"], trust0, "refused connects did not touch trust")
 t.eq(bentoclaw.status()["connected"], False, "nor connect")
 # What is allowed goes on the wire verbatim in one header line.
 t.eq(rig.connect(bentoclaw), True, "connect with the real key")
@@ -243,5 +243,5 @@ t.check(not any(k.lower().startswith("x-evil") for k in last["headers"]), "still
 bentoclaw.disconnect()
 end_section()
 
-t.eq(bentoclaw.safety()["trust"], "usb", "trust at rest at the end")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "trust at rest at the end")
 t.done()

@@ -100,5 +100,5 @@ for j in junk:
         count += 1
 print("fuzz calls survived:", count)
 t.check(isinstance(bentoclaw.status(), dict), "module still answers after the fuzz")
-t.eq(bentoclaw.safety()["trust"], "usb", "trust back at USB after failed connects")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "trust back at USB after failed connects")
 t.done()

@@ -104,6 +104,12 @@ t.eq(bentoclaw.status()["exec_count"], 3, "a refusal is not counted as run")
 t.eq(rig.connect(bentoclaw), True, "connect")
 t.eq(bentoclaw.safety()["trust_level"], "https", "connected: trust_level https")
 t.eq(bentoclaw.safety()["connected"], True, "safety()['connected']")
+# The extension keys of before, kept: the same values as the vendor's keys
+# (the other tests read the vendor's).
+sf, st = bentoclaw.safety(), bentoclaw.status()
+t.eq((sf["trust"], sf["errors"], st["errors"]), (sf["trust_level"], st["error_count"], st["error_count"]),
+     "extension keys safety()['trust'], ['errors'] and status()['errors'] equal trust_level and error_count")
+t.eq((sf["trust"], sf["errors"]), ("https", 1), "... with values that tell them apart from the defaults")
 t.raises(RuntimeError, bentoclaw.execute, "py_exec", None, text=rig.TRUST_TEXT, what="risk 2 over HTTPS refused")
 
 # --- ask(): the vendor's texts and UI moments -------------------------------------------
@@ -218,6 +224,17 @@ t.check(("progress", "hi there") in bentoclaw._ui_events(), "ui_notify: UI PROGR
 t.eq(json.loads(bentoclaw.tool("rtc_set", "1999 01 01 00 00 00")), {"error": "date/time out of range"},
      "rtc_set's range")
 t.eq(json.loads(bentoclaw.tool("rtc_set", "bad")), {"error": "format: YYYY MM DD HH MM SS"}, "rtc_set's format")
+
+# --- a tool called from the REPL: our texts on the vendor's UI numbers ---------------------
+bentoclaw.register_tool("div", lambda a: 1 // int(a), 0, 10, "Divide", False)
+bentoclaw._ui_events()
+t.eq(bentoclaw.tool("div", "1"), 1, "a REPL tool call")
+t.eq([e for e in bentoclaw._ui_events() if e[0] in ("error", "last_result")], [("last_result", "tool ok")],
+     "a REPL tool's success: UI LAST_RESULT 'tool ok'")
+t.raises(ZeroDivisionError, bentoclaw.tool, "div", "0")
+t.eq([e for e in bentoclaw._ui_events() if e[0] in ("error", "last_result")],
+     [("error", "Tool error"), ("last_result", "tool error")],
+     "a REPL tool's failure: UI ERROR 'Tool error', LAST_RESULT 'tool error'")
 
 # --- register_tool(): description and confirm --------------------------------------------
 bentoclaw.register_tool("valve", lambda a: "opened", 1, 3, "Open the valve", True)

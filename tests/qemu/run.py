@@ -9,7 +9,7 @@ Two boards (scripts/build_qemu.sh builds both; docs/EMULATOR.md):
          which forwards the board's backend requests to
          mpy/examples/backend.py on loopback. TACP shares UART0 with the
          REPL, as on the board (tests/qemu/tacp_client.py is the host side);
-         UART2 is attached but unused.
+         UART2 is left unattached (the firmware does not use it).
     m55  qemu-system-arm -M mps3-an547, Cortex-M55: build/qemu-m55/firmware.elf,
          UART0 only (its transport has no network).
 
@@ -17,7 +17,7 @@ Tests:
   * tests/qemu/test_*.py — written for the emulated boards; run on every
     board unless a header line "# boards: m55" (or m33) says otherwise.
     tests/qemu/qrig.py is executed before each phase (Checker, mount_ramdisk,
-    serve_tacp, ...).
+    bridge_fault, ...).
   * tests/mpy/test_*.py with a header line "# targets: unix qemu" — the
     unix port's tests, run unchanged on the M33: tests/mpy/claw_rig.py is
     installed as the module claw_rig (its ENV filled with BENTOCLAW_PORT),
@@ -143,33 +143,24 @@ class Backend:
 
 class Board:
     """One qemu process; UART0 is our stdin/stdout pipe pair. On a board with
-    the bridge, UART1 and UART2 are Unix sockets served by a SerialBridge
-    (tacp_server=True: UART2 is a socket qemu serves, for a person)."""
+    the bridge, UART1 is a Unix socket served by a SerialBridge."""
 
-    def __init__(self, qemu, board, elf, icount=False, log=None, tacp_server=False):
+    def __init__(self, qemu, board, elf, icount=False, log=None):
         self.log = log
         self.buf = bytearray()
         self.cond = threading.Condition()
         self.eof = False
         self.bridge = None
         self.tmp = None
-        self.tacp_path = None
         cmd = [qemu, "-M", BOARDS[board]["machine"], "-display", "none", "-monitor", "none",
                "-semihosting", "-serial", "stdio"]
-        listeners = []
+        listener = None
         if BOARDS[board]["bridge"]:
             # Short paths: a Unix socket path has a 108-byte limit.
             self.tmp = tempfile.mkdtemp(prefix="bcq-")
             link_path = os.path.join(self.tmp, "link.sock")
-            self.tacp_path = os.path.join(self.tmp, "tacp.sock")
-            listeners.append(serial_bridge.listen_unix(link_path))
+            listener = serial_bridge.listen_unix(link_path)
             cmd += ["-chardev", "socket,id=link,path=" + link_path, "-serial", "chardev:link"]
-            if tacp_server:
-                cmd += ["-chardev", "socket,id=tacp,path=%s,server=on,wait=off" % self.tacp_path,
-                        "-serial", "chardev:tacp"]
-            else:
-                listeners.append(serial_bridge.listen_unix(self.tacp_path))
-                cmd += ["-chardev", "socket,id=tacp,path=" + self.tacp_path, "-serial", "chardev:tacp"]
         if icount:
             cmd += ["-icount", "shift=%d,sleep=off" % icount]
         cmd += ["-kernel", elf]
@@ -178,21 +169,18 @@ class Board:
                                      stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        if listeners:
-            # qemu connects while it starts; the listening sockets queued it.
-            conns = []
-            for ls in listeners:
-                ls.settimeout(20)
-                try:
-                    conns.append(ls.accept()[0])
-                except OSError:
-                    self.close()
-                    raise Timeout("qemu did not attach its UARTs to the bridge sockets")
-                finally:
-                    ls.close()
+        if listener is not None:
+            # qemu connects while it starts; the listening socket queued it.
+            listener.settimeout(20)
+            try:
+                conn = listener.accept()[0]
+            except OSError:
+                self.close()
+                raise Timeout("qemu did not attach its UART1 to the bridge socket")
+            finally:
+                listener.close()
             tlog = (lambda msg: log.write(("\n[%s]\n" % msg).encode())) if log else None
-            self.bridge = serial_bridge.SerialBridge(conns[0], conns[1] if len(conns) > 1 else None,
-                                                     tlog).start()
+            self.bridge = serial_bridge.SerialBridge(conn, tlog).start()
 
     def _read(self):
         fd = self.proc.stdout.fileno()
@@ -457,7 +445,7 @@ def repl(args, rig_src):
     backend = None
     if BOARDS[args.board]["bridge"]:
         backend = Backend()
-    board = Board(args.qemu, args.board, args.elf, tacp_server=True)
+    board = Board(args.qemu, args.board, args.elf)
     setup = lambda mkfs: ("QEMU_BOARD = %r\nBACKEND_PORT = %r\n" % (args.board, backend and backend.port)
                           + rig_src + "\ndisk = mount_ramdisk(mkfs=%s)\n" % mkfs)
     try:

@@ -41,11 +41,6 @@ protocol):
             (/_control, /_last, /_log, /_reset) on 127.0.0.1:port; for a JSON
             answer with a "requests" list, keep < 0xffff keeps only its
             newest `keep` entries (the board's heap is small, its UART slow).
-    0x11 TACP_SEND   text -> (empty) once the text was written to UART2,
-            as the USB host writes TACP lines
-    0x12 TACP_READ   u16 count, u32 timeout_ms -> the first `count` lines the
-            host has read from UART2 (fewer if the timeout passed), joined
-            with "\\n", without their CR LF; they are consumed
     0x13 FAULT       u8 kind -> (empty); applies to the next transport answer:
             1 corrupt (one payload bit flipped: CRC mismatch), 2 late (held
             back and sent just before the answer after it), 3 noise (64
@@ -53,11 +48,13 @@ protocol):
     0x14 DETACH      (empty) -> no answer: the bridge closes its end of the
             UART, as a co-processor that was unplugged
 
+(0x11 and 0x12 were the old text-line protocol's UART2 requests; TACP is on
+the console now, tests/qemu/tacp_client.py.)
+
 Usage by hand (see docs/EMULATOR.md):
-    serial_bridge.py --link build/qemu-run/link.sock [--tacp build/qemu-run/tacp.sock]
-listens on the socket(s), waits for qemu (-chardev socket,id=link,path=...),
-then serves until qemu goes away. With --tacp, lines typed on stdin are
-sent to UART2 and the board's answers printed.
+    serial_bridge.py --link build/qemu-run/link.sock
+listens on the socket, waits for qemu (-chardev socket,id=link,path=...),
+then serves until qemu goes away.
 """
 
 import argparse
@@ -76,7 +73,7 @@ HEADER = struct.Struct("<2sBBHI")  # magic, type, check, id, length
 MAX_PAYLOAD = 1 << 20
 
 CONNECT, POST, DISCONNECT = 0x01, 0x02, 0x03
-HOST_HTTP, TACP_SEND, TACP_READ, FAULT, DETACH = 0x10, 0x11, 0x12, 0x13, 0x14
+HOST_HTTP, FAULT, DETACH = 0x10, 0x13, 0x14
 ANSWER = 0x80
 TRANSPORT = (CONNECT, POST)
 
@@ -178,12 +175,10 @@ def http_answer(s, resp_max):
 
 
 class SerialBridge:
-    """Serves one board: `link` is the connected socket of its UART1, `tacp`
-    (optional) the one of its UART2."""
+    """Serves one board: `link` is the connected socket of its UART1."""
 
-    def __init__(self, link, tacp=None, log=None):
+    def __init__(self, link, log=None):
         self.link = link
-        self.tacp = tacp
         self.log = log or (lambda msg: None)
         self.wlock = threading.Lock()
         self.state_lock = threading.Lock()
@@ -191,27 +186,20 @@ class SerialBridge:
         self.fault = None
         self.held = None  # a late answer waiting for the next one
         self.closed = False
-        self.tacp_lines = []
-        self.tacp_cond = threading.Condition()
         self.stats = {"frames": 0, "bad_crc": 0, "skipped": 0, "answers": 0}
-        self.threads = [threading.Thread(target=self._read_link, daemon=True)]
-        if tacp is not None:
-            self.threads.append(threading.Thread(target=self._read_tacp, daemon=True))
+        self.thread = threading.Thread(target=self._read_link, daemon=True)
 
     def start(self):
-        for t in self.threads:
-            t.start()
+        self.thread.start()
         return self
 
     def close(self):
         self.closed = True
-        for s in (self.link, self.tacp):
-            if s is not None:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                s.close()
+        try:
+            self.link.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.link.close()
 
     # --- the link ----------------------------------------------------------------
 
@@ -270,8 +258,6 @@ class SerialBridge:
             CONNECT: self._connect,
             POST: self._post,
             HOST_HTTP: self._host_http,
-            TACP_SEND: self._tacp_send,
-            TACP_READ: self._tacp_read,
             FAULT: self._fault,
         }.get(ftype)
         if handler is None:
@@ -400,47 +386,10 @@ class SerialBridge:
                 pass
         return struct.pack("<H", status) + data
 
-    def _tacp_send(self, p):
-        if self.tacp is None:
-            raise OSError("no TACP UART attached")
-        self.tacp.sendall(p)
-        return b""
-
-    def _tacp_read(self, p):
-        count, timeout_ms = struct.unpack_from("<HI", p, 0)
-        deadline = time.monotonic() + timeout_ms / 1000.0
-        with self.tacp_cond:
-            while len(self.tacp_lines) < count and not self.closed:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self.tacp_cond.wait(left)
-            got, self.tacp_lines = self.tacp_lines[:count], self.tacp_lines[count:]
-        return b"\n".join(got)
-
     def _fault(self, p):
         with self.wlock:
             self.fault = p[0]
         return b""
-
-    def _read_tacp(self):
-        buf = bytearray()
-        while not self.closed:
-            try:
-                data = self.tacp.recv(4096)
-            except OSError:
-                data = b""
-            if not data:
-                break
-            buf += data
-            while b"\n" in buf:
-                i = buf.index(b"\n")
-                line = bytes(buf[:i]).rstrip(b"\r")
-                del buf[: i + 1]
-                with self.tacp_cond:
-                    self.tacp_lines.append(line)
-                    self.tacp_cond.notify_all()
-                self.log("bridge: tacp < %r" % line[:80])
 
 
 def listen_unix(path):
@@ -458,40 +407,26 @@ def listen_unix(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--link", required=True, help="Unix socket for the board's UART1")
-    ap.add_argument("--tacp", help="Unix socket for the board's UART2 (TACP lines from stdin)")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
     log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     ls = listen_unix(args.link)
-    ts = listen_unix(args.tacp) if args.tacp else None
-    print("waiting for qemu:\n  -chardev socket,id=link,path=%s -serial stdio -serial chardev:link%s"
-          % (args.link, " -chardev socket,id=tacp,path=%s -serial chardev:tacp" % args.tacp if ts else ""),
+    print("waiting for qemu:\n  -chardev socket,id=link,path=%s -serial stdio -serial chardev:link" % args.link,
           file=sys.stderr, flush=True)
     link, _ = ls.accept()
-    tacp = ts.accept()[0] if ts else None
-    bridge = SerialBridge(link, tacp, log).start()
+    bridge = SerialBridge(link, log).start()
     log("bridge: qemu attached")
     try:
-        if tacp is not None:
-            for line in sys.stdin:
-                tacp.sendall(line.rstrip("\r\n").encode() + b"\r\n")
-                with bridge.tacp_cond:
-                    bridge.tacp_cond.wait_for(lambda: bridge.tacp_lines or bridge.closed, 10)
-                    for got in bridge.tacp_lines:
-                        print(got.decode(errors="replace"), flush=True)
-                    bridge.tacp_lines = []
         while not bridge.closed:
             time.sleep(0.2)
     except KeyboardInterrupt:
         pass
     finally:
         bridge.close()
-        for p in (args.link, args.tacp):
-            if p:
-                try:
-                    os.unlink(p)
-                except OSError:
-                    pass
+        try:
+            os.unlink(args.link)
+        except OSError:
+            pass
     return 0
 
 

@@ -77,7 +77,7 @@ ok = bentoclaw.connect("127.0.0.1", BACKEND_PORT, API_KEY)
 ms = time.ticks_diff(time.ticks_ms(), t0)
 t.eq(ok, False, "connect() without a bridge returns False")
 t.check(LIMIT <= ms <= LIMIT + 500, "within the deadline (%d ms)" % ms, ms)
-t.eq(bentoclaw.safety()["trust"], "usb", "and leaves trust at USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "and leaves trust at USB")
 t.eq(bentoclaw.tool("echo", "still here"), "still here", "the board works on without its bridge")
 t.done(reset=True)
 

@@ -56,7 +56,7 @@ t.check(len(rel) >= 4 and 60000 <= rel[2] <= 70500,
 spans = [rel[i + 2] - rel[i] for i in range(len(rel) - 2)]
 t.check(spans and min(spans) >= 59950, "no 60 s span holds more than 2 calls", spans)
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "rate refusals never open the breaker")
-t.eq(bentoclaw.safety()["errors"], refused + 1, "every refusal counted as an error")
+t.eq(bentoclaw.status()["error_count"], refused + 1, "every refusal counted as an error")
 
 # --- breaker: open for 30 s, then one half-open trial ------------------------------------
 bentoclaw.tool("lim1")  # lim1's quota is now used up (1/min)

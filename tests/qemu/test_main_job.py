@@ -24,7 +24,7 @@ def roles():
 
 # --- connect and a short conversation ---------------------------------------------------
 t.eq(bentoclaw.connect("127.0.0.1", BACKEND_PORT, API_KEY), True, "connect through the serial bridge")
-t.eq(bentoclaw.safety()["trust"], "https", "trust HTTPS while connected")
+t.eq(bentoclaw.safety()["trust_level"], "https", "trust HTTPS while connected")
 r = bentoclaw.ask("Hello bento, are you there?")
 t.check(r.startswith("Echo: Hello bento, are you there?"), "first reply", r)
 last = rig.backend_last()
@@ -109,7 +109,7 @@ SESSION_AT_RESET = [x for x in bentoclaw.session()]
 
 # --- disconnect -----------------------------------------------------------------------------------
 bentoclaw.disconnect()
-t.eq(bentoclaw.safety()["trust"], "usb", "disconnect: trust back to USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "disconnect: trust back to USB")
 t.eq(bentoclaw.flush(), True, "flush the SYSTEM turn")
 with open("/main_job_roles", "w") as f:
     f.write(json.dumps(SESSION_AT_RESET + [list(x) for x in bentoclaw.session()[-1:]]))
@@ -125,8 +125,8 @@ want = json.loads(read_file("/main_job_roles"))
 got = [list(x) for x in bentoclaw.session()]
 t.eq(got, [list(x) for x in want], "the session reloaded from flash after the soft reset")
 t.eq(bentoclaw.recall("colour"), "teal", "memory reloaded")
-t.eq(bentoclaw.recall("pet"), None, "the TACP wipe is still in effect")
-t.eq(bentoclaw.safety()["trust"], "usb", "a new VM rests at USB")
+t.eq(bentoclaw.recall("pet"), None, "the wipe is still in effect")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "a new VM rests at USB")
 t.eq(bentoclaw.connect("127.0.0.1", BACKEND_PORT, API_KEY), True, "connect again")
 r = bentoclaw.ask("what colour do I like?")
 t.check(r.startswith("Echo:") or "teal" in r, "an ask in the new VM", r)

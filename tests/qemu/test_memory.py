@@ -8,16 +8,16 @@ disk = mount_ramdisk()
 
 # --- fresh device ---------------------------------------------------------------
 st = bentoclaw.status()
-for k in ("state", "connected", "session_msgs", "errors", "last_result"):
+for k in ("state", "connected", "session_msgs", "error_count", "last_result"):
     t.check(k in st, "status() has %r" % k, st)
 t.eq(st["session_msgs"], 0, "no session on a fresh filesystem")
 t.eq(st["connected"], False, "not connected at start")
 t.eq((st["state"], st["connected"]), ("idle", False), "idle and offline at start")
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "closed", "breaker closed at start")
-t.eq(sf["trust"], "usb", "resting trust level is USB")
+t.eq(sf["trust_level"], "usb", "resting trust level is USB")
 t.eq(sf["cooldown_ms"], 0, "no cooldown at start")
-t.eq(sf["errors"], 0, "no errors at start")
+t.eq(st["error_count"], 0, "no errors at start")
 
 # --- remember / recall with Thai text -----------------------------------------------
 name = "สมชาย ใจดี"

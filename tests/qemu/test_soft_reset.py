@@ -30,7 +30,7 @@ for i in range(3):
     t.raises(OSError, bentoclaw.tool, "boom")
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "open", "breaker open before the reset")
-t.eq(sf["errors"], 4, "errors before the reset")
+t.eq(bentoclaw.status()["error_count"], 4, "errors before the reset")
 t.eq(len([x for x in bentoclaw.tools() if not x["builtin"]]), 2, "two Python tools registered")
 t.eq(bentoclaw.status()["session_msgs"], 10, "ring full")
 t.eq(bentoclaw.status()["dirty"], False, "ring flushed")
@@ -45,7 +45,7 @@ t.eq(read_file("/phase1.txt"), b"written before the soft reset", "the RAM disk s
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "closed", "ensure_init ran again: breaker re-initialised")
 t.eq(sf["cooldown_ms"], 0, "no cooldown")
-t.eq(sf["errors"], 0, "error count restarts with the VM")
+t.eq(bentoclaw.status()["error_count"], 0, "error count restarts with the VM")
 t.eq(sf["trust_level"], "usb", "trust USB")
 t.eq([x["name"] for x in bentoclaw.tools() if not x["builtin"]], [],
      "Python tools of the old VM dropped")
@@ -74,7 +74,7 @@ t.eq(st["dirty"], False, "clean")
 ring = session_on_flash()
 t.eq(ring[-2:], [("tool", "note: new VM x"), ("system", "Disconnected from backend")],
      "the previous VM's turns are on flash, the SYSTEM turn by the board's idle point")
-t.eq(bentoclaw.safety()["errors"], 0, "errors 0 again")
+t.eq(bentoclaw.status()["error_count"], 0, "errors 0 again")
 t.eq(bentoclaw.recall("name"), "สมชาย", "memory survives a second reset")
 # The registry limit of wipe_memory (2/min) is re-installed in every VM.
 t.eq(bentoclaw.tool("wipe_memory"), True, "wipe 1")

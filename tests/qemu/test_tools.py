@@ -34,21 +34,21 @@ for i in range(9):
     if bentoclaw.tool("echo", "e%d" % i) == "e%d" % i:
         ok += 1
 t.eq(ok, 10, "10 echo calls pass")
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.raises(RuntimeError, bentoclaw.tool, "echo", "11th", text=RATE_TEXT,
          what="the 11th call within a minute is refused")
 t.raises(RuntimeError, bentoclaw.tool, "echo", "12th", text=RATE_TEXT)
-t.eq(bentoclaw.safety()["errors"], e0 + 2, "each refusal counts an error")
+t.eq(bentoclaw.status()["error_count"], e0 + 2, "each refusal counts an error")
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "refusals are not breaker failures")
 # A malformed call to a built-in is the caller's error: checked before the gates.
 t.raises(TypeError, bentoclaw.tool, "echo", 5, what="echo(5) TypeError even with the quota used up")
-t.eq(bentoclaw.safety()["errors"], e0 + 2, "argument errors are not gate refusals")
+t.eq(bentoclaw.status()["error_count"], e0 + 2, "argument errors are not gate refusals")
 
 # --- a failed connect leaves trust at USB: high risk still allowed -------------------
 calls = []
 bentoclaw.register_tool("probe", lambda a: calls.append(a) or len(calls), risk=2, rate_per_min=3)
 t.eq(bentoclaw.connect("10.0.0.1", 443, "key"), False, "connect fails (no network on this board)")
-t.eq(bentoclaw.safety()["trust"], "usb", "trust back at USB")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "trust back at USB")
 for i in range(3):
     t.eq(bentoclaw.tool("probe", i), i + 1, "high-risk probe over USB #%d" % i)
 t.raises(RuntimeError, bentoclaw.tool, "probe", 3, text=RATE_TEXT, what="probe's 4th call (3/min)")
@@ -92,9 +92,9 @@ bentoclaw.register_tool("boom", boom, risk=0)  # re-registering still works when
 t.eq(len(bentoclaw.tools()), total, "replacing does not take a slot")
 
 # --- a raising handler: its exception propagates and the breaker counts it ------------
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 t.raises(ValueError, bentoclaw.tool, "boom", 1, text="boom: 1", what="handler's exception propagates")
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "a failing tool counts an error")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "a failing tool counts an error")
 t.eq(bentoclaw.status()["last_result"], "tool error", "last_result after a failing tool")
 t.eq(bentoclaw.safety()["circuit_breaker"], "closed", "one failure: still closed")
 t.check(isinstance(bentoclaw.tool("uptime"), int), "a success resets the count")
@@ -108,13 +108,13 @@ t.eq(sf["circuit_breaker"], "open", "three consecutive failing tool calls open t
 t.check(29000 < sf["cooldown_ms"] <= 30000, "30 s cooldown running", sf["cooldown_ms"])
 
 # The breaker is the first gate: it refuses before trust and rate are looked at.
-e1 = sf["errors"]
+e1 = bentoclaw.status()["error_count"]
 t.raises(RuntimeError, bentoclaw.tool, "wipe_memory", text=BREAKER_TEXT,
          what="breaker before rate (wipe quota used up)")
 t.raises(RuntimeError, bentoclaw.tool, "echo", "x", text=BREAKER_TEXT,
          what="breaker before rate (echo's quota is used up)")
 t.raises(RuntimeError, bentoclaw.tool, "uptime", text=BREAKER_TEXT)
-t.eq(bentoclaw.safety()["errors"], e1 + 3, "each breaker refusal counts an error")
+t.eq(bentoclaw.status()["error_count"], e1 + 3, "each breaker refusal counts an error")
 t.raises(RuntimeError, bentoclaw.ask, "hello", text=NOT_CONNECTED_TEXT,
          what="ask() without a connection says so")
 t.check(bentoclaw.status()["session_msgs"] >= 1, "tool results were logged as TOOL turns")

@@ -67,7 +67,7 @@ t.raises(T, lambda: bentoclaw.register_tool("kw", print, risk="high"), what="ris
 t.raises(T, lambda: bentoclaw.register_tool(name="kw"), what="missing handler TypeError")
 sf = bentoclaw.safety()
 t.eq(sf["circuit_breaker"], "closed", "argument errors do not touch the breaker")
-t.eq(sf["errors"], 0, "argument errors are not counted as gate refusals")
+t.eq(bentoclaw.status()["error_count"], 0, "argument errors are not counted as gate refusals")
 
 # --- fuzz: every entry point with assorted junk; only Python exceptions ------------
 junk = [None, 0, -1, 1 << 64, 3.5, "", "x", "ก" * 200, "\x00", "\ud7ff", "a\r\nb",
@@ -100,7 +100,7 @@ for j in junk:
         count += 1
 print("fuzz calls survived:", count)
 t.check(isinstance(bentoclaw.status(), dict), "module still answers after the fuzz")
-t.eq(bentoclaw.safety()["trust"], "usb", "trust at USB after the fuzz")
+t.eq(bentoclaw.safety()["trust_level"], "usb", "trust at USB after the fuzz")
 
 # --- deep recursion inside a tool handler: RuntimeError, not a crash --------------------
 def rec(n):
@@ -108,13 +108,13 @@ def rec(n):
 
 
 bentoclaw.register_tool("rec", lambda a: rec(0))
-e0 = bentoclaw.safety()["errors"]
+e0 = bentoclaw.status()["error_count"]
 d0 = board.stack_paint()
 e = t.raises(RuntimeError, bentoclaw.tool, "rec", what="unbounded recursion in a handler")
 peak = board.stack_used()
 print("recursion stopped at %d bytes of %d of stack (%s)" % (peak, board.stack_size(), e))
 t.check(peak < board.stack_size(), "the stack limit stopped it inside the stack region", peak)
-t.eq(bentoclaw.safety()["errors"], e0 + 1, "a handler that blows the recursion limit is a tool failure")
+t.eq(bentoclaw.status()["error_count"], e0 + 1, "a handler that blows the recursion limit is a tool failure")
 
 # --- MemoryError inside a handler -------------------------------------------------------
 def hog(a):

@@ -62,7 +62,7 @@ def health() -> bool:
     """True when the agent can talk to the backend now."""
     st: bentoclaw._Status = bentoclaw.status()
     sf = bentoclaw.safety()
-    print("state %s, %d turns, %d errors, last: %r" % (st["state"], st["session_msgs"], st["errors"], st["last_result"]))
+    print("state %s, %d turns, %d errors, last: %r" % (st["state"], st["session_msgs"], st["error_count"], st["last_result"]))
     print("sent %d B, received %d B, %d exchanges" % (st["bytes_in"], st["bytes_out"], st["exchanges"]))
     if sf["circuit_breaker"] == "open":
         print("breaker open for %d ms more" % sf["cooldown_ms"])

@@ -18,7 +18,11 @@
 //! command is held until the next one tells. A frame that stops arriving
 //! for [`GAP_MS`] is dropped (the next byte starts afresh); so is one with
 //! a bad CRC and one whose length is over [`PAYLOAD_MAX`] (its header only:
-//! what follows is read as new input). None of them is answered.
+//! what follows is read as new input). None of them is answered. The gap
+//! is counted between bytes and a frame's bytes are not searched for a
+//! magic: a frame cut short takes the bytes of a next frame sent within
+//! the gap as its rest (`docs/TACP.md`, "What the framer does with the
+//! bytes").
 
 /// First magic byte.
 pub const MAGIC0: u8 = 0xAA;
@@ -572,6 +576,42 @@ mod tests {
         let mut rx = Rx::new();
         let seen = feed(&mut rx, &[(u32::MAX - 10, &f[..5]), (20, &f[5..])]);
         assert_eq!(seen.events.len(), 1);
+    }
+
+    #[test]
+    fn a_frame_cut_short_swallows_what_follows_within_the_gap() {
+        // EXEC "echo abcdef" cut after its first payload byte: 10 payload
+        // bytes and the 2 CRC bytes are missing.
+        let f = frame(0x01, 4, b"echo abcdef");
+        let g = frame(0x03, 5, b"");
+        let h = frame(0x03, 6, b"");
+        assert_eq!(g.len() + 3, 12);
+        let mut rx = Rx::new();
+        // The next frame comes within the gap: its 9 bytes are taken as the
+        // cut frame's payload; nothing is answered, the frame still waits.
+        let seen = feed(&mut rx, &[(0, &f[..8]), (GAP_MS, &g)]);
+        assert_eq!(seen, Seen::default());
+        assert!(rx.in_payload());
+        // The one after it: 3 bytes end the cut frame, whose CRC fails
+        // (dropped, no answer); its other 6 bytes are new input, for the REPL.
+        let seen = feed(&mut rx, &[(GAP_MS + 10, &h)]);
+        assert_eq!(seen.events, vec![(Event::Dropped(Drop::Crc), vec![])]);
+        assert_eq!(seen.repl, h[3..].to_vec());
+        assert!(!rx.busy());
+        // Cut in its header: the next frame's bytes become the length.
+        let mut rx = Rx::new();
+        let big = frame(0x01, 7, &[b'z'; 0x30]);
+        let seen = feed(&mut rx, &[(0, &f[..4]), (1, &big)]);
+        // seq AA, length 0x3055: over the maximum, the header dropped; the
+        // rest of `big` from its sub-command on is new input.
+        assert_eq!(seen.events, vec![(Event::Dropped(Drop::TooLong), vec![])]);
+        assert_eq!(seen.repl, big[3..].to_vec());
+        // Cut right after `AA 55 30`: the next frame's `AA 55 30 03` are its
+        // sub, seq and a length of 0x0330; the rest is its payload.
+        let mut rx = Rx::new();
+        let seen = feed(&mut rx, &[(0, &f[..3]), (1, &g)]);
+        assert_eq!(seen, Seen::default());
+        assert_eq!((rx.sub, rx.seq, rx.len, rx.got), (0xAA, 0x55, 0x0330, 5));
     }
 
     #[test]

@@ -3,10 +3,10 @@
  *
  *  - uart_init/uart_rx_chr/uart_tx_strn for the console, CMSDK APB UART0 at
  *    0x50200000 (the port's uart.c only knows the AN385 address; this board
- *    defines no QEMU_SOC_* so uart.c compiles to nothing), plus UART1 and
- *    UART2 for the serial bridge and TACP (board.h). uart_init runs first
- *    thing after reset (startup.c's _start), so it also enables the FPU,
- *    installs this board's vector table and starts the clock.
+ *    defines no QEMU_SOC_* so uart.c compiles to nothing), plus UART1 for
+ *    the serial bridge (UART2 is set up but unused: board.h). uart_init
+ *    runs first thing after reset (startup.c's _start), so it also enables
+ *    the FPU, installs this board's vector table and starts the clock.
  *  - the clock: the IoT Kit's CMSDK TIMER0 counts down from 0xffffffff at
  *    the 20 MHz main clock, free running; its wrap interrupt (every 214.7 s)
  *    counts the high word. Together: a 64-bit count of 50 ns ticks that is

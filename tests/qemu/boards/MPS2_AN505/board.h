@@ -6,8 +6,8 @@
  *          (board_tacp.c; qemu -serial #1)
  *   UART1  the link to the host-side serial bridge: claw_https_* and the
  *          test harness's requests (serial_link.c; qemu -serial #2)
- *   UART2  not used by the firmware (TACP went to the console; qemu
- *          -serial #3 is still attached by tests/qemu/run.py)
+ *   UART2  not used (TACP is on the console; tests/qemu/run.py attaches
+ *          nothing to it)
  */
 #ifndef BENTOCLAW_BOARD_H
 #define BENTOCLAW_BOARD_H

@@ -42,8 +42,6 @@
 // The test harness (board.link_call(), tests/qemu/qrig.py): not part of
 // what a network co-processor would speak.
 #define LINK_HOST_HTTP  (0x10u) // a request to the backend's control endpoints
-#define LINK_TACP_SEND  (0x11u) // the host writes TACP lines on UART2
-#define LINK_TACP_READ  (0x12u) // the answers the host read from UART2
 #define LINK_FAULT      (0x13u) // make the bridge misbehave once
 #define LINK_DETACH     (0x14u) // the bridge goes away (closes its end)
 

@@ -12,6 +12,10 @@
 // mp_hal_ticks_ms/us/cpu, mp_hal_delay_ms/us and mp_hal_time_ns (board.c).
 #undef MICROPY_PY_TIME
 #define MICROPY_PY_TIME             (1)
+// time.localtime()/gmtime()/mktime(): the board's clock from 2000-01-01, no
+// RTC (../common/board_time.h); the rtc_read tool reads it.
+#define MICROPY_PY_TIME_GMTIME_LOCALTIME_MKTIME (1)
+#define MICROPY_PY_TIME_INCLUDEFILE "board_time.h"
 
 // LittleFS v2 (MICROPY_VFS_LFS2 is also set from mpconfigboard.mk, which is
 // what adds the littlefs sources to the build).

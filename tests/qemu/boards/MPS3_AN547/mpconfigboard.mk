@@ -26,6 +26,9 @@ LDSCRIPT = $(BOARD_DIR)/mps3_an547.ld
 # objects ("conflicting CPU architectures"); the C version works.
 SRC_BOARD_O = shared/runtime/gchelper_generic.o
 
+# time.localtime() (../common/board_time.h) converts with timeutils.
+SRC_C += shared/timeutils/timeutils.c
+
 SRC_C += \
 	$(BOARD_DIR)/board.c \
 	$(BOARD_DIR)/modboard.c \
