@@ -62,6 +62,7 @@
 
 #include "claw_port.h"
 #include "claw_port_vfs.h"
+#include "claw_vm_task.h"
 
 #if !MICROPY_VFS
 #error "bentoclaw needs MICROPY_VFS: the session and memory files go through it"
@@ -80,37 +81,14 @@ MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_port_files[3]);
 // time); see PORT_RETURN() and claw_port_vfs_busy().
 static uint8_t s_port_depth;
 
-// Rule 6. FreeRTOS (BENTO): the task named BENTOCLAW_VM_TASK_NAME (main.c's)
-// in thread mode; POSIX (unix port): the process's first thread; bare-metal
-// Cortex-M (the emulated boards): thread mode, not an interrupt handler.
-#define port_thread_mode() __extension__ ({ uint32_t v; __asm volatile ("mrs %0, ipsr" : "=r" (v)); v == 0; })
-#if defined(__has_include) && __has_include("FreeRTOS.h")
-#include "FreeRTOS.h"
-#include "task.h"
-#ifndef BENTOCLAW_VM_TASK_NAME
-#define BENTOCLAW_VM_TASK_NAME "MicroPython"
-#endif
-static TaskHandle_t s_vm_task; // taken when it first asks
-static bool port_vm_task(void) {
-    TaskHandle_t me = port_thread_mode() ? xTaskGetCurrentTaskHandle() : NULL;
-    if (s_vm_task == NULL && me != NULL && strcmp(pcTaskGetName(me), BENTOCLAW_VM_TASK_NAME) == 0) {
-        s_vm_task = me;
-    }
-    return me != NULL && me == s_vm_task;
-}
-#elif defined(__unix__) || defined(__APPLE__)
-#include <pthread.h>
-static pthread_t s_vm_thread;
-__attribute__((constructor)) static void port_vm_thread(void) { s_vm_thread = pthread_self(); }
-#define port_vm_task() (pthread_equal(pthread_self(), s_vm_thread) != 0)
-#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-#define port_vm_task() port_thread_mode()
-#else
-#error "claw_port_vfs.c: how to tell the MicroPython task (claw_port_on_vm_task)?"
+// Rule 6: claw_vm_task.h.
+#ifdef BENTOCLAW_VM_TASK_POSIX
+pthread_t bentoclaw_vm_thread;
+__attribute__((constructor)) static void port_vm_thread(void) { bentoclaw_vm_thread = pthread_self(); }
 #endif
 
 bool claw_port_on_vm_task(void) {
-    bool on = port_vm_task();
+    bool on = bentoclaw_vm_task();
     // A call begins (rule 5); not while a callback runs (its Python code).
     for (size_t i = 0; on && s_port_depth == 0 && i < CLAW_PORT_MAX_FILES; i++) {
         PORT_FILE(i) = MP_OBJ_NULL;
@@ -344,7 +322,7 @@ static int32_t port_do_close(mp_obj_t file) {
 // each callback keeps one stack frame (the path into a Python block device
 // is deep enough).
 #define PORT_RETURN(call, full) do { \
-        if (!port_vm_task()) { \
+        if (!bentoclaw_vm_task()) { \
             return -MP_EAGAIN; \
         } \
         if (claw_port_aborted()) { \
@@ -439,7 +417,7 @@ uint8_t claw_port_atomic_write(const char *path) {
     // at close; FAT and file systems written in Python truncate at open.
     #if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
     const char *rest;
-    mp_vfs_mount_t *m = path == NULL || !port_vm_task() ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
+    mp_vfs_mount_t *m = path == NULL || !bentoclaw_vm_task() ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
     const mp_obj_type_t *t = m != MP_VFS_NONE && m != MP_VFS_ROOT ? mp_obj_get_type(m->obj) : NULL;
     return (MICROPY_VFS_LFS2 && t == &mp_type_vfs_lfs2) || (MICROPY_VFS_LFS1 && t == &mp_type_vfs_lfs1);
     #else

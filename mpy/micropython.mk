@@ -9,8 +9,8 @@
 #                          thumbv8m.main-none-eabi (a softfp Cortex-M33 such
 #                          as BENTO's; thumbv8m.main-none-eabihf for a
 #                          hard-float firmware) (empty: host)
-#   BENTOCLAW_PORT_FIRMWARE=1  use the vendor's claw_https_*/claw_ipc_*
-#                          instead of the unix HTTP/IPC port layer
+#   BENTOCLAW_PORT_FIRMWARE=1  the firmware's claw_https_* and IPC pipe, not
+#                          the unix test transport (claw_transport.h)
 #   CARGO                  cargo executable (default: cargo)
 #   BENTO_HAS_MPY          1 (default); 0: nothing of the module is compiled
 #                          or linked, cargo does not run (the seed's build

@@ -1,17 +1,11 @@
 /*
- * modbentoclaw.c — the MicroPython module `bentoclaw` over the Rust core
- * (libbentoclaw.a, include/claw_*.h): argument conversion, exceptions, the
- * module table, the registry of Python callables, and the agent's ports of
- * include/claw_port.h (running a Python tool, the transport of
- * claw_transport.h, the firmware's UI panel, the wall clock); the file port
- * is claw_port_vfs.c, the unix port's UI panel claw_transport_unix.c. Every
- * behaviour (ask(), tool rounds, gates and trust, TACP, the config file,
- * MEMORY.md) is the core's. The core never raises: it returns a status, and
- * this file raises once the core call has returned; a port catches every
- * exception (nlr_push) and returns a code. A longjmp never crosses a Rust
- * frame. Every entry point calls bentoclaw_ensure_init() first (the core's
- * _init functions, once per soft reset); Python objects (tool handlers) live
- * in root pointers, never in Rust (SPEC.md §3, §6).
+ * modbentoclaw.c — the MicroPython module `bentoclaw` over the Rust core: argument
+ * conversion, exceptions, the module table, Python tool handlers (root pointers,
+ * never in Rust) and the agent's ports of include/claw_port.h (a Python tool, the
+ * transport of claw_transport.h, the firmware's UI panel, the clock); files are
+ * claw_port_vfs.c. Every behaviour is the core's; it returns a status and this
+ * file raises once it has returned (ports catch every exception, nlr_push): no
+ * longjmp crosses a Rust frame. mpy/README.md has the rules (SPEC.md §3, §6).
  */
 #include <string.h>
 

@@ -80,7 +80,10 @@ mkdir -p "$W"
 SOFTFP=(-mcpu=cortex-m33 -mthumb -mfloat-abi=softfp -mfpu=fpv5-sp-d16)
 SOFT=(-mcpu=cortex-m33 -mthumb -msoft-float)
 HARD=(-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16)
-CFLAGS=(-std=c11 -Wall -Wextra -Werror -Os -ffunction-sections -fdata-sections -Iinclude -Itests/link/standin)
+# tests/link/firmware/freertos: stand-ins of FreeRTOS.h and task.h, so that
+# port.c compiles mpy/claw_vm_task.h's FreeRTOS branch, as the firmware does.
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -Os -ffunction-sections -fdata-sections -Iinclude -Itests/link/standin
+        -Impy -Itests/link/firmware/freertos)
 # MTB's GCC_ARM link flags (--cref --gc-sections --warn-common); the memory
 # map of tests/image/image.ld; never run, so no start files.
 LDFLAGS=(-nostartfiles -T tests/image/image.ld -Wl,--cref -Wl,--gc-sections -Wl,--warn-common

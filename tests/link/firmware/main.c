@@ -98,11 +98,13 @@ uint32_t xTaskGetTickCount(void) { return s_tick; }
 
 void vTaskDelay(uint32_t ticks) { s_tick += ticks; }
 
-/* FreeRTOS: the running task, and the MicroPython task's handle as main.c
- * keeps it from xTaskCreate (the file port compares the two). */
-static uint8_t s_tcb;
-void *g_mp_task;
-void *xTaskGetCurrentTaskHandle(void) { return &s_tcb; }
+/* FreeRTOS: the running task (one here: main.c's "MicroPython"). */
+#include "task.h"
+static struct tskTaskControlBlock {
+    char name[16];
+} s_tcb = { "MicroPython" };
+TaskHandle_t xTaskGetCurrentTaskHandle(void) { return &s_tcb; }
+char *pcTaskGetName(TaskHandle_t t) { return t->name; }
 
 /* tesaiot_pu_ingest.c: a staged model is checked before it is applied. */
 static bool pu_ingest(const uint8_t *model, size_t len) { return optiga_verify_staged_model(model, len); }
@@ -128,7 +130,6 @@ void Default_Handler(void)
 void Reset_Handler(void)
 {
     (void)pu_ingest(DEBUG_UART_hal_obj, sizeof DEBUG_UART_hal_obj);
-    g_mp_task = xTaskGetCurrentTaskHandle();
     mp_task();
     for (;;) {
     }

@@ -54,10 +54,9 @@ uint8_t claw_port_atomic_write(const char *path)
     return 0;
 }
 
-/* The firmware port answers from the FreeRTOS task handle: the task that
- * first asks under the MicroPython task's name is the VM's. The stand-in
- * keeps the handle the firmware's main.c stores (xTaskGetCurrentTaskHandle). */
-void *xTaskGetCurrentTaskHandle(void);
-extern void *g_mp_task;
+/* The firmware's answer, as mpy/claw_port_vfs.c gives it: the FreeRTOS
+ * branch of mpy/claw_vm_task.h (the task named "MicroPython", in thread
+ * mode), compiled here against the stand-in headers of freertos/. */
+#include "claw_vm_task.h"
 
-bool claw_port_on_vm_task(void) { return g_mp_task != NULL && xTaskGetCurrentTaskHandle() == g_mp_task; }
+bool claw_port_on_vm_task(void) { return bentoclaw_vm_task(); }

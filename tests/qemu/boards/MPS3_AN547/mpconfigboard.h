@@ -11,6 +11,8 @@
 // time.ticks_ms/ticks_us/ticks_diff/sleep_ms: the board provides
 // mp_hal_ticks_ms/us/cpu, mp_hal_delay_ms/us and mp_hal_time_ns (board.c).
 #undef MICROPY_PY_TIME
+// Bare metal: the MicroPython task is thread mode (mpy/claw_vm_task.h).
+#define BENTOCLAW_VM_TASK_BARE_METAL (1)
 #define MICROPY_PY_TIME             (1)
 // time.localtime()/gmtime()/mktime(): the board's clock from 2000-01-01, no
 // RTC (../common/board_time.h); the rtc_read tool reads it.
