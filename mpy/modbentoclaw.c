@@ -19,6 +19,7 @@
 #include "py/objint.h"
 #include "py/gc.h"
 #include "py/runtime.h"
+#include "py/stackctrl.h"
 #include "shared/timeutils/timeutils.h"
 
 #include "claw_port.h"
@@ -190,7 +191,22 @@ static void busy_unless(bool ok) {
     }
 }
 
+// The stack a core call needs below its entry point: the core (1 KiB at
+// most, docs/PERFORMANCE.md §2) and the C under it (the VFS, LittleFS, a C
+// block device) run without the VM's stack check. A call entered with less
+// than this left before MicroPython's limit is refused as the VM refuses a
+// Python call there; on the BENTO board's 8 KiB stack (limit 8 KiB - 512) it
+// would overflow the task's stack (tests/qemu/test_stack_depth.py).
+#ifndef BENTOCLAW_STACK_NEED
+#define BENTOCLAW_STACK_NEED (2048)
+#endif
+
 static void bentoclaw_ensure_init(void) {
+    #if MICROPY_STACK_CHECK
+    if (mp_stack_usage() + BENTOCLAW_STACK_NEED > MP_STATE_THREAD(stack_limit)) {
+        mp_raise_recursion_depth();
+    }
+    #endif
     // Python code that runs inside a core call (a block device written in
     // Python, reached through the VFS bridge) must not re-enter the core.
     busy_unless(!claw_port_vfs_busy());

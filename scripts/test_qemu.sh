@@ -79,9 +79,9 @@ for b in "${boards[@]}"; do
     # Bounded: each test has its own limit (run.py); this caps a board's run.
     # Every line but run.py's own RESULT line, which becomes the board's.
     timeout -k 5 900 python3 -u tests/qemu/run.py --board "$b" "${patterns[@]}" 2>&1 \
-        | tee "$out" | grep --line-buffered -v '^RESULT: '
+        | tee "$out" | grep -a --line-buffered -v '^RESULT: '
     rc=${PIPESTATUS[0]}
-    if [[ $(grep '^RESULT: ' "$out" | tail -n 1) =~ ^RESULT:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    if [[ $(grep -a '^RESULT: ' "$out" | tail -n 1) =~ ^RESULT:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
         p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
     else
         p=0 f=1
