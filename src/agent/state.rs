@@ -32,7 +32,7 @@ pub const CALL_REQUESTS_MAX: u8 = 16;
 /// interpreter frames, the binding, the core), and a memory file rewritten
 /// at the bottom about 2.7 KiB more. Measured on the emulated M33
 /// (`tests/qemu/test_stack_depth.py`, docs/PERFORMANCE.md §2): 4 levels
-/// reach about 6.7 KiB from the top; 5 left 208 bytes below the limit (the
+/// reach 6.6-6.9 KiB from the top; 5 left 208 bytes below the limit (the
 /// test asks 512), and 8 overflowed the 8 KiB.
 pub const CALL_DEPTH_MAX: u8 = 4;
 /// A tool name as a tool request gave it, echoed back at most this long.

@@ -81,18 +81,42 @@ def refused_by(e):
     return isinstance(e, RuntimeError) and str(e) == NESTING
 
 
-def via_tool(arg):
-    lv[0] += 1
-    if lv[0] < MAX:
-        r = bentoclaw.tool("via_tool")
+def attempt(kind, call, *args):
+    """The innermost handler's call one level too deep: what it gave."""
+    try:
+        got[kind][2] = call(*args)
+    except Exception as e:
+        got[kind][2] = e
+
+
+EXEC = rig.tacp_frame(1, "deep")
+mode = ["tool"]  # the chain being measured: tool, tacp, ask or mix
+
+
+def deep(arg):
+    # One Python frame per level, calling the API itself. An ask()'s tool
+    # runs one level below the ask().
+    k = mode[0]
+    lv[0] += 2 if k == "ask" else 1
+    if lv[0] + (2 if k == "ask" else 1) <= MAX - (k == "mix"):
+        if k == "tool":
+            r = bentoclaw.tool("deep")
+        elif k == "ask":
+            r = bentoclaw.ask("run deep")
+        else:
+            r = tacp_answer(bentoclaw.tacp(EXEC))[1]
     else:
-        inner("tool")
-        try:
-            got["tool"][2] = bentoclaw.tool("via_tool")
-        except Exception as e:
-            got["tool"][2] = e
+        if got.get(k) is None:
+            inner(k)
+        got["rounds"] += 1
+        if k == "tool":
+            attempt(k, bentoclaw.tool, "deep")
+        elif k == "tacp":
+            attempt(k, bentoclaw.tacp, EXEC)
+        else:
+            attempt(k, bentoclaw.ask, "run deep")
         r = "deepest"
-    lv[0] -= 1
+    lv[0] -= 2 if k == "ask" else 1
     return r
 
 
@@ -103,66 +127,14 @@ def via_tool_raise(arg):
     return bentoclaw.tool("via_tool_raise")
 
 
-EXEC_TACP = rig.tacp_frame(1, "via_tacp")
-
-
-def via_tacp(arg):
-    lv[0] += 1
-    if lv[0] < MAX:
-        r = tacp_answer(bentoclaw.tacp(EXEC_TACP))[1]
-    else:
-        inner("tacp")
-        got["tacp"][2] = bentoclaw.tacp(EXEC_TACP)
-        r = "deepest"
-    lv[0] -= 1
-    return r
-
-
-def via_ask(arg):
-    # This handler's level: the ask() that asked for it is one below.
-    lv[0] += 2
-    if lv[0] + 2 <= MAX:
-        r = bentoclaw.ask("run via_ask")
-    else:
-        if got.get("ask") is None:
-            inner("ask")
-        got["ask_rounds"] += 1
-        try:
-            got["ask"][2] = bentoclaw.ask("run via_ask")
-        except Exception as e:
-            got["ask"][2] = e
-        r = "deepest"
-    lv[0] -= 2
-    return r
-
-
-EXEC_MIX = rig.tacp_frame(1, "via_mix")
-
-
-def via_mix(arg):
-    lv[0] += 1
-    if lv[0] + 1 < MAX:
-        r = tacp_answer(bentoclaw.tacp(EXEC_MIX))[1]
-    else:
-        inner("mix")
-        try:
-            got["mix"][2] = bentoclaw.ask("run via_mix")
-        except Exception as e:
-            got["mix"][2] = e
-        r = "deepest"
-    lv[0] -= 1
-    return r
-
-
 def tacp_answer(frame):
     """(sub, text) of the one answer frame."""
     (sub, _, payload), = rig.tacp_frames(frame)
     return sub, str(payload, "utf-8")
 
 
-for name, fn in (("via_tool", via_tool), ("via_tool_raise", via_tool_raise), ("via_tacp", via_tacp),
-                 ("via_ask", via_ask), ("via_mix", via_mix)):
-    bentoclaw.register_tool(name, fn, 0, 65535)
+bentoclaw.register_tool("deep", deep, 0, 65535)
+bentoclaw.register_tool("via_tool_raise", via_tool_raise, 0, 65535)
 t.eq(bentoclaw.connect("127.0.0.1", BACKEND_PORT, API_KEY), True, "connect through the serial bridge")
 rig.backend_mode("tools")
 
@@ -171,7 +143,9 @@ def measure(kind, levels, what, top):
     """Runs top() with the stack painted; the high-water mark from the top
     of the region, checked against the limit."""
     lv[0] = 0
+    mode[0] = kind
     got[kind] = None
+    got["rounds"] = 0
     base = board.stack_paint()
     try:
         r = top()
@@ -191,7 +165,7 @@ def measure(kind, levels, what, top):
 
 # --- tool() through tools -------------------------------------------------------------
 r = measure("tool", MAX, "tool() nested %d deep, memory rewrite at the bottom" % MAX,
-            lambda: bentoclaw.tool("via_tool"))
+            lambda: bentoclaw.tool("deep"))
 t.eq(r, "deepest", "the deepest tool() chain returns")
 g = got["tool"]
 t.eq(g[0], MAX, "the innermost handler runs at level CALL_DEPTH_MAX")
@@ -200,7 +174,7 @@ t.check(refused_by(g[2]), "tool() past the bound: RuntimeError naming the limit"
 
 # --- TACP EXEC through tools ------------------------------------------------------------
 r = measure("tacp", MAX, "TACP EXEC nested %d deep, memory rewrite at the bottom" % MAX,
-            lambda: bentoclaw.tacp(EXEC_TACP))
+            lambda: bentoclaw.tacp(EXEC))
 t.eq(tacp_answer(r), (1, "deepest"), "the deepest EXEC chain is answered")
 g = got["tacp"]
 t.eq(g[0], MAX, "the innermost EXEC's tool runs at level CALL_DEPTH_MAX")
@@ -208,22 +182,21 @@ t.check(g[1], "remember/recall/status/flush work at the innermost level")
 t.eq(tacp_answer(g[2]), (rig.TACP_ERROR, NESTING), "an EXEC past the bound: an error frame naming the limit")
 
 # --- ask() with tool rounds ---------------------------------------------------------------
-# Each ask()'s first reply asks for via_ask; the innermost allowed ask() gets
+# Each ask()'s first reply asks for the handler; the innermost allowed ask() gets
 # two more tool requests (TOOL_ROUNDS_MAX rounds), then every ask() its final
 # reply. Every request of the chain is one of the queued replies.
 asks = (MAX + 1) // 2
-call = json.dumps({"tool_call": {"name": "via_ask", "arg": None}})
+call = json.dumps({"tool_call": {"name": "deep", "arg": None}})
 rig.backend_control(replies=[call] * (asks + 2) + ["done %d" % i for i in range(asks)])
-got["ask_rounds"] = 0
 r = measure("ask", MAX, "ask() nested %d deep (%d ask()s), 3 tool rounds at the bottom" % (MAX, asks),
-            lambda: bentoclaw.ask("run via_ask"))
+            lambda: bentoclaw.ask("run deep"))
 rig.backend_control(replies=None)
 t.eq(r, "done %d" % (asks - 1), "the outermost ask() gets its final reply")
 g = got["ask"]
 t.check(g is not None and g[1], "remember/recall/status/flush work at the innermost level")
 if MAX % 2 == 0:
     t.eq(g[0], MAX, "the innermost tool runs at level CALL_DEPTH_MAX")
-    t.eq(got["ask_rounds"], 3, "the innermost ask() ran TOOL_ROUNDS_MAX tool rounds")
+    t.eq(got["rounds"], 3, "the innermost ask() ran TOOL_ROUNDS_MAX tool rounds")
     t.check(refused_by(g[2]), "ask() past the bound: RuntimeError naming the limit", repr(g[2]))
 else:
     # The innermost ask() is at CALL_DEPTH_MAX; the tool it asks for is refused.
@@ -234,7 +207,7 @@ else:
 # --- mixed: TACP (the deepest per level), then ask() -----------------------------------------
 rig.backend_mode("tools")
 r = measure("mix", MAX, "TACP EXEC nested %d deep, then ask() at level %d" % (MAX - 1, MAX),
-            lambda: bentoclaw.tacp(EXEC_MIX))
+            lambda: bentoclaw.tacp(EXEC))
 t.eq(tacp_answer(r), (1, "deepest"), "the mixed chain is answered")
 g = got["mix"]
 t.eq(g[0], MAX - 1, "the innermost EXEC's tool runs one level below CALL_DEPTH_MAX")
