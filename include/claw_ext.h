@@ -132,7 +132,7 @@
 /**
  * Calls nested through tools, at most.
  */
-#define CLAW_CALL_DEPTH_MAX 8
+#define CLAW_CALL_DEPTH_MAX 4
 
 /**
  * Settings of `config()`.

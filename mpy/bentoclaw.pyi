@@ -25,6 +25,10 @@ Raised by every function besides what its own docstring lists:
   in a Python block device) propagate once the core has stopped cleanly.
 - ``MemoryError`` when the call's buffers cannot be allocated (before the
   core runs: no state changes).
+- ``RuntimeError("maximum recursion depth exceeded")`` when called with less
+  than 2 KiB of the stack left before MicroPython's limit (the core runs
+  without the VM's stack check; on the board's 8 KiB task stack such a call
+  would overflow it): before the core runs, no state changes.
 
 Every ``str`` argument the core takes as text must not contain NUL
 (``ValueError("<arg> must not contain NUL")``) and must be well-formed UTF-8
@@ -170,7 +174,7 @@ TOOL_ROUNDS_MAX: Final[int] = 3
 """Tool rounds one ``ask()`` runs at most."""
 CALL_REQUESTS_MAX: Final[int] = 16
 """Backend requests one top-level call makes at most, whatever its tools call."""
-CALL_DEPTH_MAX: Final[int] = 8
+CALL_DEPTH_MAX: Final[int] = 4
 """Calls nested through tools at most, the top-level call included."""
 ARCHIVE_MAX: Final[int] = 8192
 """Cap of ``/.bentoclaw_archive`` in bytes."""
@@ -189,7 +193,7 @@ def connect(host: str, port: int, api_key: str) -> bool:
         TypeError: ``host must be str``, ``port must be int``, ``api_key must be str``.
         ValueError: ``host must be 1..63 bytes of printable ASCII``,
             ``port must be 1..65535``, ``api_key must be 1..127 bytes of printable ASCII``.
-        RuntimeError: ``calls nested too deep through tools (8, CALL_DEPTH_MAX)``.
+        RuntimeError: ``calls nested too deep through tools (4, CALL_DEPTH_MAX)``.
     """
     ...
 
@@ -200,7 +204,7 @@ def disconnect() -> None:
     Adds a SYSTEM turn "Disconnected from backend".
 
     Raises:
-        RuntimeError: ``calls nested too deep through tools (8, CALL_DEPTH_MAX)``.
+        RuntimeError: ``calls nested too deep through tools (4, CALL_DEPTH_MAX)``.
     """
     ...
 
@@ -226,7 +230,7 @@ def ask(prompt: str) -> str:
             ``HTTPS request failed`` for it too; both are a breaker failure),
             ``tool round limit reached``,
             ``backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)``,
-            ``calls nested too deep through tools (8, CALL_DEPTH_MAX)``.
+            ``calls nested too deep through tools (4, CALL_DEPTH_MAX)``.
         OSError: ``archive write failed: session kept (session_clear() drops it)`` (``/new``,
             ``/reset``), ``archive write failed: nothing compacted`` (``/compact``).
     """
@@ -445,7 +449,7 @@ def tool(name: str, arg: Any = None) -> Any:
             ``arg must not contain NUL``, ``arg must be valid UTF-8``.
         RuntimeError: ``circuit breaker open — cooldown active``,
             ``tool risk exceeds transport trust level``, ``rate limit exceeded for this tool``,
-            ``calls nested too deep through tools (8, CALL_DEPTH_MAX)``.
+            ``calls nested too deep through tools (4, CALL_DEPTH_MAX)``.
     """
     ...
 

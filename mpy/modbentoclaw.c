@@ -14,6 +14,7 @@
 #include "py/objint.h"
 #include "py/gc.h"
 #include "py/runtime.h"
+#include "py/stackctrl.h"
 #include "shared/timeutils/timeutils.h"
 
 #include "claw_port.h"
@@ -174,7 +175,19 @@ static void bentoclaw_vm_check(void) {
 // What a port callback handed the VM, then the core's "busy" error unless `ok`.
 #define busy_unless(ok) bentoclaw_check((ok) ? CLAW_OK : CLAW_STATUS_BUSY, NULL)
 
+// Refused like a Python call at MicroPython's limit when less than
+// BENTOCLAW_STACK_NEED is left: the core (1 KiB at most) and the C under it
+// (VFS, LittleFS, a block device) run below the VM's stack check, and the
+// board's stack is 8 KiB (tests/qemu/test_stack_depth.py).
+#ifndef BENTOCLAW_STACK_NEED
+#define BENTOCLAW_STACK_NEED (2048)
+#endif
 void bentoclaw_ensure_init(void) {
+    #if MICROPY_STACK_CHECK
+    if (mp_stack_usage() + BENTOCLAW_STACK_NEED > MP_STATE_THREAD(stack_limit)) {
+        mp_raise_recursion_depth();
+    }
+    #endif
     // Python code that runs inside a core call (a block device written in
     // Python, reached through the VFS bridge) must not re-enter the core.
     busy_unless(!claw_port_vfs_busy());

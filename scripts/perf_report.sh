@@ -11,7 +11,9 @@
 #  2. worst-case stack depth of every exported function on thumbv8m
 #     (scripts/stack_report.py: -Z emit-stack-sizes + call graph;
 #     scripts/stack_bounds.py: the same with indirect calls and recursion
-#     bounded);
+#     bounded); the deepest calls the API allows on the board's 8 KiB
+#     MicroPython stack, measured by stack painting on the emulated M33
+#     (tests/qemu/test_stack_depth.py, issue 22);
 #  3. bytes programmed and blocks erased on flash per ask(), remember(),
 #     session_clear() on LittleFS, on the board's geometry and on 512-byte
 #     blocks (tests/mpy/bench_flash.py on the unix port, with a backend);
@@ -69,6 +71,12 @@ REMEMBER_ERASE_GOAL=0.5
 PER_BYTE_GOAL=50
 CONTEXT_GOAL=300000
 STACK_GOAL=1024
+# Issue 22: the deepest call the API allows (calls nested to CALL_DEPTH_MAX
+# through tool(), TACP, ask() with tool rounds) fits the BENTO board's
+# MicroPython stack, 8 KiB with the limit at 8 KiB - 512, measured from the
+# region's top on the emulated M33, with at least this much left below the
+# limit (tests/qemu/test_stack_depth.py checks the same margin).
+BOARD_STACK_MARGIN_GOAL=512
 
 # Ceilings of the goals missed today (scripts/goals.sh).
 # issue 10 goal "library + binding code <= 26,616 B" not met; ceiling =
@@ -125,11 +133,12 @@ SUMMARY_CMDS=(
     "image|\`scripts/size_report.sh\`"
     "firmware|\`scripts/build_qemu.sh\`, then \`python3 scripts/map_share.py build/qemu/firmware.map 'lib=libbentoclaw.a(' 'binding=$BINDING_RE' 'transport=claw_transport'\`"
     "stack|the nightly build of §2, then \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]} --nesting 16\` (16: serde-json-core's \`MAX_NESTING\`)"
+    "board-stack|\`scripts/build_qemu.sh\`, then \`python3 tests/qemu/run.py --board m33 test_stack_depth\` (its lines \`STACK-DEEP\` and \`STACK-NEAR\`, in \`build/test-qemu/m33/test_stack_depth.log\`)"
     "flash|\`scripts/build_micropython.sh\`, \`python3 mpy/examples/backend.py --port 0\` (prints its port), then \`BENCH_BLOCKS=128 BENTOCLAW_PORT=<port> build/micropython/micropython -X heapsize=8M tests/mpy/bench_flash.py\`"
     "callgrind|the harness build of §4, then \`valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=cg.out ./harness > harness.log\` and \`python3 tests/bench/callgrind/cg_summary.py --read harness.log cg.out.*\`"
     "m33|\`scripts/insn_m33.sh\` (builds qemu's plugin with \`scripts/build_qemu_plugin.sh\`)"
 )
-CMD_MIN=image CMD_FW=firmware CMD_STACK=stack CMD_FLASH=flash CMD_CG=callgrind CMD_M33=m33
+CMD_MIN=image CMD_FW=firmware CMD_STACK=stack CMD_BSTACK=board-stack CMD_FLASH=flash CMD_CG=callgrind CMD_M33=m33
 
 # ---- tools ------------------------------------------------------------------------
 need_pkgs=()
@@ -354,6 +363,44 @@ goal_row 12 "every export's worst-case stack ≤ $(fmt "$STACK_GOAL") B" "worst 
 # frame is read from the SP decrements of the code (same call graph method).
 # That archive has the default features: the vendor ABI.
 python3 scripts/stack_report.py "$OUT/libbentoclaw.a" "${EXPORT_HEADERS[@]}" >"$OUT/stack-stable.txt" 2>&1 || true
+
+# The deepest calls on the board's stack: tests/qemu/test_stack_depth.py in
+# the M33 firmware built in §1 (8 KiB region, MicroPython's limit 8 KiB - 512),
+# its STACK-DEEP/STACK-NEAR lines.
+log "2. board stack: python3 tests/qemu/run.py --board m33 test_stack_depth"
+BSTACK_OK=0
+BSTACK_LOG=$OUT/qemu-stack/test_stack_depth.log
+rm -rf "$OUT/qemu-stack"
+if ((FW_BUILD_OK)) && python3 tests/qemu/run.py --board m33 --log-dir "$OUT/qemu-stack" test_stack_depth \
+    >"$OUT/qemu-stack.txt" 2>&1 && grep -aq '^STACK-DEEP ' "$BSTACK_LOG"; then
+    BSTACK_OK=1
+    pass "board stack: tests/qemu/test_stack_depth.py passed on the emulated M33"
+else
+    fail "board stack: tests/qemu/test_stack_depth.py (target/perf/qemu-stack.txt, target/perf/qemu-stack/)"
+    tail -n 15 "$OUT/qemu-stack.txt" | sed 's/^/    /'
+fi
+# bstack KIND FIELD -> FIELD= of the "STACK-DEEP KIND ..." line
+bstack() {
+    tr -d '\r' <"$BSTACK_LOG" 2>/dev/null | awk -v k="$1" -v f="$2" '$1 == "STACK-DEEP" && $2 == k {
+        for (i = 3; i <= NF && $i != "|"; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }'
+}
+BSTACK_KINDS=(tool tacp ask mix raise)
+BSTACK_WORST=- BSTACK_WORST_KIND=- BSTACK_ST="**FAIL** (not measured)"
+BSTACK_LIMIT=$(bstack tool limit) BSTACK_SIZE=$(bstack tool size) BSTACK_LEVELS=$(bstack tool levels)
+if ((BSTACK_OK)); then
+    BSTACK_WORST=0
+    for k in "${BSTACK_KINDS[@]}"; do
+        h=$(bstack "$k" hwm)
+        if ! is_count "$h"; then fail "board stack $k: no figure"; BSTACK_WORST=-; break; fi
+        if ((h > BSTACK_WORST)); then BSTACK_WORST=$h BSTACK_WORST_KIND=$k; fi
+    done
+    if is_count "$BSTACK_WORST" && is_count "$BSTACK_LIMIT"; then
+        goal_check "issue 22: deepest call's stack high-water mark + $BOARD_STACK_MARGIN_GOAL B within MicroPython's limit ($BSTACK_LIMIT B)" \
+            "$((BSTACK_WORST + BOARD_STACK_MARGIN_GOAL))" "$BSTACK_LIMIT" "" " B"
+        BSTACK_ST=$GOAL_STATUS
+    fi
+fi
+goal_row 22 "the deepest call the API allows (CALL_DEPTH_MAX $BSTACK_LEVELS) within the board's 8 KiB stack: high-water mark ≤ MicroPython's limit (8 KiB − 512) − $BOARD_STACK_MARGIN_GOAL B" "$(fmt "$BSTACK_WORST") B ($BSTACK_WORST_KIND) of $(fmt "$BSTACK_LIMIT") B" "$BSTACK_ST" "§2" "$CMD_BSTACK"
 
 # =====================================================================================
 # 3. Flash: bytes programmed, blocks erased (MicroPython unix port, LittleFS on a
@@ -582,7 +629,7 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "Toolchains: $RUSTC (builds), $NIGHTLY (stack analysis only),"
     echo "arm-none-eabi-gcc $GCC, MicroPython $MPY_VER (unix port), $VG."
     echo
-    echo "## Goals of issues 10 and 12"
+    echo "## Goals of issues 10, 12 and 22"
     echo
     echo "**PASS**: the goal is met, and the script fails when a later run misses it."
     echo "**MISSED**: the goal is not met today. The script holds the figure under a"
@@ -730,6 +777,51 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "Regenerate: \`CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc --release --crate-type staticlib --features agent --target $V8 -Z build-std=core\`,"
     echo "then \`python3 scripts/stack_report.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]}\`"
     echo "and \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]} --nesting $NESTING\`."
+    echo
+    echo "### The deepest calls on the board's 8 KiB stack (emulated M33)"
+    echo
+    echo "The BENTO board runs MicroPython in a FreeRTOS task with an 8 KiB stack and"
+    echo "MicroPython's stack limit at 8 KiB − 512. The emulated M33 (docs/EMULATOR.md) has"
+    echo "the same: an 8 KiB region with the stack limit register at its bottom, the limit"
+    echo "counted from its top, the region painted at boot and before each measured call."
+    echo "\`tests/qemu/test_stack_depth.py\` drives the deepest calls the API allows: calls"
+    echo "nested through Python tools to \`CALL_DEPTH_MAX\` (${BSTACK_LEVELS}), at the innermost level"
+    echo "\`remember()\` (the memory file rewritten), \`recall()\`, \`status()\`, \`flush()\`, then the"
+    echo "call one level too deep, refused with \`RuntimeError(\"calls nested too deep through"
+    echo "tools (${BSTACK_LEVELS}, CALL_DEPTH_MAX)\")\`. The **high-water mark** is the deepest byte"
+    echo "written, from the top of the region; the **margin** what is left below MicroPython's"
+    echo "limit. Each chain's handler is one Python function called from two frames below the"
+    echo "REPL's top level (the depth at the call is given); the block device is the test"
+    echo "rig's Python one, deeper than the board's C QSPI driver: upper bounds for the board."
+    echo
+    if ((BSTACK_OK)); then
+        echo "| deepest call | levels | depth at the call | high-water mark | MicroPython's limit | margin | goal | status |"
+        echo "|---|---:|---:|---:|---:|---:|---|---|"
+        for k in "${BSTACK_KINDS[@]}"; do
+            what=$(tr -d '\r' <"$BSTACK_LOG" | awk -v k="$k" '$1 == "STACK-DEEP" && $2 == k { sub(/^[^|]*\| /, ""); print }')
+            h=$(bstack "$k" hwm) l=$(bstack "$k" limit)
+            if is_count "$h" && is_count "$l" && ((h + BOARD_STACK_MARGIN_GOAL <= l)); then st=PASS; else st="**FAIL**"; fi
+            echo "| $what | $(bstack "$k" levels) | $(fmt "$(bstack "$k" base)") B | $(fmt "$h") B | $(fmt "$l") B | $(fmt "$((l - h))") B | margin ≥ $BOARD_STACK_MARGIN_GOAL B | $st |"
+        done
+        echo
+        echo "Calls made near the limit: plain Python recursion down to MicroPython's limit, then"
+        echo "the call from every depth on the way back. Each works, or is refused with"
+        echo "MicroPython's \`RuntimeError(\"maximum recursion depth exceeded\")\` (the binding refuses"
+        echo "a core call entered with less than \`BENTOCLAW_STACK_NEED\`, 2 KiB, before the limit:"
+        echo "the core and the C under it run without the VM's check); the high-water mark is the"
+        echo "whole sweep's, the refusals' own frames included, within the $(fmt "$BSTACK_SIZE") B region."
+        echo
+        echo "| call | calls | worked from up to | high-water mark | region | left |"
+        echo "|---|---:|---:|---:|---:|---:|"
+        tr -d '\r' <"$BSTACK_LOG" | awk '$1 == "STACK-NEAR" {
+            for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+            printf "| `%s` | %d | %d B | %d B | %d B | %d B |\n", $2, v["calls"], v["worked"], v["hwm"], v["size"], v["size"] - v["hwm"] }'
+    else
+        echo "Not measured (see the script's output)."
+    fi
+    echo
+    echo "Regenerate: \`scripts/build_qemu.sh\`, then \`python3 tests/qemu/run.py --board m33 test_stack_depth\`"
+    echo "(the lines \`STACK-DEEP\` and \`STACK-NEAR\` of \`build/test-qemu/m33/test_stack_depth.log\`)."
     echo
     # ---- 3 -----------------------------------------------------------------------
     echo "## 3. Flash: bytes programmed and blocks erased"

@@ -336,8 +336,8 @@ saved pairs exactly (`fault_rig.check_saved_state`).
 **Calls nested through tools** (`tests/mpy/test_nesting_tools.py`). A tool
 that calls `tool()`, `tacp()`, `ask()`, `connect()`/`disconnect()` in 15
 mixes, fans out, recurses in plain Python, fills the heap or raises
-`KeyboardInterrupt` at level 5. Every call at a level above
-`CALL_DEPTH_MAX` (8) is refused with the exact text, none below it is, one
+`KeyboardInterrupt` at level 3. Every call at a level above
+`CALL_DEPTH_MAX` (4) is refused with the exact text, none below it is, one
 top-level call makes at most `CALL_REQUESTS_MAX` (16) backend requests (the
 backend's log counts them), and the memory file, the session file and a
 rebooted ring are unharmed.

@@ -26,8 +26,15 @@ pub const TOOL_RESULT_MAX: usize = 1024;
 /// Backend requests one top-level call may make, whatever its tools call.
 pub const CALL_REQUESTS_MAX: u8 = 16;
 /// Calls that may be nested through tools (a tool calling `ask()`, `tool()`,
-/// `tacp()`, ...), the top-level call included.
-pub const CALL_DEPTH_MAX: u8 = 8;
+/// `tacp()`, ...), the top-level call included. 4, not the 8 of before: the
+/// BENTO board runs MicroPython on an 8 KiB task stack with its limit at
+/// 8 KiB - 512, each level takes 830-860 bytes of it (the handler's
+/// interpreter frames, the binding, the core), and a memory file rewritten
+/// at the bottom about 2.7 KiB more. Measured on the emulated M33
+/// (`tests/qemu/test_stack_depth.py`, docs/PERFORMANCE.md §2): 4 levels
+/// reach 6.6-6.9 KiB from the top; 5 left 208 bytes below the limit (the
+/// test asks 512), and 8 overflowed the 8 KiB.
+pub const CALL_DEPTH_MAX: u8 = 4;
 /// A tool name as a tool request gave it, echoed back at most this long.
 pub(crate) const NAME_ECHO_MAX: usize = 256;
 /// `status()["last_result"]` at most.
@@ -172,7 +179,7 @@ impl Status {
             Status::RequestLimit => {
                 c"backend request limit reached (16 per top-level call, CALL_REQUESTS_MAX)"
             }
-            Status::NestingLimit => c"calls nested too deep through tools (8, CALL_DEPTH_MAX)",
+            Status::NestingLimit => c"calls nested too deep through tools (4, CALL_DEPTH_MAX)",
             Status::UnknownTool => c"unknown tool",
             Status::ToolRaised => c"tool error",
             Status::Aborted => c"aborted",

@@ -102,7 +102,7 @@ pub const CLAW_TOOL_ROUNDS_MAX: u8 = 3;
 /// Backend requests per top-level call.
 pub const CLAW_CALL_REQUESTS_MAX: u8 = 16;
 /// Calls nested through tools, at most.
-pub const CLAW_CALL_DEPTH_MAX: u8 = 8;
+pub const CLAW_CALL_DEPTH_MAX: u8 = 4;
 /// Settings of `config()`.
 pub const CLAW_CONFIG_KEYS: usize = 11;
 /// Size of `claw_agent_status_t.last_result` (47 bytes + NUL).

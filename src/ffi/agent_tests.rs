@@ -347,15 +347,16 @@ fn nesting_past_the_bound_through_the_ffi() {
     let (s, v, out) = tool(b"py", None, core::ptr::null_mut(), 64);
     assert_eq!((s, v.kind), (OK, CLAW_VALUE_HOST));
     assert_eq!(out, b"bottom");
-    // Eight calls deep run; the ninth is refused.
+    // CALL_DEPTH_MAX (4) calls deep run; the next is refused.
+    let depth = usize::from(CLAW_CALL_DEPTH_MAX);
     let nested = st(Status::NestingLimit);
     let mut want = vec![nested.to_string()];
-    want.extend((0..7).map(|_| "0".to_string()));
+    want.extend((1..depth).map(|_| "0".to_string()));
     assert_eq!(take_seen(), want);
-    assert_eq!(host(|h| h.calls.len()), 8);
+    assert_eq!(host(|h| h.calls.len()), depth);
     assert_eq!(
         text_of(nested),
-        "calls nested too deep through tools (8, CALL_DEPTH_MAX)"
+        "calls nested too deep through tools (4, CALL_DEPTH_MAX)"
     );
     assert_eq!(claw_status_kind(nested), CLAW_KIND_RUNTIME);
     assert_eq!(status().errors, 0, "a refused nesting is no error");

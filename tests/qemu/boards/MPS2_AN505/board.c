@@ -15,10 +15,12 @@
  *    mp_hal_time_ns. Under qemu's -icount it follows the instruction count.
  *    SysTick is used only to wake the core from WFI while it waits
  *    (sleep_ms, an idle REPL), so qemu does not spin a host core.
+ *  - the stack (../common/board_stack.c): the BENTO board's 8 KiB with
+ *    MicroPython's limit at 8 KiB - 512, painted at boot.
  *  - faults: MSPLIM guards the bottom of the stack; every fault prints a
  *    report ("FATAL: ...") and ends qemu through semihosting.
- *  - board_vm_init (MICROPY_PORT_INIT_FUNC, once per mp_init): the stack
- *    limit for the real stack size of the linker script.
+ *  - board_vm_init (MICROPY_PORT_INIT_FUNC, once per mp_init): MicroPython's
+ *    stack top and limit for the board's stack (board_stack_vm_init).
  *  - board_idle_point (MICROPY_BOARD_AFTER_PYTHON_EXEC, after every REPL
  *    command and so before a soft reset): the firmware's idle-point flush
  *    of the session ring (docs/BUILD.md).
@@ -34,9 +36,10 @@
 
 #include "py/mphal.h"
 #include "py/runtime.h"
-#include "py/stackctrl.h"
 #include "shared/runtime/interrupt_char.h"
 #include "uart.h"
+
+#include "board_stack.h"
 
 #include "board.h"
 #include "claw_session.h"
@@ -106,7 +109,7 @@ static inline void board_dsb_isb(void) {
  * fault handler (below), the port's SVC/DebugMon/PendSV handlers, a SysTick
  * handler that does nothing (the interrupt only ends a WFI) and TIMER0's
  * wrap handler. */
-extern uint32_t _estack, _sstack;
+extern uint32_t _estack;
 void Reset_Handler(void);
 void SVC_Handler(void);
 void DebugMon_Handler(void);
@@ -138,12 +141,13 @@ static void board_call_handler(void) {
 }
 
 /* --- faults ------------------------------------------------------------------
- * The stack limit register MSPLIM turns a stack overflow into a UsageFault
- * (STKOF) instead of silent damage to the RAM disk below the stack. The
- * lowest BOARD_FAULT_RESERVE bytes of the stack region are kept for the
- * fault handler: it clears MSPLIM, prints what happened and makes qemu exit
- * with status 3 (semihosting), so a test runner sees it at once. */
-#define BOARD_FAULT_RESERVE (1024u)
+ * The stack limit register MSPLIM (at _sstack, the bottom of the 8 KiB
+ * region: board_stack_boot) turns a stack overflow into a UsageFault (STKOF)
+ * instead of silent damage to what lies below. The handler runs in the
+ * 1 KiB reserve under the region (_sstack_reserve.._sstack, the linker
+ * script): it clears MSPLIM, prints what happened and makes qemu exit with
+ * status 3 (semihosting), so a test runner sees it at once. */
+extern uint32_t _sstack_reserve;
 
 static void board_puts(const char *s) {
     size_t n = 0;
@@ -175,7 +179,7 @@ __attribute__((noreturn, used)) void board_fault(uint32_t ipsr, const uint32_t *
     board_puthex(" HFSR=", SCB_HFSR);
     board_puthex(" BFAR=", SCB_BFAR);
     uintptr_t f = (uintptr_t)frame;
-    if (!(cfsr & CFSR_STKOF) && f >= (uintptr_t)&_sstack && f + 32 <= (uintptr_t)&_estack) {
+    if (!(cfsr & CFSR_STKOF) && f >= (uintptr_t)&_sstack_reserve && f + 32 <= (uintptr_t)&_estack) {
         board_puthex("\r\n  PC=", frame[6]);
         board_puthex(" LR=", frame[5]);
     }
@@ -313,11 +317,11 @@ void uart_init(void) {
     board_dsb_isb();
     SCB_VTOR = (uint32_t)board_vectors;
     // UsageFault, BusFault, MemManage and SecureFault as their own
-    // exceptions (else they escalate to HardFault), and the stack limit.
+    // exceptions (else they escalate to HardFault).
     SCB_SHCSR |= (1u << 19) | (1u << 18) | (1u << 17) | (1u << 16);
-    uint32_t limit = (uint32_t)&_sstack + BOARD_FAULT_RESERVE;
-    __asm volatile ("msr msplim, %0" : : "r" (limit));
     board_dsb_isb();
+    // MSPLIM at the bottom of the stack region, and the region painted.
+    board_stack_boot();
     // The clock: TIMER0 free running from the top, its wrap interrupt on.
     TIMER0->CTRL = 0;
     TIMER0->RELOAD = 0xffffffffu;
@@ -397,13 +401,6 @@ void mp_hal_delay_us(mp_uint_t us) {
 
 /* --- once per VM ---------------------------------------------------------------- */
 
-// Stack kept below MicroPython's limit for C code that runs after the last
-// check (the Rust core, LittleFS, the raise itself), on top of the fault
-// reserve.
-#ifndef BOARD_STACK_MARGIN
-#define BOARD_STACK_MARGIN (8192)
-#endif
-
 // Runs fn(arg) in the handler of IRQ 2, pended by software: taken at once
 // in thread mode (all priorities 0, interrupts enabled). True when it ran.
 bool board_run_in_irq(void (*fn)(void *), void *arg) {
@@ -433,11 +430,9 @@ void board_vm_init(void) {
     // anything of bentoclaw runs (again after a soft reset: the same table
     // changes nothing).
     board_tools_register();
-    // main.c limits the stack to 10 KiB; the board has the stack region of
-    // the linker script. mp_stack_ctrl_init() ran at the top of main(), so
-    // the limit counts from (nearly) _estack.
-    size_t size = (size_t)((uintptr_t)&_estack - (uintptr_t)&_sstack);
-    mp_stack_set_limit(size - BOARD_FAULT_RESERVE - BOARD_STACK_MARGIN);
+    // main.c limits the stack to 10 KiB; the board has the BENTO board's:
+    // 8 KiB, limit 8 KiB - 512, counted from the top of the region.
+    board_stack_vm_init();
     // TACP on the console, and its READY frame (board_tacp.c).
     board_tacp_vm_init();
 }

@@ -11,10 +11,12 @@
  *    interrupts, so it cannot lose time when the host is busy, and it is
  *    monotonic. SysTick is used only to wake the core from WFI while it
  *    waits (sleep_ms, an idle REPL), so qemu does not spin a host core.
+ *  - the stack (../common/board_stack.c): the BENTO board's 8 KiB with
+ *    MicroPython's limit at 8 KiB - 512, painted at boot.
  *  - faults: MSPLIM guards the bottom of the stack; every fault prints a
  *    report ("FATAL: ...") and ends qemu through semihosting.
- *  - board_vm_init (MICROPY_PORT_INIT_FUNC, once per mp_init): the stack
- *    limit for the real stack size of the linker script.
+ *  - board_vm_init (MICROPY_PORT_INIT_FUNC, once per mp_init): MicroPython's
+ *    stack top and limit for the board's stack (board_stack_vm_init).
  *  - board_idle_point (MICROPY_BOARD_AFTER_PYTHON_EXEC, after every REPL
  *    command and so before a soft reset): the idle-point flush of the
  *    session ring (docs/BUILD.md).
@@ -24,9 +26,10 @@
 
 #include "py/mphal.h"
 #include "py/runtime.h"
-#include "py/stackctrl.h"
 #include "shared/runtime/interrupt_char.h"
 #include "uart.h"
+
+#include "board_stack.h"
 
 #include "claw_session.h"
 
@@ -84,19 +87,18 @@ static void board_systick_handler(void) {
 }
 
 /* --- faults ------------------------------------------------------------------
- * The stack limit register MSPLIM turns a stack overflow into a UsageFault
- * (STKOF) instead of silent damage to the RAM disk below the stack. The
- * lowest BOARD_FAULT_RESERVE bytes of the stack region are kept for the
- * fault handler: it clears MSPLIM, prints what happened and makes qemu exit
- * with status 3 (semihosting), so a test runner sees it at once. */
-#define BOARD_FAULT_RESERVE (1024u)
+ * The stack limit register MSPLIM (at _sstack, the bottom of the 8 KiB
+ * region: board_stack_boot) turns a stack overflow into a UsageFault (STKOF)
+ * instead of silent damage to what lies below. The handler runs in the
+ * 1 KiB reserve under the region (_sstack_reserve.._sstack, the linker
+ * script): it clears MSPLIM, prints what happened and makes qemu exit with
+ * status 3 (semihosting), so a test runner sees it at once. */
+extern uint32_t _sstack_reserve;
 #define SCB_CFSR  REG32(0xE000ED28)
 #define SCB_HFSR  REG32(0xE000ED2C)
 #define SCB_BFAR  REG32(0xE000ED38)
 #define SCB_SHCSR REG32(0xE000ED24)
 #define CFSR_STKOF (1u << 20)
-
-extern uint32_t _sstack;
 
 static void board_puts(const char *s) {
     size_t n = 0;
@@ -128,7 +130,7 @@ __attribute__((noreturn, used)) void board_fault(uint32_t ipsr, const uint32_t *
     board_puthex(" HFSR=", SCB_HFSR);
     board_puthex(" BFAR=", SCB_BFAR);
     uintptr_t f = (uintptr_t)frame;
-    if (!(cfsr & CFSR_STKOF) && f >= (uintptr_t)&_sstack && f + 32 <= (uintptr_t)&_estack) {
+    if (!(cfsr & CFSR_STKOF) && f >= (uintptr_t)&_sstack_reserve && f + 32 <= (uintptr_t)&_estack) {
         board_puthex("\r\n  PC=", frame[6]);
         board_puthex(" LR=", frame[5]);
     }
@@ -230,11 +232,11 @@ void uart_init(void) {
     board_dsb_isb();
     SCB_VTOR = (uint32_t)board_vectors;
     // UsageFault, BusFault and MemManage as their own exceptions (else they
-    // escalate to HardFault), and the stack limit.
+    // escalate to HardFault).
     SCB_SHCSR |= (1u << 18) | (1u << 17) | (1u << 16);
-    uint32_t limit = (uint32_t)&_sstack + BOARD_FAULT_RESERVE;
-    __asm volatile ("msr msplim, %0" : : "r" (limit));
     board_dsb_isb();
+    // MSPLIM at the bottom of the stack region, and the region painted.
+    board_stack_boot();
     // The system counter: the clock of mp_hal_ticks_*.
     CNT_CONTROL_CNTCR = 1;
     // SysTick: ~1 ms period on the CPU clock, interrupt off until a wait.
@@ -305,13 +307,6 @@ void mp_hal_delay_us(mp_uint_t us) {
 
 /* --- once per VM ---------------------------------------------------------------- */
 
-// Stack kept below MicroPython's limit for C code that runs after the last
-// check (the Rust core, LittleFS, the raise itself), on top of the fault
-// reserve.
-#ifndef BOARD_STACK_MARGIN
-#define BOARD_STACK_MARGIN (8192)
-#endif
-
 // After every REPL command: the ring to flash when it is dirty (the flush
 // catches every exception of its own).
 void board_idle_point(void) {
@@ -319,9 +314,7 @@ void board_idle_point(void) {
 }
 
 void board_vm_init(void) {
-    // main.c limits the stack to 10 KiB; the board has the stack region of
-    // the linker script. mp_stack_ctrl_init() ran at the top of main(), so
-    // the limit counts from (nearly) _estack.
-    size_t size = (size_t)((uintptr_t)&_estack - (uintptr_t)&_sstack);
-    mp_stack_set_limit(size - BOARD_FAULT_RESERVE - BOARD_STACK_MARGIN);
+    // main.c limits the stack to 10 KiB; the board has the BENTO board's:
+    // 8 KiB, limit 8 KiB - 512, counted from the top of the region.
+    board_stack_vm_init();
 }

@@ -43,6 +43,9 @@ endif
 # The board's stand-in for the BENTO IPC pipe to the CM55 panel (the
 # binding's firmware build sends its UI messages there).
 SRC_C += $(BOARD_DIR)/../common/ipc_board.c
+# The MicroPython stack as the BENTO board has it: 8 KiB, limit 8 KiB - 512,
+# painted at boot (common/board_stack.c).
+SRC_C += $(BOARD_DIR)/../common/board_stack.c
 CFLAGS += -I$(abspath $(BOARD_DIR)/../common)
 
 MICROPY_VFS_LFS2 = 1
