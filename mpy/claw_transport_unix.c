@@ -39,6 +39,8 @@
 
 #include "claw_ext.h"
 #include "claw_port.h"
+#include "claw_port_vfs.h"
+#include "claw_session.h"
 
 /* The whole response header block (status line + headers) must fit in this
  * many bytes; a larger one (a header flood) is a failed request. */
@@ -443,6 +445,19 @@ void claw_port_ui(uint8_t type, const uint8_t *text, size_t len) {
     }
     s_ui_log[s_ui_count++].text[len] = '\0';
 }
+
+// bentoclaw._context() (a test hook): the context the next ask() would send,
+// as bytes (nothing sent, no turn), empty when it does not fit.
+static mp_obj_t bentoclaw__context(void) {
+    bentoclaw_ensure_init();
+    vstr_t v;
+    vstr_init_len(&v, CLAW_CONTEXT_MAX + 1);
+    size_t n = claw_session_build_context(v.buf, CLAW_CONTEXT_MAX + 1);
+    v.len = n <= CLAW_CONTEXT_MAX ? n : 0;
+    claw_port_vfs_raise_pending();
+    return mp_obj_new_bytes_from_vstr(&v);
+}
+MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__context_obj, bentoclaw__context);
 
 // bentoclaw._ui_events() (a test hook in modbentoclaw.c's module table): the
 // UI messages since the last call, as a list of (type, text).

@@ -1204,22 +1204,16 @@ static mp_obj_t bentoclaw_session(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_obj, bentoclaw_session);
 
-// The context text as claw_session_build_context() renders it into `size`
-// bytes (empty when it does not fit), as str or bytes.
-static mp_obj_t context_text(size_t size, bool as_bytes) {
+// history(): the vendor's — the context text in 3072 bytes (its
+// s_work_large), empty when it does not fit.
+static mp_obj_t bentoclaw_history(void) {
     bentoclaw_ensure_init();
     vstr_t v;
-    vstr_init_len(&v, size);
-    size_t n = claw_session_build_context(v.buf, size);
-    v.len = n < size ? n : 0;
+    vstr_init_len(&v, 3072);
+    size_t n = claw_session_build_context(v.buf, 3072);
+    v.len = n < 3072 ? n : 0;
     claw_port_vfs_raise_pending();
-    return as_bytes ? mp_obj_new_bytes_from_vstr(&v) : mp_obj_new_str_from_vstr(&v);
-}
-
-// history(): the vendor's — the context text in 3072 bytes (its
-// s_work_large).
-static mp_obj_t bentoclaw_history(void) {
-    return context_text(3072, false);
+    return mp_obj_new_str_from_vstr(&v);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_history_obj, bentoclaw_history);
 
@@ -1229,16 +1223,9 @@ static mp_obj_t bentoclaw_version(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_version_obj, bentoclaw_version);
 
 #if !BENTOCLAW_PORT_FIRMWARE
-// Test hooks of the unix port (_ui_events(), _clock(): claw_transport_unix.c's).
-extern const mp_obj_fun_builtin_fixed_t bentoclaw__ui_events_obj;
+// Test hooks of the unix port: claw_transport_unix.c's.
+extern const mp_obj_fun_builtin_fixed_t bentoclaw__ui_events_obj, bentoclaw__context_obj;
 extern const mp_obj_fun_builtin_var_t bentoclaw__clock_obj;
-
-// The context the next ask() would send, as bytes (nothing sent, no turn).
-static mp_obj_t bentoclaw__context(void) {
-    return context_text(CLAW_CONTEXT_MAX + 1, true);
-}
-static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__context_obj, bentoclaw__context);
-
 #endif
 
 static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {
