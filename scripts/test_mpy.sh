@@ -167,6 +167,11 @@ for t in "${tests[@]}"; do
     if needs "$t" faketime; then
         wrap=(faketime -f "$FAKETIME_SPEC")
         note+=" faketime"
+        # The backend answers in real time: the unix transport's 5 s request
+        # deadline, scaled by the clock's speed-up, stays 5 s of real time
+        # (unscaled it is 100 ms, which a loaded machine can miss).
+        speed=${FAKETIME_SPEC##*x}
+        [[ $speed =~ ^[0-9]+$ ]] && env_extra+=(BENTOCLAW_HTTP_TIMEOUT_MS=$((5000 * speed)))
     fi
     if needs "$t" clock; then
         if [[ -z $FAKETIME_LIB ]]; then
