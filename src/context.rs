@@ -960,6 +960,107 @@ mod tests {
         }
     }
 
+    /// The memory lines of `ctx`, each checked against `memory::get`: a key
+    /// once, with the value a recall returns.
+    fn memory_lines(port: &mut MemPort, ctx: &str) -> Vec<(String, String)> {
+        let mut lines: Vec<(String, String)> = Vec::new();
+        let memory = ctx.lines().skip_while(|l| *l != "Memory:").skip(1);
+        for line in memory.take_while(|l| l.starts_with("- ")) {
+            let (k, v) = line[2..].split_once(": ").unwrap();
+            assert!(lines.iter().all(|(x, _)| x != k), "{k} twice: {ctx}");
+            let mut out = [0u8; 128];
+            let n = memory::get(port, k.as_bytes(), &mut out);
+            assert_eq!(n.map(|n| &out[..n]), Ok(v.as_bytes()), "{k}: {ctx}");
+            lines.push((k.to_string(), v.to_string()));
+        }
+        lines
+    }
+
+    /// `n` keys of shard `s`, `{prefix}{i}`.
+    fn keys_of_shard(s: usize, prefix: &str, n: usize) -> Vec<String> {
+        (0..)
+            .map(|i| format!("{prefix}{i}"))
+            .filter(|k| memory::shard_of(k.as_bytes()) == s)
+            .take(n)
+            .collect()
+    }
+
+    /// A base of ours of generation 7 with `k0..k{n-1}` = `v{i}`.
+    fn put_base(port: &mut MemPort, n: usize) {
+        let mut base = String::from("{\"seq\":7}\n");
+        for i in 0..n {
+            base += &format!("{{\"key\":\"k{i}\",\"value\":\"v{i}\"}}\n");
+        }
+        port.put(crate::port::MEMORY_PATH, base.as_bytes());
+    }
+
+    /// Shards the index cannot hold (hand edits) that override or forget
+    /// keys of the base: the context never shows a base value a shard
+    /// replaced or a forgotten key, and shows what a recall returns.
+    #[test]
+    fn shards_the_index_cannot_hold_never_show_a_stale_value() {
+        let mut s = Session::new();
+        // The audit's store: 64 shard records (the index holds 48), k0..k3
+        // overridden ("later") in their shards, after each shard's 8 new
+        // keys.
+        let mut port = MemPort::new();
+        put_base(&mut port, 4);
+        let mut n = 0;
+        for (sh, path) in memory::SHARD_PATHS.iter().enumerate() {
+            let mut shard = String::from("{\"seq\":7}\n");
+            for (i, k) in keys_of_shard(sh, &format!("s{sh}_"), 8).iter().enumerate() {
+                n += 1;
+                shard += &format!("{{\"key\":\"{k}\",\"value\":\"{sh}.{i}\",\"n\":{n}}}\n");
+            }
+            for i in 0..4 {
+                if memory::shard_of(format!("k{i}").as_bytes()) == sh {
+                    shard += &format!("{{\"key\":\"k{i}\",\"value\":\"later\"}}\n");
+                }
+            }
+            port.put(path, shard.as_bytes());
+        }
+        let ctx = render(&mut port, &mut s, 3072);
+        let lines = memory_lines(&mut port, &ctx);
+        assert!(lines.len() >= 4, "{ctx}");
+        for i in 0..4 {
+            assert!(!ctx.contains(&format!("- k{i}: v{i}\n")), "k{i}: {ctx}");
+        }
+        // A forgotten key, and an override early in its shard (the first
+        // lines of the store: in the context).
+        for del in [true, false] {
+            let mut port = MemPort::new();
+            put_base(&mut port, 3);
+            let sh = memory::shard_of(b"k0");
+            let mut shard = String::from("{\"seq\":7}\n");
+            shard += if del {
+                "{\"key\":\"k0\",\"del\":true}\n"
+            } else {
+                "{\"key\":\"k0\",\"value\":\"new\"}\n"
+            };
+            for (i, k) in keys_of_shard(sh, "f", 49).iter().enumerate() {
+                shard += &format!("{{\"key\":\"{k}\",\"value\":\"x\",\"n\":{}}}\n", i + 1);
+            }
+            port.put(memory::SHARD_PATHS[sh], shard.as_bytes());
+            let ctx = render(&mut port, &mut s, 3072);
+            let lines = memory_lines(&mut port, &ctx);
+            assert!(!ctx.contains("- k0: v0\n"), "{ctx}");
+            let k0 = lines
+                .iter()
+                .find(|(k, _)| k == "k0")
+                .map(|(_, v)| v.as_str());
+            assert_eq!(k0, if del { None } else { Some("new") }, "{ctx}");
+            // And after an edit (a fold) the same.
+            memory::set(&mut port, b"k1", b"edited").unwrap();
+            let ctx = render(&mut port, &mut s, 3072);
+            let lines = memory_lines(&mut port, &ctx);
+            let k0 = lines
+                .iter()
+                .find(|(k, _)| k == "k0")
+                .map(|(_, v)| v.as_str());
+            assert_eq!(k0, if del { None } else { Some("new") }, "{ctx}");
+        }
+    }
+
     /// `compact` against the lines copied one by one: holes at the start,
     /// in the middle and at the end, runs of lines longer and shorter than
     /// the holes before them.

@@ -22,7 +22,9 @@
 //!   refused until it holds fewer than [`MAX_ENTRIES`], replacing,
 //!   forgetting and pinning its keys work (by a fold, which writes every
 //!   key it reads: the base has no limit of its own), and no edit drops
-//!   a key.
+//!   a key. A shard with more records than the readers index (a hand
+//!   edit) is checked by reading it again: its last record of a key wins
+//!   over the base, a `"del"` too (see [`OVERFLOW`]).
 //! * The store is not kept in RAM (that would cost 5 KB of a 4 KB budget):
 //!   every read streams the files.
 //! * **A `set` rewrites one shard**: `/.bentoclaw_memory.<h>` with
@@ -101,13 +103,37 @@ const SHARD_RECORDS: usize = 6;
 /// all ([`ENTRIES`], 48: what eight shards of ours hold). The records of a
 /// shard that does not fit (only a hand edit makes one) are not indexed:
 /// bit `OVERFLOW + s` of [`Store::dels`] marks shard `s`, and a reader
-/// streams its records after the keys new since the base, in file order,
-/// each pair as a line of its own (a forgotten key's record is skipped).
-/// So no key is hidden: a key such a shard holds beside the base is
-/// read twice and the later line wins, as for a base that holds a key
-/// twice, and the next edit folds the store (each key once). The bits
-/// are above the entries' (at most 48).
+/// checks them by reading the files again (a check: [`SCAN`]):
+///
+/// * a pair of the base whose key has a record in such a shard (its
+///   key's shard) gives way to it: it is left out;
+/// * after the keys new since the base, such a shard's pairs are read in
+///   file order, each one that is its key's last record there.
+///
+/// So a key's last record in the shard wins over the base (a `"del"`
+/// leaves the key out everywhere), no key is hidden or read twice, and
+/// the next edit folds the store (each key once). A key such a shard
+/// changes is read there, after the keys new since the base, not at its
+/// place in the base. The checks cost reads (the shard again for each
+/// pair of the base in it, the rest of the shard for each of its pairs),
+/// on hand-edited stores only. The bits are above the entries' (at most
+/// 48).
 const OVERFLOW: usize = 56;
+/// [`Store::phase`]: the part being read in bits 0-1 (0: the base, 1: the
+/// keys new since the base, 2: the shards the index could not hold, 3:
+/// the end), and a check above them ([`OVERFLOW`]). A check of the pair
+/// just read parks its file reopened at the pair's start (the start in
+/// [`Store::base_off`]: [`Store::begin_override`]'s way), and the reader
+/// reads the shard (from its start for a pair of the base, on from the
+/// pair for a pair of the shard) up to a record of the pair's key
+/// (`DROP`) or the shard's end (`KEEP`); then the parked file takes the
+/// reader slot back and reads the pair again: left out, or returned as it
+/// is. A check knows the key by its length ([`Store::seek_j`]) and its
+/// 32-bit FNV-1a hash ([`Store::last_fnv`]): no second key buffer on the
+/// stack of every pass (the index knows a shard's keys by 16 bits).
+const SCAN: u8 = 3 << 2;
+const KEEP: u8 = 1 << 2;
+const DROP: u8 = 2 << 2;
 
 /// Why a memory operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -321,7 +347,7 @@ const ENTRIES: usize = SHARDS * SHARD_RECORDS;
 /// most two files open at a time.
 pub struct Store {
     reader: Option<PairReader<'static>>,
-    /// 0: the base; 1: the new keys; 2: done.
+    /// The part being read, and a check ([`SCAN`]).
     phase: u8,
     /// The base's generation.
     generation: u32,
@@ -348,7 +374,8 @@ pub struct Store {
     skipped: bool,
     /// Whether the last pair holds a place of the base.
     from_base: bool,
-    /// FNV-1a of the last base pair's key.
+    /// FNV-1a of the last base pair's key (and of the key a check looks
+    /// for, [`SCAN`]).
     last_fnv: u32,
     /// The last record's key and value lengths and pin.
     got: (u8, u8, bool),
@@ -843,6 +870,8 @@ impl Store {
 
     /// [`Store::next_key`] over the base's lines only (`None` at the base's
     /// end): the keys new since the base are the entries the load read.
+    /// No check ([`OVERFLOW`]): an edit of a store with a shard the index
+    /// could not hold folds, and the fold reads the store whole.
     #[inline(always)]
     pub(crate) fn next_base<P: Port>(
         &mut self,
@@ -896,6 +925,26 @@ impl Store {
             };
             let skipped = r.skipped;
             if self.seeking {
+                if self.phase >= SCAN {
+                    // A check: the end, or a record of the key checked
+                    // (its length in `seek_j`, its hash in `last_fnv`),
+                    // ends it, and the pair's file takes the slot back.
+                    let kl = self.got.0;
+                    let outcome = match rec {
+                        None => KEEP,
+                        Some(_)
+                            if kl == self.seek_j
+                                && fnv(key.get(..usize::from(kl)).unwrap_or(&[]))
+                                    == self.last_fnv =>
+                        {
+                            DROP
+                        }
+                        Some(_) => continue,
+                    };
+                    self.phase = (self.phase & 3) | outcome;
+                    self.end_seek(port);
+                    continue;
+                }
                 match rec {
                     Some(Rec::Header(_)) => {}
                     Some(rec) if self.seek_k == self.seek_j => {
@@ -909,11 +958,17 @@ impl Store {
                 }
                 continue;
             }
-            if self.phase == 2 {
-                // A shard the index could not hold: its pairs in order.
+            if self.phase & 3 == 2 {
+                // A shard the index could not hold: its pairs in order,
+                // each checked first ([`OVERFLOW`]).
                 match rec {
                     None => self.close(port),
-                    Some(Rec::Pair(_)) => return Stepped::PAIR,
+                    Some(Rec::Pair(_)) => {
+                        let began = self.begin_check(port, key);
+                        if began.0 != Stepped::READY.0 {
+                            return began;
+                        }
+                    }
                     Some(_) => {}
                 }
                 continue;
@@ -925,10 +980,21 @@ impl Store {
                     self.phase = 1;
                 }
                 Some(Rec::Pair(_)) => {
-                    self.base_pairs = self.base_pairs.saturating_add(1);
+                    // (A pair read again after a check is counted once.)
+                    if self.phase == 0 {
+                        self.base_pairs = self.base_pairs.saturating_add(1);
+                    }
                     self.from_base = true;
                     let kl = usize::from(self.got.0);
                     let Some(j) = self.entry(key.get(..kl).unwrap_or(&[])) else {
+                        // (A shard not indexed: a check, or its end.)
+                        if self.overflowed() {
+                            let began = self.begin_check(port, key);
+                            if began.0 != Stepped::READY.0 {
+                                return began;
+                            }
+                            continue;
+                        }
                         return Stepped::PAIR;
                     };
                     self.rematch = has(self.matched, j);
@@ -945,6 +1011,64 @@ impl Store {
                 Some(_) => {}
             }
         }
+    }
+
+    /// The pair just read (its key in `key`), when it may be checked
+    /// ([`SCAN`]): read again after a check, [`Stepped::PAIR`] (returned as
+    /// it is) or [`Stepped::READY`] (left out); else a check begins when it
+    /// is a pair of the base whose key's shard the index could not hold
+    /// (its key's hash in [`Store::last_fnv`]), or a pair of such a shard
+    /// ([`Stepped::READY`]), or not ([`Stepped::PAIR`]).
+    #[inline(never)]
+    fn begin_check<P: Port>(&mut self, port: &mut P, key: &mut [u8; KEY_MAX_BYTES]) -> Stepped {
+        let part = self.phase & 3;
+        let after = self.phase & !3;
+        self.phase = part;
+        if after != 0 {
+            return if after == DROP {
+                Stepped::READY
+            } else {
+                Stepped::PAIR
+            };
+        }
+        let s = if part == 0 {
+            place(self.last_fnv).0
+        } else {
+            self.last_fnv = fnv(key.get(..usize::from(self.got.0)).unwrap_or(&[]));
+            usize::from(self.ld_file.wrapping_sub(1))
+        };
+        if !has(self.dels, OVERFLOW + s) {
+            return Stepped::PAIR;
+        }
+        self.seek_j = self.got.0;
+        self.base_off = self.rec_off;
+        self.phase = part | SCAN;
+        // (Seeking once parked: a close ends it.)
+        let parked = self.park(port, key, s);
+        self.seeking = true;
+        match parked {
+            Ok(()) => Stepped::READY,
+            Err(e) => Stepped::err(e),
+        }
+    }
+
+    /// A check's files: the pair's file reopened at the pair's start and
+    /// parked (`scratch` clobbered: the pair is read again); the reader
+    /// reads the shard `s` on, from its start for a pair of the base.
+    /// (The parked reader's `skipped` is not kept: only the scan reads
+    /// it, which checks nothing.)
+    #[inline(always)]
+    fn park<P: Port>(&mut self, port: &mut P, scratch: &mut [u8], s: usize) -> Result<(), Errno> {
+        let shard = SHARD_PATHS[s % SHARDS];
+        let mut here = shard;
+        if self.phase == SCAN {
+            self.close(port);
+            put_reader(&mut self.reader, port.open(shard, Mode::Read)?);
+            here = MEMORY_PATH;
+        }
+        let fd = port.open(here, Mode::Read)?;
+        self.parked = fd;
+        skip(port, fd, self.base_off, scratch)
     }
 
     /// Closes the files being read (after an error, or to stop early).
@@ -2027,7 +2151,7 @@ fn copy_pairs<P: Port>(
     res?;
     match e {
         _ if existed => Ok(()),
-        _ if copied >= MAX_ENTRIES => Err(MemError::Full),
+        Edit::Set(_) if copied >= MAX_ENTRIES => Err(MemError::Full),
         // A new key, unpinned, after the others.
         Edit::Set(v) => {
             pair.pinned = false;
@@ -2394,14 +2518,15 @@ mod tests {
         assert_eq!(recall(&mut port, "a").as_deref(), Some("base"));
     }
 
-    /// The keys the merged store shows, each with its last line's value
-    /// (for_each gives a key twice when a shard the index could not hold
-    /// repeats it: the later line wins, as `get` reads it), and `get`
-    /// agreeing key by key.
+    /// The keys the merged store shows, each once (a shard the index could
+    /// not hold included: its records are checked, not read twice), as the
+    /// reference store reads them, and `get` agreeing key by key.
     fn visible(port: &mut MemPort) -> std::collections::BTreeMap<String, String> {
         let mut map = std::collections::BTreeMap::new();
-        for (k, v, _) in pairs(port) {
-            map.insert(k, v);
+        let got = pairs(port);
+        assert_eq!(got, ref_pairs(port), "as the reference reads it");
+        for (k, v, _) in got {
+            assert!(map.insert(k.clone(), v).is_none(), "{k} read twice");
         }
         for (k, v) in &map {
             assert_eq!(recall(port, k).as_ref(), Some(v), "get {k}");
@@ -2596,6 +2721,165 @@ mod tests {
             let number: u32 = base[7..base.find('}').unwrap()].parse().unwrap();
             assert!(number < 10, "{g}: {base}");
         }
+    }
+
+    /// A shard of generation `g` that the index cannot hold: `records`
+    /// (lines) placed among 49 pairs of new keys of shard `s` (`fill{i}`,
+    /// values `f{i}`; the index holds 48), after the first `at` of them.
+    /// Returns the filler's keys and values.
+    fn oversized(
+        port: &mut MemPort,
+        g: &str,
+        s: usize,
+        at: usize,
+        records: &[String],
+    ) -> Vec<(String, String)> {
+        let fill: Vec<(String, String)> = keys_of_shard(s, "fill", 49)
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| (k, format!("f{i}")))
+            .collect();
+        let mut lines: Vec<String> = fill
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| format!("{{\"key\":\"{k}\",\"value\":\"{v}\",\"n\":{}}}\n", i + 1))
+            .collect();
+        lines.splice(at..at, records.iter().cloned());
+        let text = format!("{{\"seq\":{g}}}\n{}", lines.concat());
+        port.put(SHARD_PATHS[s], text.as_bytes());
+        fill
+    }
+
+    fn del_line(k: &str) -> String {
+        format!("{{\"key\":\"{k}\",\"del\":true}}\n")
+    }
+
+    fn pair_line(k: &str, v: &str) -> String {
+        format!("{{\"key\":\"{k}\",\"value\":\"{v}\"}}\n")
+    }
+
+    /// Every reader agrees with `want`: `for_each` (each key once), `get`,
+    /// `at`, and the reference store.
+    fn reads_as(port: &mut MemPort, want: &std::collections::BTreeMap<String, String>, tag: &str) {
+        let got = pairs(port);
+        let mut seen = std::collections::BTreeSet::new();
+        for (k, _, _) in &got {
+            assert!(seen.insert(k.clone()), "{tag}: {k} read twice");
+        }
+        assert_eq!(got, ref_pairs(port), "{tag}: as the reference reads it");
+        let map: std::collections::BTreeMap<String, String> =
+            got.iter().map(|(k, v, _)| (k.clone(), v.clone())).collect();
+        assert_eq!(&map, want, "{tag}");
+        for (i, p) in got.iter().enumerate() {
+            let mut one = None;
+            assert!(
+                at(port, i, |q| one =
+                    Some((q.key().to_vec(), q.value().to_vec())))
+                .unwrap()
+            );
+            assert_eq!(
+                one,
+                Some((p.0.clone().into_bytes(), p.1.clone().into_bytes())),
+                "{tag}: at {i}"
+            );
+        }
+        assert!(!at(port, got.len(), |_| {}).unwrap(), "{tag}: past the end");
+        for k in want
+            .keys()
+            .chain(["k0", "k1", "gone", "twice"].map(String::from).iter())
+        {
+            assert_eq!(recall(port, k).as_ref(), want.get(k), "{tag}: get {k}");
+        }
+    }
+
+    #[test]
+    fn a_forget_in_a_shard_the_index_cannot_hold_wins() {
+        // The audit's case: a base pair forgotten in a shard too big for
+        // the index came back (read, and written back by the next edit).
+        for at in [0, 20, 48] {
+            let tag = format!("the del after {at} pairs");
+            let mut port = MemPort::new();
+            put_base(&mut port, "1", 10);
+            let s = shard_of(b"k0");
+            let fill = oversized(&mut port, "1", s, at, &[del_line("k0")]);
+            assert!(Store::open(&mut port).unwrap().overflowed(), "{tag}");
+            let mut want: std::collections::BTreeMap<String, String> = (1..10)
+                .map(|i| (format!("k{i}"), format!("v{i}")))
+                .collect();
+            want.extend(fill);
+            reads_as(&mut port, &want, &tag);
+            assert_eq!(forget(&mut port, b"k0"), Err(MemError::NotFound), "{tag}");
+            assert_eq!(
+                set(&mut port, b"k0", b"back"),
+                Err(MemError::Full),
+                "{tag}: a new key"
+            );
+            reads_as(&mut port, &want, &format!("{tag}, after the refused edits"));
+            // The next edits fold: k0 stays forgotten, on flash too.
+            assert_eq!(set(&mut port, b"k1", b"changed"), Ok(()), "{tag}");
+            want.insert("k1".into(), "changed".into());
+            assert!(
+                !file(&port, MEMORY_PATH).contains("\"k0\""),
+                "{tag}: folded without k0"
+            );
+            reads_as(&mut port, &want, &format!("{tag}, after a fold"));
+            assert_eq!(forget(&mut port, b"k2"), Ok(()), "{tag}");
+            want.remove("k2");
+            reads_as(&mut port, &want, &format!("{tag}, after a forget"));
+        }
+    }
+
+    #[test]
+    fn an_override_in_a_shard_the_index_cannot_hold_wins() {
+        let mut port = MemPort::new();
+        put_base(&mut port, "3", 10);
+        let s = shard_of(b"k0");
+        // An override of k0, a new key set twice, a new key set and
+        // forgotten, and an override of k0 forgotten again for a second
+        // base key of the shard when there is one.
+        let other = (1..10)
+            .map(|i| format!("k{i}"))
+            .find(|k| shard_of(k.as_bytes()) == s);
+        let gone = keys_of_shard(s, "gone", 1).remove(0);
+        let twice = keys_of_shard(s, "twice", 1).remove(0);
+        let mut records = vec![
+            pair_line("k0", "first"),
+            pair_line(&twice, "one"),
+            pair_line(&gone, "soon gone"),
+        ];
+        if let Some(o) = &other {
+            records.push(pair_line(o, "over"));
+            records.push(del_line(o));
+        }
+        records.push(pair_line("k0", "later"));
+        records.push(del_line(&gone));
+        records.push(pair_line(&twice, "two"));
+        let fill = oversized(&mut port, "3", s, 10, &records);
+        assert!(Store::open(&mut port).unwrap().overflowed());
+        let mut want: std::collections::BTreeMap<String, String> = (1..10)
+            .map(|i| (format!("k{i}"), format!("v{i}")))
+            .collect();
+        if let Some(o) = &other {
+            want.remove(o);
+        }
+        want.extend(fill);
+        want.insert("k0".into(), "later".into());
+        want.insert(twice.clone(), "two".into());
+        reads_as(&mut port, &want, "overrides");
+        // The pairs that give way are read where the shard has them: the
+        // base's others first, in their order.
+        let got = pairs(&mut port);
+        assert!(
+            got.iter()
+                .take(8)
+                .all(|p| p.0.starts_with('k') && p.0 != "k0")
+        );
+        // Edits fold the store as it reads.
+        assert_eq!(set(&mut port, b"k0", b"edited"), Ok(()));
+        want.insert("k0".into(), "edited".into());
+        reads_as(&mut port, &want, "after an edit");
+        assert!(!file(&port, MEMORY_PATH).contains("soon gone"));
+        assert!(!file(&port, MEMORY_PATH).contains("first"));
     }
 
     #[test]
@@ -2885,6 +3169,101 @@ mod tests {
                         reference::get(&mut port, k.as_bytes(), &mut small)
                     );
                 }
+                proptest::prop_assert!(port.max_open <= crate::port::MAX_OPEN_FILES);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Stores with a shard the index cannot hold (a hand edit: 48 pairs
+        /// of new keys and records among them: pairs and `"del"`s of keys
+        /// of the base, new keys, keys of other shards, lines that are not
+        /// records), beside an indexed shard: every reader (`for_each`,
+        /// `get`, `at`) reads them as the reference store does (a key's
+        /// last record in the shard wins over the base, a streamed pair
+        /// shows when it is its key's last record there), and edits on
+        /// them do what they say to what they read, a forgotten key never
+        /// coming back.
+        #[test]
+        fn shards_the_index_cannot_hold_read_as_the_reference(
+            base in proptest::collection::vec(0usize..10, 0..12),
+            recs in proptest::collection::vec((0usize..16, 0u8..4, 0usize..3), 0..14),
+            other in proptest::collection::vec((0usize..16, 0u8..2), 0..4),
+            place_at in 0usize..49,
+            shard in 0usize..SHARDS,
+            edits in proptest::collection::vec((0usize..16, 0u8..3), 0..4),
+        ) {
+            // Keys 0..10 of the shard, 10..13 new keys of another shard,
+            // 13..16 keys of the other shard in this one.
+            let t = (shard + 3) % SHARDS;
+            let mine = keys_of_shard(shard, "k", 13);
+            let theirs = keys_of_shard(t, "t", 3);
+            let key = |i: usize| if i < 13 { mine[i].clone() } else { theirs[i - 13].clone() };
+            let mut port = MemPort::new();
+            let mut text = String::from("{\"seq\":5}\n");
+            for &i in &base {
+                text += &pair_line(&key(i), &format!("b{i}"));
+            }
+            port.put(MEMORY_PATH, text.as_bytes());
+            let lines: Vec<String> = recs
+                .iter()
+                .map(|&(i, kind, v)| match kind {
+                    0 => del_line(&key(i)),
+                    3 => String::from("garbage\n"),
+                    _ => pair_line(&key(i), &format!("s{v}")),
+                })
+                .collect();
+            oversized(&mut port, "5", shard, place_at, &lines);
+            let mut text = String::from("{\"seq\":5}\n");
+            for &(i, kind) in &other {
+                let k = theirs[i % 3].clone();
+                text += &if kind == 0 { del_line(&k) } else { pair_line(&k, &format!("o{i}")) };
+            }
+            port.put(SHARD_PATHS[t], text.as_bytes());
+            proptest::prop_assert!(Store::open(&mut port).unwrap().overflowed());
+            let mut model: std::collections::BTreeMap<String, String> = Default::default();
+            for (k, v, _) in ref_pairs(&mut port) {
+                model.insert(k, v);
+            }
+            for (e, &(i, op)) in edits.iter().enumerate() {
+                let got = pairs(&mut port);
+                proptest::prop_assert_eq!(&got, &ref_pairs(&mut port));
+                let mut n = 0;
+                while at(&mut port, n, |p| {
+                    assert_eq!((p.key(), p.value()), (got[n].0.as_bytes(), got[n].1.as_bytes()))
+                })
+                .unwrap()
+                {
+                    n += 1;
+                }
+                proptest::prop_assert_eq!(n, got.len());
+                for j in 0..16 {
+                    let k = key(j);
+                    let mut a = [0u8; 128];
+                    let mut b = [0u8; 128];
+                    let r = get(&mut port, k.as_bytes(), &mut a);
+                    proptest::prop_assert_eq!(r, reference::get(&mut port, k.as_bytes(), &mut b));
+                    proptest::prop_assert_eq!(r.ok().map(|n| a[..n].to_vec()), model.get(&k).map(|v| v.clone().into_bytes()));
+                }
+                let k = key(i);
+                let value = format!("e{e}");
+                if op == 0 {
+                    let r = forget(&mut port, k.as_bytes());
+                    proptest::prop_assert_eq!(r, if model.remove(&k).is_some() { Ok(()) } else { Err(MemError::NotFound) });
+                } else {
+                    let r = set(&mut port, k.as_bytes(), value.as_bytes());
+                    let full = !model.contains_key(&k) && model.len() >= MAX_ENTRIES;
+                    proptest::prop_assert_eq!(r, if full { Err(MemError::Full) } else { Ok(()) });
+                    if !full {
+                        model.insert(k, value);
+                    }
+                }
+                let mut now: std::collections::BTreeMap<String, String> = Default::default();
+                for (k, v, _) in pairs(&mut port) {
+                    now.insert(k, v);
+                }
+                proptest::prop_assert_eq!(&now, &model);
                 proptest::prop_assert!(port.max_open <= crate::port::MAX_OPEN_FILES);
             }
         }

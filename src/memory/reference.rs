@@ -1,7 +1,10 @@
 //! The memory store as it was before its passes were rebuilt for the
 //! stack (one reader slot, keys-only scans, the scan's tally from the
 //! load): the equivalence tests run the same operations on both and
-//! compare the files and the results.
+//! compare the files and the results. A shard the index cannot hold (a
+//! hand edit) is modelled plainly: its records kept in vectors, keys
+//! compared byte for byte (the store checks them by reading the shard
+//! again, [`super::OVERFLOW`]).
 
 #![allow(dead_code, clippy::all)]
 
@@ -36,10 +39,11 @@ pub const SHARD_PATHS: [&CStr; SHARDS] = [
 /// Largest shard written: one 256-byte page with littlefs's commit
 /// overhead (`tests/bench/FLASH_LAYOUTS.md`).
 const SHARD_MAX: usize = 220;
-/// Records a shard holds at most (a shard that would hold more folds, as
-/// one that would pass [`SHARD_MAX`]); a shard with more is not one of
-/// ours and is ignored. Small: the readers keep a fingerprint per record
-/// on a 1 KiB stack.
+/// Records a shard holds at most when an edit writes it (a shard that
+/// would hold more folds, as one that would pass [`SHARD_MAX`]). A shard
+/// with more (a hand edit) is read all the same: its records are indexed
+/// while the index has room ([`ENTRIES`] in all), else the shard is one
+/// the index cannot hold ([`Store::over`]).
 const SHARD_RECORDS: usize = 6;
 
 pub use super::MemError;
@@ -190,7 +194,20 @@ pub struct Store {
     skipped: bool,
     /// Whether the last pair holds a place of the base.
     from_base: bool,
+    /// The shards the index could not hold (a hand edit: more records in
+    /// all than [`ENTRIES`]), each with its records in file order: key,
+    /// and value and pin (`None`: a `"del"`). A pair of the base whose key
+    /// has a record in such a shard (its key's shard) is left out; after
+    /// the keys new since the base, each pair of such a shard that is its
+    /// key's last record there follows, in file order.
+    over: Vec<(usize, Vec<OverRec>)>,
+    /// Where the streaming of `over` is: shard, record.
+    over_at: (usize, usize),
 }
+
+/// A record of a shard the index could not hold: key, and value and pin
+/// (`None`: a `"del"`).
+type OverRec = (Vec<u8>, Option<(Vec<u8>, bool)>);
 
 fn bit64(j: usize) -> u64 {
     if j < 64 { 1 << j } else { 0 }
@@ -222,6 +239,8 @@ impl Store {
             base_pairs: 0,
             skipped: false,
             from_base: false,
+            over: Vec::new(),
+            over_at: (0, 0),
         }
     }
 
@@ -246,8 +265,10 @@ impl Store {
                 let res = self.read_shard(port, fd, pair, n);
                 self.reader = None;
                 let _ = port.close(fd);
-                if let Some(end) = res? {
-                    n = end;
+                match res? {
+                    Some(Ok(end)) => n = end,
+                    Some(Err(records)) => self.over.push((i, records)),
+                    None => {}
                 }
             }
             if let Some(st) = self.start.get_mut(i + 1) {
@@ -258,14 +279,15 @@ impl Store {
     }
 
     /// The records of one shard (open as `fd`, read through the reader
-    /// slot) from entry `from`; `None` when it is stale or not one of ours.
+    /// slot) from entry `from`; `None` when it is stale or not one of ours,
+    /// `Err` with its records when the index cannot hold them.
     fn read_shard<P: Port>(
         &mut self,
         port: &mut P,
         fd: Fd,
         pair: &mut Pair,
         from: usize,
-    ) -> Result<Option<usize>, Errno> {
+    ) -> Result<Option<Result<usize, Vec<OverRec>>>, Errno> {
         let r = self.reader.insert(PairReader::new(fd));
         let first = r.record(port, pair)?;
         if let Some(Rec::Header(g)) = first {
@@ -277,6 +299,7 @@ impl Store {
         let mut j = from;
         let mut max_n = self.max_n;
         let mut dels = self.dels;
+        let mut records = Vec::new();
         while let Some(rec) = self
             .reader
             .as_mut()
@@ -290,19 +313,33 @@ impl Store {
                     0
                 }
             };
-            match (self.sigs.get_mut(j), self.ns.get_mut(j)) {
-                (Some(sg), Some(nn)) if j - from < SHARD_RECORDS => {
-                    *sg = sig(pair.key());
-                    *nn = n;
-                }
-                _ => return Ok(None),
+            records.push((
+                pair.key().to_vec(),
+                matches!(rec, Rec::Pair(_)).then(|| (pair.value().to_vec(), pair.pinned)),
+            ));
+            if let (Some(sg), Some(nn)) = (self.sigs.get_mut(j), self.ns.get_mut(j)) {
+                *sg = sig(pair.key());
+                *nn = n;
             }
             max_n = max_n.max(n);
             j += 1;
         }
+        if j > ENTRIES {
+            return Ok(Some(Err(records)));
+        }
         self.max_n = max_n;
         self.dels = dels;
-        Ok(Some(j))
+        Ok(Some(Ok(j)))
+    }
+
+    /// The records of the shard the index could not hold that `key`'s
+    /// shard is, if it is one.
+    fn over_of(&self, key: &[u8]) -> Option<&[OverRec]> {
+        let s = shard_of(key);
+        self.over
+            .iter()
+            .find(|(i, _)| *i == s)
+            .map(|(_, r)| r.as_slice())
     }
 
     /// The entry of the shards that holds `key`.
@@ -362,6 +399,12 @@ impl Store {
                 Some(Rec::Pair(_)) => {
                     self.base_pairs += 1;
                     self.from_base = true;
+                    if self
+                        .over_of(pair.key())
+                        .is_some_and(|r| r.iter().any(|(k, _)| k == pair.key()))
+                    {
+                        continue;
+                    }
                     let Some(j) = self.entry(pair.key()) else {
                         return Ok(Some(()));
                     };
@@ -376,14 +419,14 @@ impl Store {
         // The keys new since the base: by "n", then by place (at most
         // ENTRIES rounds: each takes one entry).
         let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
-        loop {
+        while self.phase == 1 {
             let used = self.dels | self.matched | self.emitted;
             let next = (0..total)
                 .filter(|&j| used & bit64(j) == 0)
                 .min_by_key(|&j| (self.ns.get(j).copied().unwrap_or(0), j));
             let Some(j) = next else {
                 self.phase = 2;
-                return Ok(None);
+                break;
             };
             self.emitted |= bit64(j);
             self.from_base = false;
@@ -391,6 +434,28 @@ impl Store {
                 return Ok(Some(()));
             }
         }
+        // Then the shards the index could not hold.
+        self.from_base = false;
+        while let Some((_, records)) = self.over.get(self.over_at.0) {
+            let Some((key, rec)) = records.get(self.over_at.1) else {
+                self.over_at = (self.over_at.0 + 1, 0);
+                continue;
+            };
+            self.over_at.1 += 1;
+            let later = records
+                .get(self.over_at.1..)
+                .is_some_and(|r| r.iter().any(|(k, _)| k == key));
+            if let (Some((v, pinned)), false) = (rec, later) {
+                crate::text::copy_prefix(&mut pair.key, key);
+                pair.key_len = key.len() as u8;
+                crate::text::copy_prefix(&mut pair.val, v);
+                pair.val_len = v.len() as u8;
+                pair.pinned = *pinned;
+                return Ok(Some(()));
+            }
+        }
+        self.phase = 3;
+        Ok(None)
     }
 
     /// Closes the file being read (after an error, or to stop early).

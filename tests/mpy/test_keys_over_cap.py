@@ -12,13 +12,19 @@
 #    reader streams after the keys new since the base;
 #  * a seed-form base (no header) of 40 pairs;
 #  * a base and a shard at generation 4294967295 (the fold past it writes
-#    generation 0, and no stale shard comes back).
+#    generation 0, and no stale shard comes back);
+#  * a shard past what the index holds (49 pairs of new keys) with a
+#    forgotten base key in it, and one with an override of a base key: the
+#    audit found the forget lost (recall() gave the base's value, and the
+#    next edit wrote the key back for good) and the context showing the
+#    base's stale line where recall() gave the shard's value.
 #
 # For each: recall() of every key, export_memory() lists each key once with
-# recall()'s value, remember() of a new key is False while the store holds
-# 32 keys or more, remember() of an existing key and forget() are True and
-# keep every other key; after each edit a soft reset reads the same store;
-# once under the cap a new key is taken.
+# recall()'s value, the context (_context()) shows each key at most once
+# and only with the value recall() returns, remember() of a new key is
+# False while the store holds 32 keys or more, remember() of an existing
+# key and forget() are True and keep every other key; after each edit a
+# soft reset reads the same store; once under the cap a new key is taken.
 import os
 import claw_rig as rig
 import bentoclaw
@@ -79,14 +85,36 @@ def exported():
     return got, twice
 
 
+def context_memory():
+    """The memory lines of the context as [(key, value)] (_context() is the
+    text ask() would send, as bytes)."""
+    out, on = [], False
+    for line in bentoclaw._context().decode().split("\n"):
+        if line == "Memory:":
+            on = True
+        elif on and line.startswith("- "):
+            k, _, v = line[2:].partition(": ")
+            out.append((k, v))
+        elif on:
+            break
+    return out
+
+
 def same(want, label):
-    """Every key of want recalled with its value, exported once, nothing else."""
+    """Every key of want recalled with its value, exported once, nothing
+    else; the context shows what recall() returns."""
     ok = True
     for k, v in want.items():
         ok &= t.eq(bentoclaw.recall(k), v, "%s: recall(%r)" % (label, k))
     got, twice = exported()
     ok &= t.eq(twice, [], "%s: export lists each key once" % label)
     ok &= t.eq(got, want, "%s: export_memory() = the store" % label)
+    lines = context_memory()
+    keys = [k for k, _ in lines]
+    ok &= t.check(len(lines) > 0, "%s: the context shows memory" % label)
+    ok &= t.eq(len(set(keys)), len(keys), "%s: the context shows each key once" % label)
+    stale = [(k, v) for k, v in lines if bentoclaw.recall(k) != v]
+    ok &= t.eq(stale, [], "%s: the context shows what recall() returns" % label)
     return ok
 
 
@@ -179,6 +207,71 @@ losses += edits_over_the_cap({"k%d" % i: "v%d" % i for i in range(40)}, "seed ba
 
 over_losses = losses
 
+
+def oversized(s, at, records):
+    """Shard s at generation 1: 49 pairs of new keys (the index holds 48
+    records), `records` (lines) after the first `at`; {key: value} of the
+    49."""
+    fill = keys_of_shard(s, "fill", 49)
+    text = '{"seq":1}\n'
+    for i, k in enumerate(fill):
+        if i == at:
+            text += "".join(records)
+        text += pair(k, "f%d" % i, i + 1)
+    write(rig.MEMORY_SHARDS[s], text)
+    return {k: "f%d" % i for i, k in enumerate(fill)}
+
+
+past_cases = past_losses = 0
+
+# 5. A forgotten base key in a shard past the index: it stays forgotten
+#    everywhere (recall, export, context), through edits and soft resets.
+clean()
+write(rig.MEMORY_FILE, '{"seq":1}\n' + "".join(pair("k%d" % i, "v%d" % i) for i in range(10)))
+want = {"k%d" % i: "v%d" % i for i in range(1, 10)}
+want.update(oversized(shard_of("k0"), 20, ['{"key":"k0","del":true}\n']))
+soft_reset()
+label = "a del in a shard past the index"
+ok = t.eq(bentoclaw.recall("k0"), None, "%s: recall('k0')" % label)
+ok &= t.check("k0" not in dict(context_memory()), "%s: no context line for k0" % label)
+ok &= t.check("k0" not in exported()[0], "%s: no k0 in export_memory()" % label)
+ok &= same(want, label)
+ok &= t.eq(bentoclaw.remember("k0", "back"), False, "%s: k0 is a new key, over the cap" % label)
+ok &= t.eq(bentoclaw.forget("k0"), False, "%s: forget('k0'): not there" % label)
+ok &= t.eq(bentoclaw.remember("k1", "changed"), True, "%s: remember('k1') (a fold)" % label)
+want["k1"] = "changed"
+ok &= t.check(b'"k0"' not in rig.read_file(rig.MEMORY_FILE), "%s: the fold wrote no k0" % label)
+ok &= t.eq(bentoclaw.forget("k2"), True, "%s: forget('k2')" % label)
+del want["k2"]
+soft_reset()
+ok &= t.eq(bentoclaw.recall("k0"), None, "%s: recall('k0') after edits and a soft reset" % label)
+ok &= same(want, label + ", after edits and a soft reset")
+past_cases += 1
+lost = edits_over_the_cap(want, label)
+past_losses += 1 if lost or not ok else 0
+
+# 6. An override of a base key early in a shard past the index: the context
+#    shows the shard's value only (the base's line gives way to it).
+clean()
+write(rig.MEMORY_FILE, '{"seq":1}\n' + "".join(pair("k%d" % i, "v%d" % i) for i in range(3)))
+want = {"k1": "v1", "k2": "v2", "k0": "new"}
+want.update(oversized(shard_of("k0"), 0, [pair("k0", "old"), pair("k0", "new")]))
+soft_reset()
+label = "an override in a shard past the index"
+lines = context_memory()
+ok = t.eq(dict(lines).get("k0"), "new", "%s: the context shows the new value" % label)
+ok &= t.eq([v for k, v in lines if k == "k0"], ["new"], "%s: and no other for k0" % label)
+ok &= t.eq(bentoclaw.recall("k0"), "new", "%s: recall('k0')" % label)
+ok &= same(want, label)
+ok &= t.eq(bentoclaw.remember("k1", "changed"), True, "%s: remember('k1') (a fold)" % label)
+want["k1"] = "changed"
+soft_reset()
+ok &= t.eq(dict(context_memory()).get("k0"), "new", "%s: after a fold and a soft reset" % label)
+ok &= same(want, label + ", after a fold and a soft reset")
+past_cases += 1
+lost = edits_over_the_cap(want, label)
+past_losses += 1 if lost or not ok else 0
+
 # 4. Generation 4294967295 (and past it): the fold after it, and no stale
 #    shard of that number coming back.
 for g in ("4294967294", "4294967295", "100000000000000000000"):
@@ -203,4 +296,5 @@ for g in ("4294967294", "4294967295", "100000000000000000000"):
 
 print("RELIABILITY: memory store over the 32-key cap (hand-edited shards, 64 shard records, 40-pair seed base): no key hidden or dropped|3|%d" % over_losses)
 print("RELIABILITY: memory generation at and past 2^32: no stale shard back, no edit lost|3|%d" % (losses - over_losses))
+print("RELIABILITY: memory store with a shard past the index: a forgotten key never back, no stale value in the context|%d|%d" % (past_cases, past_losses))
 t.done()
