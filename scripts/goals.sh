@@ -70,6 +70,8 @@ goal_check() {
 # rounded up to 256 B. Raised by issues 20 and 21 (a rate slot for each of
 # the vendor registry's 32 tools and the library's built-ins, their names in
 # the image; the port's task check): measured 25,038 B, +748 B, with about
-# 300 B of headroom, rounded up to 256 B. Issue 22 replaces this goal and
-# ceiling by a ceiling of 24 KiB.
-MIN_CODE_CEILING=25344
+# 300 B of headroom, rounded up to 256 B. Raised by issue 23's last defects
+# (a forget or a change in a hand-edited shard the index cannot hold wins
+# everywhere: +354 B, measured 25,392 B) with the same headroom. Issue 22
+# replaces this goal and ceiling by a ceiling of 24 KiB.
+MIN_CODE_CEILING=25600
