@@ -54,7 +54,7 @@ pub struct Scratch {
 
 impl Scratch {
     /// A scratch area (each build resets what it uses).
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         Self {
             #[cfg(feature = "recall")]
             store: memory::Store::new(),
