@@ -580,7 +580,9 @@ goal_row 12 "the same figures on the emulated M33, counted with qemu's instructi
 # tests/qemu/test_gc_heap.py on the M33 with the board's 64 KiB heap, and the
 # same code on the unix port: "HEAP <name> <bytes>" lines.
 log "5. GC heap: scripts/build_qemu.sh m33-64k, tests/qemu/run.py --board m33-64k test_gc_heap; the unix port"
-heap_fig() { awk -v k="$2" '$1 == "HEAP" && $2 == k {print $3; exit}' "$1" 2>/dev/null; }
+# (The board's log has CR LF line ends, and the raw REPL's "OK" before a
+# phase's first line.)
+heap_fig() { grep -ao "HEAP $2 [0-9]*" "$1" 2>/dev/null | head -n 1 | cut -d' ' -f3; }
 HEAP_M33=$OUT/gc-heap/test_gc_heap.log
 HEAP_UNIX=$ROOT/build/test-mpy/test_gc_heap.log
 rm -f "$HEAP_M33"

@@ -969,12 +969,12 @@ pub(crate) fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut context:
     Some((bytes, new_scratch(slot)))
 }
 
-/// Writes a new scratch into `slot`: copied from a constant, not put
-/// together on the stack first (it is carved under `ask()`'s frames, once
-/// a request).
+/// Writes a new scratch into `slot`, put together in place
+/// (`Scratch::new` is inlined): not on the stack first, since it is carved
+/// under `ask()`'s frames, once a request (and no 632-byte constant image).
 #[inline(never)]
 fn new_scratch(slot: &mut MaybeUninit<context::Scratch>) -> &mut context::Scratch {
-    slot.write(const { context::Scratch::new() })
+    slot.write(context::Scratch::new())
 }
 
 /// Before `claw_ask`: what can be told without a work buffer (the prompt,
