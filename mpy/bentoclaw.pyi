@@ -24,7 +24,9 @@ Raised by every function besides what its own docstring lists:
 - ``KeyboardInterrupt``/``SystemExit`` raised while the core ran (in a tool,
   in a Python block device) propagate once the core has stopped cleanly.
 - ``MemoryError`` when the call's buffers cannot be allocated (before the
-  core runs: no state changes).
+  core runs: no state changes), or a file cannot be opened for want of heap
+  while the core runs (it stops there and writes nothing more; ``ask()``
+  leaves the files as they were).
 - ``RuntimeError("maximum recursion depth exceeded")`` when called with less
   than 2 KiB of the stack left before MicroPython's limit (the core runs
   without the VM's stack check; on the board's 8 KiB task stack such a call

@@ -11,7 +11,8 @@
  * 1. No exception crosses a Rust frame (raising is a longjmp): each function
  *    pushes its own NLR handler before its first MicroPython call (building
  *    the path string too: it can raise MemoryError) and turns any exception
- *    into -errno: an OSError its errno, a MemoryError -ENOMEM, else -EIO.
+ *    into -errno: an OSError its errno, a MemoryError -ENOMEM (and rule 4),
+ *    else -EIO.
  *
  * 2. A file object is only used the way its type says: mp_vfs_open() returns
  *    whatever the file system's open() returns (a native stream, a Python
@@ -141,6 +142,11 @@ static int32_t port_errno_from_exc(void *exc_in) {
         return port_errno(mp_obj_is_small_int(v) ? MP_OBJ_SMALL_INT_VALUE(v) : 0);
     }
     if (mp_obj_is_subclass_fast(type, MP_OBJ_FROM_PTR(&mp_type_MemoryError))) {
+        // Out of heap: rule 4 too (the call stops, writes nothing more, and
+        // raises it once the core has returned).
+        if (PORT_PENDING == MP_OBJ_NULL && MP_STATE_THREAD(nlr_top) != NULL) {
+            mp_sched_exception(MP_OBJ_FROM_PTR(exc));
+        }
         return -MP_ENOMEM;
     }
     // Anything else (a block device written in Python raising ValueError,

@@ -57,14 +57,6 @@ static mp_obj_t *py_tool(uint8_t slot) {
 #define BENTOCLAW_VERSION "1.11.0"
 #endif
 
-// The outermost ask()'s work buffer, kept for the VM's life: one block of
-// about 14 KiB taken while the heap is young, rather than a fresh one per
-// call that a long-running, fragmented heap may no longer have. A nested
-// ask() (from inside a tool) takes its own.
-MP_REGISTER_ROOT_POINTER(uint8_t *bentoclaw_work);
-static size_t s_work_len;
-static bool s_work_busy;
-
 static bool s_module_inited;
 
 // tacp()'s receiver (16 bytes), and the payload of a frame that is still
@@ -74,9 +66,11 @@ MP_REGISTER_ROOT_POINTER(uint8_t *bentoclaw_tacp_payload);
 
 // What a core call hands to claw_port_tool() (`ctx`): the caller's argument
 // for a REPL tool() call, and what the tool left (its result, or an exception
-// to raise once the core has returned). On the C stack, where the GC sees it.
+// to raise once the core has returned); whether the ring held nothing
+// unsaved when the call began. On the C stack, where the GC sees it.
 typedef struct _bentoclaw_ctx_t {
     mp_obj_t arg, result, exc;
+    bool clean;
 } bentoclaw_ctx_t;
 
 extern const mp_obj_module_t mp_module_bentoclaw;
@@ -105,6 +99,12 @@ static NORETURN void bentoclaw_raise(claw_status_t s, qstr what) {
 // After a core call: what a port callback kept to raise, then the status;
 // None when there is nothing to raise.
 static mp_obj_t bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
+    // A file operation ran out of heap (raised below): the ring is read
+    // again as flash has it, so the call's turns stay unsaved too.
+    mp_obj_t oom = MP_STATE_MAIN_THREAD(mp_pending_exception);
+    if (ctx != NULL && ctx->clean && oom != MP_OBJ_NULL && mp_obj_get_type(oom) == &mp_type_MemoryError) {
+        claw_session_init();
+    }
     if (ctx != NULL && ctx->exc != MP_OBJ_NULL && s != CLAW_OK && claw_status_kind(s) == CLAW_KIND_PENDING) {
         nlr_raise(ctx->exc);
     }
@@ -159,9 +159,6 @@ static void bentoclaw_vm_check(void) {
         MP_STATE_VM(bentoclaw_held_arg) = MP_OBJ_NULL;
         bentoclaw_c_tools_reset();
         claw_tools_drop_python();
-        MP_STATE_VM(bentoclaw_work) = NULL;
-        s_work_len = 0;
-        s_work_busy = false;
         MP_STATE_VM(bentoclaw_tacp_payload) = NULL;
         memset(&s_tacp_rx, 0, sizeof(s_tacp_rx));
         #if !BENTOCLAW_PORT_FIRMWARE
@@ -526,32 +523,18 @@ static mp_obj_t bentoclaw_ask(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) 
     PARSE(a);
     size_t len;
     const char *prompt = get_text(a[0], &len, MP_QSTR_prompt, CLAW_CHECK_PROMPT);
-    // The request's buffers (heap, never static RAM), taken before the core
-    // runs: a MemoryError leaves no state behind. What needs no buffer is
-    // checked first (an offline call allocates nothing).
+    // The request's buffer (heap, for this call alone: nothing is kept
+    // between calls), taken before the core runs: a MemoryError leaves no
+    // state behind. What needs no buffer is checked first (an offline call
+    // allocates nothing). The reply becomes the str in place.
     size_t work_len = 0;
     bentoclaw_check(claw_ask_check((const uint8_t *)prompt, len, &work_len), NULL);
-    bool kept = !s_work_busy; // a nested ask() takes its own buffer
-    if (kept && s_work_len < work_len) {
-        // Grow the kept buffer (the old one is garbage from here on).
-        MP_STATE_VM(bentoclaw_work) = NULL;
-        s_work_len = 0;
-        MP_STATE_VM(bentoclaw_work) = m_new(uint8_t, work_len);
-        s_work_len = work_len;
-    }
-    uint8_t *work = kept ? MP_STATE_VM(bentoclaw_work) : m_new(uint8_t, work_len);
-    work_len = kept ? s_work_len : work_len;
-    s_work_busy = true;
-    bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
-    size_t reply_len = 0;
-    claw_status_t s = claw_ask((const uint8_t *)prompt, len, work, work_len, &ctx, &reply_len);
-    s_work_busy = !kept; // a nested call leaves the kept buffer to its caller
-    mp_obj_t ret = s == CLAW_OK ? mp_obj_new_str((const char *)work, reply_len) : mp_const_none;
-    if (!kept) {
-        m_del(uint8_t, work, work_len);
-    }
+    vstr_t work;
+    vstr_init(&work, work_len);
+    bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL, !claw_session_dirty() };
+    claw_status_t s = claw_ask((const uint8_t *)prompt, len, (uint8_t *)work.buf, work_len, &ctx, &work.len);
     bentoclaw_check(s, &ctx);
-    return ret;
+    return mp_obj_new_str_from_vstr(&work);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_ask_obj, 0, bentoclaw_ask);
 
@@ -595,7 +578,7 @@ static mp_obj_t bentoclaw_tool(size_t n_args, const mp_obj_t *pos, mp_map_t *kw)
         : CLAW_ARG_OTHER;
     size_t text_len = 0;
     const char *text = kind == CLAW_ARG_TEXT ? mp_obj_str_get_data(arg, &text_len) : NULL;
-    bentoclaw_ctx_t ctx = { arg, MP_OBJ_NULL, MP_OBJ_NULL };
+    bentoclaw_ctx_t ctx = { arg, MP_OBJ_NULL, MP_OBJ_NULL, !claw_session_dirty() };
     // The result's text, up to what a vendor tool writes (fs_read's 512
     // bytes of content, escaped): on the heap, not on the 8 KiB stack.
     vstr_t out;
@@ -621,7 +604,7 @@ static mp_obj_t bentoclaw_confirm(size_t n_args, const mp_obj_t *pos, mp_map_t *
     mp_obj_t arg = MP_STATE_VM(bentoclaw_held_arg);
     size_t len = 0;
     const char *text = arg != MP_OBJ_NULL && arg != mp_const_none ? mp_obj_str_get_data(arg, &len) : NULL;
-    bentoclaw_ctx_t ctx = { arg != MP_OBJ_NULL ? arg : mp_const_none, MP_OBJ_NULL, MP_OBJ_NULL };
+    bentoclaw_ctx_t ctx = { arg != MP_OBJ_NULL ? arg : mp_const_none, MP_OBJ_NULL, MP_OBJ_NULL, !claw_session_dirty() };
     vstr_t out;
     vstr_init(&out, TOOL_OUT_MAX);
     claw_value_t v = { 0 };
@@ -737,7 +720,7 @@ void bentoclaw_tacp_dispatch(uint8_t sub, const char *payload, uint16_t len) {
     if (nlr_push(&nlr) == 0) {
         bentoclaw_vm_check();
         bentoclaw_ensure_init();
-        bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
+        bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL, !claw_session_dirty() };
         // A KeyboardInterrupt (the IDE's TERMINATE) stopped it: answered
         // "interrupted", and nothing left to raise.
         (void)bentoclaw_check(tacp_run(NULL, sub, (const uint8_t *)payload, len, &ctx), &ctx);
@@ -798,35 +781,34 @@ static mp_obj_t bentoclaw_tacp(mp_obj_t data_in) {
     }
     mp_buffer_info_t bi;
     mp_get_buffer_raise(data_in, &bi, MP_BUFFER_READ);
-    // A bytearray could change under a tool that runs: read a copy.
+    // A bytearray could change under a tool that runs: read a copy (of
+    // anything but bytes, which cannot change).
     vstr_t in;
-    vstr_init_len(&in, bi.len);
-    memcpy(in.buf, bi.buf, bi.len);
-    if (MP_STATE_VM(bentoclaw_tacp_payload) == NULL) {
-        MP_STATE_VM(bentoclaw_tacp_payload) = m_new(uint8_t, CLAW_TACP_PAYLOAD_MAX);
-    }
+    vstr_init_len(&in, mp_obj_is_type(data_in, &mp_type_bytes) ? 0 : bi.len);
+    const uint8_t *data = in.len == 0 ? bi.buf : memcpy(in.buf, bi.buf, bi.len);
     vstr_t out;
     vstr_init(&out, 16);
     tacp_sink_t sink = { &out, 0 };
     bool terminate = false;
-    for (size_t i = 0; i < in.len && !terminate; i++) {
+    for (size_t i = 0; i < bi.len && !terminate; i++) {
+        if (MP_STATE_VM(bentoclaw_tacp_payload) == NULL) {
+            MP_STATE_VM(bentoclaw_tacp_payload) = m_new(uint8_t, CLAW_TACP_PAYLOAD_MAX);
+        }
         claw_tacp_event_t ev;
         uint8_t *payload = MP_STATE_VM(bentoclaw_tacp_payload);
-        uint8_t kind = claw_tacp_rx_push(&s_tacp_rx, (uint8_t)in.buf[i], mp_hal_ticks_ms(), payload,
+        uint8_t kind = claw_tacp_rx_push(&s_tacp_rx, data[i], mp_hal_ticks_ms(), payload,
             CLAW_TACP_PAYLOAD_MAX, &ev);
         if (kind == CLAW_TACP_EV_CONTROL && ev.bytes[0] == 0x01) {
             terminate = true;
         } else if (kind == CLAW_TACP_EV_FRAME) {
-            // Room for the answer, then the request (its payload copied:
-            // a tool may call tacp() again, which reuses the buffer).
+            // Room for the answer, then the request, whose payload buffer
+            // it takes (a tool may call tacp() again: that takes another).
             vstr_hint_size(&out, CLAW_TACP_FRAME_MAX);
-            vstr_t req;
-            vstr_init_len(&req, ev.len);
-            memcpy(req.buf, payload, ev.len);
+            MP_STATE_VM(bentoclaw_tacp_payload) = NULL;
             sink.seq = ev.seq;
-            bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL };
-            claw_status_t s = tacp_run(&sink, ev.sub, (const uint8_t *)req.buf, req.len, &ctx);
-            vstr_clear(&req);
+            bentoclaw_ctx_t ctx = { MP_OBJ_NULL, MP_OBJ_NULL, MP_OBJ_NULL, !claw_session_dirty() };
+            claw_status_t s = tacp_run(&sink, ev.sub, payload, ev.len, &ctx);
+            m_del(uint8_t, payload, CLAW_TACP_PAYLOAD_MAX);
             if (s != CLAW_OK) {
                 tacp_payload_release();
                 bentoclaw_check(s, &ctx);

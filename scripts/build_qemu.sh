@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build_qemu.sh — MicroPython's bare-metal qemu port with the `bentoclaw`
-# module, for two emulated boards (docs/EMULATOR.md):
+# module, for two emulated boards and a variant of the first (docs/EMULATOR.md):
 #
 #   m33  tests/qemu/boards/MPS2_AN505  qemu-system-arm -M mps2-an505, Cortex-M33,
 #        -mcpu=cortex-m33 -mfloat-abi=softfp -mfpu=fpv5-sp-d16 (as the BENTO
@@ -10,6 +10,10 @@
 #        -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16, the archive for
 #        thumbv8m.main-none-eabihf (the hard-float option)
 #        -> build/qemu-m55/firmware.{elf,map}
+#   m33-64k  the m33 board built with the BENTO board's 64 KiB GC heap
+#        (MICROPY_HEAP_SIZE=65536; the m33 build has 384 KiB for the tests),
+#        for the heap measurements of tests/qemu/test_gc_heap.py
+#        -> build/qemu-64k/firmware.{elf,map}
 #
 #   1. scripts/fetch_micropython.sh   (Debian source package, suite trixie)
 #   2. cargo rustc --release --crate-type staticlib --target <board's target>
@@ -18,7 +22,7 @@
 #   3. per board: make -C <src>/ports/qemu BOARD_DIR=<board dir> USER_C_MODULES=<repo>/tests
 #      BENTOCLAW_PORT_FIRMWARE=1 ... -> firmware.elf + firmware.map (link map)
 #
-# Usage: scripts/build_qemu.sh [m33] [m55]      (default: both, M33 first)
+# Usage: scripts/build_qemu.sh [m33] [m55] [m33-64k]   (default: m33, m55)
 #
 # Idempotent and incremental: cargo and make decide what to rebuild; a newer
 # staticlib relinks (mpy/micropython.mk makes the image depend on it); a
@@ -34,7 +38,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SRC="$ROOT/build/micropython-src/micropython"
 CARGO_DIR="$ROOT/target/qemu"
 # The Rust target of each board: its float ABI must be the board's.
-declare -A BOARD_TARGET=([m33]=thumbv8m.main-none-eabi [m55]=thumbv8m.main-none-eabihf)
+declare -A BOARD_TARGET=([m33]=thumbv8m.main-none-eabi [m55]=thumbv8m.main-none-eabihf
+    [m33-64k]=thumbv8m.main-none-eabi)
 staticlib() { printf '%s' "$CARGO_DIR/$1/release/libbentoclaw.a"; }
 JOBS="${BENTOCLAW_JOBS:-2}"
 
@@ -44,9 +49,9 @@ die() { log "error: $*"; exit 1; }
 boards=()
 for a in "$@"; do
     case "$a" in
-        m33|m55) boards+=("$a") ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
-        *) die "unknown board '$a' (m33, m55)" ;;
+        m33|m55|m33-64k) boards+=("$a") ;;
+        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        *) die "unknown board '$a' (m33, m55, m33-64k)" ;;
     esac
 done
 ((${#boards[@]})) || boards=(m33 m55)
@@ -83,10 +88,10 @@ for t in "${targets[@]}"; do
 done
 
 # --- one board ----------------------------------------------------------------------------
-# build_board NAME BOARD_NAME OUT_DIR CPU_FLAGS...
+# build_board NAME BOARD_NAME OUT_DIR HEAP CPU_FLAGS...   (HEAP: bytes, or - for the board's)
 build_board() {
-    local name=$1 board=$2 out=$3
-    shift 3
+    local name=$1 board=$2 out=$3 heap=$4
+    shift 4
     local cpu_flags=("$@")
     local target=${BOARD_TARGET[$name]}
     local board_dir="$ROOT/tests/qemu/boards/$board"
@@ -115,6 +120,7 @@ build_board() {
         BENTOCLAW_LIB="$(staticlib "$target")"
         FROZEN_MANIFEST=
     )
+    [[ $heap == - ]] || make_args+=(MICROPY_HEAP_SIZE="$heap")
     if [[ -n ${BENTOCLAW_QEMU_MAKE_ARGS:-} ]]; then
         local extra
         read -r -a extra <<<"$BENTOCLAW_QEMU_MAKE_ARGS"
@@ -163,9 +169,11 @@ build_board() {
 
 for b in "${boards[@]}"; do
     case $b in
-        m33) build_board m33 MPS2_AN505 "$ROOT/build/qemu" \
+        m33) build_board m33 MPS2_AN505 "$ROOT/build/qemu" - \
                  -mthumb -mcpu=cortex-m33 -mfloat-abi=softfp -mfpu=fpv5-sp-d16 ;;
-        m55) build_board m55 MPS3_AN547 "$ROOT/build/qemu-m55" \
+        m55) build_board m55 MPS3_AN547 "$ROOT/build/qemu-m55" - \
                  -mthumb -mcpu=cortex-m55 -mfloat-abi=hard -mfpu=fpv5-d16 ;;
+        m33-64k) build_board m33-64k MPS2_AN505 "$ROOT/build/qemu-64k" 65536 \
+                 -mthumb -mcpu=cortex-m33 -mfloat-abi=softfp -mfpu=fpv5-sp-d16 ;;
     esac
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_qemu.sh — build the emulated firmware for both boards and run the
-# tests in it (docs/EMULATOR.md):
+# test_qemu.sh — build the emulated firmware for both boards (and the M33 with
+# the BENTO board's 64 KiB heap) and run the tests in it (docs/EMULATOR.md):
 #
 #   m33  qemu-system-arm -M mps2-an505, Cortex-M33 (the primary target): every
 #        test of tests/qemu/ and the tests/mpy/ files marked
@@ -8,9 +8,11 @@
 #        serial bridge
 #   m55  qemu-system-arm -M mps3-an547, Cortex-M55: the tests of tests/qemu/
 #        that need no backend (the board has no transport)
+#   m33-64k  the m33 built with the BENTO board's 64 KiB GC heap: the tests
+#        that name it (tests/qemu/test_gc_heap.py)
 #
-#   scripts/test_qemu.sh [--no-build] [--board m33|m55] [PATTERN...]
-#   scripts/test_qemu.sh --repl [--board m33|m55] [--no-build]
+#   scripts/test_qemu.sh [--no-build] [--board m33|m55|m33-64k] [PATTERN...]
+#   scripts/test_qemu.sh --repl [--board m33|m55|m33-64k] [--no-build]
 #                        the firmware's REPL with LittleFS on the RAM disk at /
 #                        (M33: with the backend, the bridge and a TACP socket)
 #
@@ -29,20 +31,21 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 build=1
 repl=0
-boards=(m33 m55)
+boards=(m33 m55 m33-64k)
 patterns=()
 while (($#)); do
     case "$1" in
         --no-build) build=0 ;;
         --repl) repl=1 ;;
         --board) shift; boards=("${1:-}") ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) patterns+=("$1") ;;
     esac
     shift
 done
 for b in "${boards[@]}"; do
-    [[ $b == m33 || $b == m55 ]] || { echo "test_qemu: unknown board '$b' (m33, m55)" >&2; exit 2; }
+    [[ $b == m33 || $b == m55 || $b == m33-64k ]] ||
+        { echo "test_qemu: unknown board '$b' (m33, m55, m33-64k)" >&2; exit 2; }
 done
 
 log() { printf 'test_qemu: %s\n' "$*" >&2; }

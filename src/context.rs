@@ -53,8 +53,10 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// A scratch area (each build resets what it uses).
-    pub fn new() -> Self {
+    /// A scratch area (each build resets what it uses). Inlined: put
+    /// together where it is written, not on the stack first.
+    #[inline(always)]
+    pub const fn new() -> Self {
         Self {
             #[cfg(feature = "recall")]
             store: memory::Store::new(),

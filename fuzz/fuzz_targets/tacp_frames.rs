@@ -23,7 +23,6 @@
 use bentoclaw::agent::registry::{How, Spec};
 use bentoclaw::agent::tacp::{self, frame};
 use bentoclaw::agent::{self, Arg, Host, ToolOutcome, Ui};
-use bentoclaw::context::Scratch;
 use bentoclaw::core::Core;
 use bentoclaw::memory;
 use bentoclaw::safety::trust::Level;
@@ -46,15 +45,14 @@ const SAY: &str = "q\"\\\n\t\u{1}ส\u{7f}";
 fn dispatch(h: &mut FuzzHost, sub: u8, payload: &[u8]) -> Vec<(u8, Vec<u8>)> {
     let mark = h.answers.len();
     let mut work = vec![0u8; tacp::work_size(h, sub, payload)];
-    let mut scratch = Box::new(Scratch::new());
-    match tacp::dispatch(h, sub, payload, &mut work, &mut scratch) {
+    match tacp::dispatch(h, sub, payload, &mut work) {
         Ok(()) => {}
         // An online ASK: the host runs ask() and hands its outcome back.
         Err(agent::Status::TacpAsk) => {
             let outcome = match agent::ask_check(h, payload) {
                 Ok(n) => {
                     let mut w = vec![0u8; n];
-                    agent::ask(h, payload, &mut w, &mut scratch)
+                    agent::ask(h, payload, &mut w)
                         .map(|r| w[r.offset..r.offset + r.len].to_vec())
                 }
                 Err(s) => Err(s),

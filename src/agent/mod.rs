@@ -529,58 +529,75 @@ pub fn session_clear<H: Host>(h: &mut H) -> Result<(), Status> {
 }
 
 /// Where `ask()` keeps its buffers: one block the caller allocates for the
-/// call (never static RAM), at least [`ask_work_size`] bytes.
+/// call and frees after it (never static RAM, nothing kept between calls),
+/// [`ask_work_size`] bytes: the reply area (`REPLY_MAX + 1`), then the
+/// body area (the rest). What is never live at the same time shares them:
+///
+/// * building a request: the reply area holds the pending tool result,
+///   the name of the tool it answers after it, then the context rendered
+///   after both; the context's [`crate::context::Scratch`] is carved from
+///   the body area while the context is rendered (the body comes after);
+/// * writing the body: the body area, from the prompt and the reply area;
+/// * the POST: the body is sent, the reply lands in the reply area;
+/// * a tool request: its argument is decoded to the start of the body
+///   area and its name to the body area's last [`NAME_ECHO_MAX`] bytes (the
+///   reply is done with); the tool's result goes to the start of the reply
+///   area, and the name is copied after it for the next request.
 struct Work<'a> {
-    /// The backend's reply (and, before a request, the rendered context).
+    /// The backend's reply; before a request the pending tool result, its
+    /// tool's name and the rendered context.
     reply: &'a mut [u8],
-    /// A tool's result text.
-    result: &'a mut [u8],
-    /// The tool name a request gave.
-    name: &'a mut [u8],
-    /// The request body (and, during a tool round, the tool's argument).
+    /// The request body; during a tool round the tool's argument and name;
+    /// while the context is rendered its scratch.
     body: &'a mut [u8],
-    /// Where the context's memory lines are chosen.
-    scratch: &'a mut crate::context::Scratch,
 }
 
-const BODY_FIXED: usize = 512;
+/// Bytes of a request body beyond its strings: the member names, quotes
+/// and punctuation of `prompt`, `context`, `tool_result` (a `status` of 7
+/// bytes at most) and the `tools` member's brackets (its entries are
+/// counted one by one). A test checks the bound.
+const BODY_OVERHEAD: usize = 128;
 
-/// Bytes of work buffer `ask(prompt)` needs: the reply, a tool result, the
-/// longest body (the prompt escaped; the context with room for a quarter of
-/// its bytes to be escaped — a context with more control characters than
-/// that loses its oldest part; a tool result; the registry when listed).
+/// The work buffer of `ask()` for a prompt that escapes to at most
+/// [`PROMPT_MAX`] bytes in JSON (every prompt of plain text): with one open
+/// file of the board's littlefs (a 2 KiB cache and its object) the call
+/// stays within 12 KiB of GC heap (issue 22; `docs/PERFORMANCE.md`).
+pub const ASK_WORK: usize = 9472;
+
+/// The body area of [`ASK_WORK`].
+const BODY_AREA: usize = ASK_WORK - (REPLY_MAX + 1);
+// The body area holds a prompt of PROMPT_MAX escaped bytes with a whole
+// tool result and a short name; a tool request's argument (at most a reply)
+// and its name; the context's scratch.
+const _: () = assert!(BODY_AREA >= BODY_OVERHEAD + PROMPT_MAX + TOOL_RESULT_MAX + 2 * 31);
+const _: () = assert!(BODY_AREA >= REPLY_MAX + NAME_ECHO_MAX);
+const _: () = assert!(BODY_AREA >= SCRATCH_LEN);
+
+/// Bytes a [`crate::context::Scratch`] takes in a byte area, aligned.
+const SCRATCH_LEN: usize = crate::ffi::agent::SCRATCH_LEN;
+
+/// Bytes of work buffer `ask(prompt)` needs: [`ASK_WORK`], plus what the
+/// prompt's escaped form takes beyond [`PROMPT_MAX`] (quotes, backslashes,
+/// control characters), so that every prompt leaves the body the same room.
 pub fn ask_work_size(prompt: &[u8]) -> usize {
-    REPLY_MAX
-        + 1
-        + TOOL_RESULT_MAX
-        + NAME_ECHO_MAX
-        + BODY_FIXED
-        + wire::escaped_len(prompt)
-        + CONTEXT_MAX
-        + CONTEXT_MAX / 4
-        + TOOL_RESULT_MAX
-        + 2 * NAME_ECHO_MAX
-        + TOOLS_MAX
+    ASK_WORK + wire::escaped_len(prompt).saturating_sub(PROMPT_MAX)
 }
 
-/// Bytes the opt-in `"tools"` member takes at most: every slot's entry of a
-/// name (31 bytes, escaped at most twice over) and a risk.
-const TOOLS_MAX: usize = crate::safety::rate::MAX_TOOLS * (2 * 31 + 20);
+/// Bytes the opt-in `"tools"` member gives one entry `{"name":"…","risk":N}`
+/// beyond the escaped name (a risk is one digit, 0..=2), and a comma
+/// before every entry but the first.
+const TOOL_ENTRY: usize = 20;
 
-fn split_work<'a>(
-    work: &'a mut [u8],
-    scratch: &'a mut crate::context::Scratch,
-) -> Option<Work<'a>> {
-    let (reply, rest) = work.split_at_mut_checked(REPLY_MAX + 1)?;
-    let (result, rest) = rest.split_at_mut_checked(TOOL_RESULT_MAX)?;
-    let (name, body) = rest.split_at_mut_checked(NAME_ECHO_MAX)?;
-    Some(Work {
-        reply,
-        result,
-        name,
-        body,
-        scratch,
-    })
+/// The body area during a tool round: (the argument's room, the name's:
+/// the last [`NAME_ECHO_MAX`] bytes).
+fn arg_and_name(body: &mut [u8]) -> (&mut [u8], &mut [u8]) {
+    let at = body.len().saturating_sub(NAME_ECHO_MAX);
+    body.split_at_mut_checked(at).unwrap_or((&mut [], &mut []))
+}
+
+fn split_work(work: &mut [u8]) -> Option<Work<'_>> {
+    let (reply, body) = work.split_at_mut_checked(REPLY_MAX + 1)?;
+    (body.len() >= BODY_AREA).then_some(Work { reply, body })
 }
 
 /// Where `ask()`'s answer is in the work buffer.
@@ -614,38 +631,28 @@ pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
     Ok(ask_work_size(prompt))
 }
 
-/// `ask(prompt)`: see the module docs; the answer is left in `work`. The
-/// context is built in `scratch` (the caller's: on the device a part of
-/// the same heap block, so that its 700-odd bytes are not on the stack).
-/// Out of line: it tail-calls the exchange, so `claw_ask`'s frame and its
-/// own are not both under it.
+/// `ask(prompt)`: see the module docs; the answer is left in `work`
+/// ([`ask_work_size`] bytes, [`Work`] says how it is shared; the context's
+/// scratch is a part of it, so that its 600-odd bytes are not on the
+/// stack). Out of line: it tail-calls the exchange, so `claw_ask`'s frame
+/// and its own are not both under it.
 #[inline(never)]
-pub fn ask<H: Host>(
-    h: &mut H,
-    prompt: &[u8],
-    work: &mut [u8],
-    scratch: &mut crate::context::Scratch,
-) -> Result<Reply, Status> {
+pub fn ask<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
     check_prompt(prompt)?;
     if work.len() < ask_work_size(prompt) {
         return Err(Status::WorkTooSmall);
     }
     ready(h);
     match policy::command(prompt) {
-        Some(cmd) => ask_command(h, cmd, work, scratch),
-        None => ask_ready(h, prompt, work, scratch),
+        Some(cmd) => ask_command(h, cmd, work),
+        None => ask_ready(h, prompt, work),
     }
 }
 
 /// [`ask`] of a command: its own frame, not the exchange's.
 #[inline(never)]
-fn ask_command<H: Host>(
-    h: &mut H,
-    cmd: policy::Command,
-    work: &mut [u8],
-    scratch: &mut crate::context::Scratch,
-) -> Result<Reply, Status> {
-    let Some(w) = split_work(work, scratch) else {
+fn ask_command<H: Host>(h: &mut H, cmd: policy::Command, work: &mut [u8]) -> Result<Reply, Status> {
+    let Some(w) = split_work(work) else {
         return Err(Status::WorkTooSmall);
     };
     nested(
@@ -659,13 +666,8 @@ fn ask_command<H: Host>(
 /// [`ask`] after [`ready`], for an exchange: its frames are not on the
 /// stack while the files load.
 #[inline(never)]
-fn ask_ready<H: Host>(
-    h: &mut H,
-    prompt: &[u8],
-    work: &mut [u8],
-    scratch: &mut crate::context::Scratch,
-) -> Result<Reply, Status> {
-    let Some(mut w) = split_work(work, scratch) else {
+fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
+    let Some(mut w) = split_work(work) else {
         return Err(Status::WorkTooSmall);
     };
     nested(h, |c| c.trust.get(), |h| ask_chained(h, prompt, &mut w))
@@ -785,12 +787,17 @@ fn exchange_rounds<H: Host>(
             return Err(Status::RoundLimit);
         }
         round += 1;
-        let name = w.name.get(..name_len).unwrap_or(&[]);
+        let (args, names) = arg_and_name(w.body);
+        let name = names.get(..name_len).unwrap_or(&[]);
         let arg = match arg_len {
-            Some(len) => Arg::Text(w.body.get(..len).unwrap_or(&[])),
+            Some(len) => Arg::Text(args.get(..len).unwrap_or(&[])),
             None => Arg::None,
         };
-        let (status, result_len) = backend_tool(h, round, name, arg, w.result, acct)?;
+        let result = w.reply.get_mut(..TOOL_RESULT_MAX).unwrap_or(&mut []);
+        let (status, result_len) = backend_tool(h, round, name, arg, result, acct)?;
+        // The name after the result, for the next request.
+        let at = w.reply.get_mut(result_len..).unwrap_or(&mut []);
+        crate::text::copy_prefix(at, name);
         pending = Some((name_len as u16, status, result_len as u16));
         core(h, |c, _| c.agent.set_state(State::Thinking))?;
     };
@@ -798,23 +805,25 @@ fn exchange_rounds<H: Host>(
     answer(h, w, n, acct)
 }
 
-/// Whether the reply `w.reply[..n]` is a tool request: its name decoded
-/// into `w.name`, its argument into `w.body` (free until the next request
-/// is built). Returns (name length, argument length). Its own frame: the
-/// parser's state is not on the stack while the tool runs.
+/// Whether the reply `w.reply[..n]` is a tool request: its argument
+/// decoded to the start of `w.body`, its name to the body's last
+/// [`NAME_ECHO_MAX`] bytes (free until the next request is built). Returns
+/// (name length, argument length). Its own frame: the parser's state is
+/// not on the stack while the tool runs.
 #[inline(never)]
 fn decode_call(w: &mut Work<'_>, n: usize) -> Option<(usize, Option<usize>)> {
     let call = wire::tool_call(w.reply.get(..n).unwrap_or(&[]))?;
+    let (args, names) = arg_and_name(w.body);
     // Longer than the buffer: echo what fits (it is no tool of ours), cut
     // on a character boundary.
     let name_len = {
-        let mut b = wire::Capped::new(w.name);
+        let mut b = wire::Capped::new(names);
         let _ = wire::unescape(call.name, &mut b);
         b.len
     };
     let arg_len = match call.arg {
         Some(a) => {
-            let mut b = wire::Buf::new(w.body);
+            let mut b = wire::Buf::new(args);
             wire::unescape(a, &mut b)
         }
         None => None,
@@ -959,10 +968,89 @@ pub(crate) fn note<H: Host>(
     n
 }
 
-/// The request body into `w.body`: the prompt, the context
-/// `w.reply[..ctx_len]` (its oldest part dropped when control characters
-/// make it too long escaped), the pending tool result, the tools when
-/// configured. Returns (body length, context bytes sent).
+/// What a request body holds besides the context, each part cut only when
+/// it cannot fit (in this order: the prompt always fits, [`ask_work_size`]):
+/// the pending tool's name and result text, the opt-in tools (the first
+/// that fit), then the room left for the escaped context.
+#[derive(Clone, Copy)]
+struct Plan {
+    /// Bytes of the pending tool's name sent.
+    name: usize,
+    /// Bytes of the pending result sent.
+    result: usize,
+    /// Tools the `"tools"` member lists.
+    tools: usize,
+    /// Room left for the context, escaped.
+    room: usize,
+}
+
+/// The [`Plan`] of the next body, over the pending result `reply[..rl]`
+/// and its tool's name after it.
+#[inline(never)]
+fn plan_body(
+    c: &mut Core,
+    prompt: &[u8],
+    reply: &[u8],
+    body_len: usize,
+    pending: Option<Pending>,
+) -> Plan {
+    let mut room = body_len.saturating_sub(BODY_OVERHEAD + wire::escaped_len(prompt));
+    let (mut name, mut result) = (0, 0);
+    if let Some((nl, _, rl)) = pending {
+        let rl = usize::from(rl);
+        let (take, esc) = wire::fit(reply.get(rl..rl + usize::from(nl)).unwrap_or(&[]), room);
+        name = take;
+        room -= esc;
+        let (take, esc) = wire::fit(reply.get(..rl).unwrap_or(&[]), room);
+        result = take;
+        room -= esc;
+    }
+    let mut tools = 0;
+    if c.config_cached().send_tools {
+        for t in c.registry.iter(&c.rate) {
+            let entry = TOOL_ENTRY + wire::escaped_len(t.name) + usize::from(tools > 0);
+            if entry > room {
+                break;
+            }
+            room -= entry;
+            tools += 1;
+        }
+    }
+    Plan {
+        name,
+        result,
+        tools,
+        room,
+    }
+}
+
+/// The context bytes the next request may carry, raw and escaped: the
+/// configured budget, and the body's room (a sixteenth of it left for the
+/// escapes of the context rendered first; [`post_request`] renders it again
+/// shorter when they take more).
+#[inline(never)]
+fn context_room(
+    c: &mut Core,
+    prompt: &[u8],
+    w: &Work<'_>,
+    pending: Option<Pending>,
+) -> (usize, usize) {
+    let budget = usize::from(c.config_cached().context_budget).min(CONTEXT_MAX);
+    let room = plan_body(c, prompt, w.reply, w.body.len(), pending).room;
+    (budget.min(room - room / 16), room)
+}
+
+/// Where the pending tool result and its name end in the reply area (the
+/// context is rendered after them).
+fn pending_len(pending: Option<Pending>) -> usize {
+    pending.map_or(0, |(nl, _, rl)| usize::from(nl) + usize::from(rl))
+}
+
+/// The request body into `w.body` as [`plan_body`] plans it: the prompt,
+/// the context `w.reply[pend..pend + ctx_len]` (its oldest part dropped
+/// when control characters make it too long escaped), the pending tool
+/// result, the tools when configured. Returns (body length, context bytes
+/// sent).
 #[inline(never)]
 fn write_body(
     c: &mut Core,
@@ -971,25 +1059,24 @@ fn write_body(
     pending: Option<Pending>,
     ctx_len: usize,
 ) -> Result<(usize, usize), Status> {
-    let cfg = c.config_cached();
-    let ctx_all = w.reply.get(..ctx_len).unwrap_or(&[]);
-    let tool_result = pending.map(|(nl, status, rl)| wire::ToolResult {
-        name: wire::as_str(w.name.get(..usize::from(nl)).unwrap_or(&[])),
-        status: TOOL_STATUS
-            .get(usize::from(status))
-            .copied()
-            .unwrap_or("error"),
-        result: wire::as_str(w.result.get(..usize::from(rl)).unwrap_or(&[])),
+    let plan = plan_body(c, prompt, w.reply, w.body.len(), pending);
+    let send_tools = c.config_cached().send_tools;
+    let pend = pending_len(pending);
+    let ctx_all = w.reply.get(pend..pend + ctx_len).unwrap_or(&[]);
+    let tool_result = pending.map(|(_, status, rl)| {
+        let rl = usize::from(rl);
+        wire::ToolResult {
+            name: wire::as_str(w.reply.get(rl..rl + plan.name).unwrap_or(&[])),
+            status: TOOL_STATUS
+                .get(usize::from(status))
+                .copied()
+                .unwrap_or("error"),
+            result: wire::as_str(w.reply.get(..plan.result).unwrap_or(&[])),
+        }
     });
-    let fixed = BODY_FIXED
-        + wire::escaped_len(prompt)
-        + pending.map_or(0, |(nl, _, rl)| {
-            2 * usize::from(nl) + wire::escaped_len(w.result.get(..usize::from(rl)).unwrap_or(&[]))
-        })
-        + if cfg.send_tools { TOOLS_MAX } else { 0 };
-    // Room for the context escaped: when control characters make it too
-    // long, its oldest part is dropped.
-    let room = w.body.len().saturating_sub(fixed);
+    // When control characters make the context too long escaped, its
+    // oldest part is dropped.
+    let room = plan.room;
     let mut start = 0usize;
     let mut esc = wire::escaped_len(ctx_all);
     while esc > room && start < ctx_all.len() {
@@ -1006,16 +1093,16 @@ fn write_body(
         prompt: wire::as_str(prompt),
         context: wire::as_str(ctx),
         tool_result,
-        tools: cfg.send_tools.then_some(wire::Tools(&c.registry, &c.rate)),
+        tools: send_tools.then_some(wire::Tools(&c.registry, &c.rate, plan.tools)),
     };
     let n = wire::write(&req, w.body).ok_or(Status::WorkTooSmall)?;
     Ok((n, ctx.len()))
 }
 
-/// Builds one request (context rendered into the reply buffer, then the
-/// body), counts it into the chain, POSTs it, accounts the exchange.
-/// Returns the reply length. `RequestFailed` for any failure of the
-/// request itself.
+/// Builds one request (the context rendered into the reply area after the
+/// pending tool result, then the body), counts it into the chain, POSTs
+/// it, accounts the exchange. Returns the reply length. `RequestFailed`
+/// for any failure of the request itself.
 #[inline(never)]
 fn post_request<H: Host>(
     h: &mut H,
@@ -1023,21 +1110,30 @@ fn post_request<H: Host>(
     w: &mut Work<'_>,
     pending: Option<Pending>,
 ) -> Result<usize, Status> {
-    // The context, rendered into the reply buffer (the deep part: the
-    // ring and the store are read) ...
+    // The context, rendered into the reply area (the deep part: the ring
+    // and the store are read), in a scratch carved from the body area ...
     let ctx_all = core(h, |c, p| {
         if !c.agent.chain.take_request() {
             return Err(Status::RequestLimit);
         }
-        let cfg = c.config_cached();
-        let budget = usize::from(cfg.context_budget).min(CONTEXT_MAX);
-        let ctx_cap = (budget + 1).min(w.reply.len());
-        Ok(crate::context::build_loaded(
-            p,
-            &c.session,
-            w.reply.get_mut(..ctx_cap).unwrap_or(&mut []),
-            w.scratch,
-        ))
+        let (mut cap, room) = context_room(c, prompt, w, pending);
+        let area = w.reply.get_mut(pending_len(pending)..).unwrap_or(&mut []);
+        let mut n = 0;
+        // Once more, shorter, when its escapes take more than the room
+        // left for them (whatever still does not fit: write_body).
+        for _ in 0..2 {
+            let out_len = (cap + 1).min(area.len());
+            let (_, scratch) =
+                crate::ffi::agent::carve_scratch(w.body).ok_or(Status::WorkTooSmall)?;
+            let out = area.get_mut(..out_len).unwrap_or(&mut []);
+            n = crate::context::build_loaded(p, &c.session, out, scratch);
+            let esc = wire::escaped_len(out.get(..n).unwrap_or(&[]));
+            if esc <= room {
+                break;
+            }
+            cap = n.saturating_sub(esc - room);
+        }
+        Ok(n)
     })??;
     // ... then the body, from a frame of its own.
     let built = core(h, |c, _| write_body(c, prompt, w, pending, ctx_all))??;
@@ -1065,5 +1161,63 @@ fn post_request<H: Host>(
             Ok(n)
         }
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod work_tests {
+    use super::*;
+    extern crate std;
+    use crate::safety::rate::RateTable;
+
+    #[test]
+    fn the_body_overhead_and_the_tool_entries_are_counted_exactly_or_more() {
+        let mut reg = registry::Registry::new();
+        let mut rate = RateTable::new();
+        reg.reset(&mut rate, 0);
+        let spec = registry::Spec {
+            how: How::Python,
+            risk: 2,
+            confirm: false,
+            per_min: 0,
+        };
+        for name in ["plain", "q\"uote", "back\\slash", "ctl\u{1}x", "ไทย"] {
+            reg.add(&mut rate, name.as_bytes(), spec, 0).unwrap();
+        }
+        let tools = reg.iter(&rate).count();
+        let mut buf = [0u8; 2048];
+        let empty = |n: usize| wire::Request {
+            prompt: "",
+            context: "",
+            tool_result: Some(wire::ToolResult {
+                name: "",
+                status: "unknown",
+                result: "",
+            }),
+            tools: Some(wire::Tools(&reg, &rate, n)),
+        };
+        let bare = wire::write(&empty(0), &mut buf).unwrap();
+        assert!(bare <= BODY_OVERHEAD, "{bare}");
+        let all = wire::write(&empty(tools), &mut buf).unwrap();
+        let counted: usize = reg
+            .iter(&rate)
+            .enumerate()
+            .map(|(i, t)| TOOL_ENTRY + wire::escaped_len(t.name) + usize::from(i > 0))
+            .sum();
+        assert_eq!(all - bare, counted);
+    }
+
+    #[test]
+    fn fit_cuts_escaped_text_on_a_character() {
+        assert_eq!(wire::fit(b"abc", 3), (3, 3));
+        assert_eq!(wire::fit(b"abc", 2), (2, 2));
+        assert_eq!(wire::fit(b"a\"b", 2), (1, 1));
+        assert_eq!(wire::fit(b"a\"b", 3), (2, 3));
+        assert_eq!(wire::fit(b"\x01x", 5), (0, 0));
+        assert_eq!(wire::fit(b"\x01x", 7), (2, 7));
+        let thai = "ไทย".as_bytes();
+        assert_eq!(wire::fit(thai, 8), (6, 6));
+        assert_eq!(wire::fit(thai, 9), (9, 9));
+        assert_eq!(wire::fit(b"", 0), (0, 0));
     }
 }

@@ -456,8 +456,7 @@ impl ModelHost {
                 Err(s) => Err(s),
                 Ok(n) => {
                     let mut work = vec![0u8; n];
-                    let mut scratch = Box::new(crate::context::Scratch::new());
-                    match ask(self, p, &mut work, &mut scratch) {
+                    match ask(self, p, &mut work) {
                         Ok(r) => {
                             ask_reply = Some(work[r.offset..r.offset + r.len].to_vec());
                             Ok(())
@@ -486,9 +485,8 @@ impl ModelHost {
                 nesting_call = tacp_tool(line).is_some();
                 let (sub, payload) = render_tacp(line);
                 let mut work = vec![0u8; tacp::work_size(self, sub, &payload)];
-                let mut scratch = Box::new(crate::context::Scratch::new());
                 let mark = self.tacp_out.len();
-                let r = tacp::dispatch(self, sub, &payload, &mut work, &mut scratch);
+                let r = tacp::dispatch(self, sub, &payload, &mut work);
                 let answers = self.tacp_out.split_off(mark);
                 assert_eq!(answers.len(), 1, "one answer for {line:?}: {answers:?}");
                 tacp_answer = answers.into_iter().next();

@@ -244,6 +244,33 @@ pub fn escaped_len(s: &[u8]) -> usize {
         .sum()
 }
 
+/// The longest prefix of the text `s` that takes at most `room` bytes
+/// escaped, cut on a character boundary: (its bytes, its escaped bytes).
+pub fn fit(s: &[u8], room: usize) -> (usize, usize) {
+    let (mut take, mut esc) = (0usize, 0usize);
+    while let Some(&lead) = s.get(take) {
+        // A character's bytes; past ASCII each escapes to itself.
+        let len = match lead {
+            0xF0..=0xFF => 4,
+            0xE0..=0xEF => 3,
+            0xC0..=0xDF => 2,
+            _ => 1,
+        }
+        .min(s.len() - take);
+        let cost = if lead < 0x80 {
+            escaped_len(&[lead])
+        } else {
+            len
+        };
+        if esc + cost > room {
+            break;
+        }
+        take += len;
+        esc += cost;
+    }
+    (take, esc)
+}
+
 /// The result of a tool round as the follow-up request reports it.
 #[derive(Serialize)]
 pub struct ToolResult<'a> {
@@ -255,10 +282,12 @@ pub struct ToolResult<'a> {
     pub result: &'a str,
 }
 
-/// The registry as the opt-in `tools` member lists it.
+/// The registry as the opt-in `tools` member lists it: its first tools, as
+/// many as the third field says (those that fit the body).
 pub struct Tools<'a>(
     pub &'a super::registry::Registry,
     pub &'a crate::safety::rate::RateTable,
+    pub usize,
 );
 
 #[derive(Serialize)]
@@ -271,7 +300,7 @@ impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(None)?;
-        for t in self.0.iter(self.1) {
+        for t in self.0.iter(self.1).take(self.2) {
             let name = core::str::from_utf8(t.name).unwrap_or("");
             seq.serialize_element(&ToolDoc { name, risk: t.risk })?;
         }

@@ -940,28 +940,24 @@ fn value_of(v: Value) -> claw_value_t {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn claw_ask_work_size(prompt: *const u8, len: usize) -> usize {
     // SAFETY: per this function's contract.
-    unsafe { bytes(prompt, len) }.map_or(0, ask_work_len)
+    unsafe { bytes(prompt, len) }.map_or(0, agent::ask_work_size)
 }
 
-/// The context's scratch area at the end of `claw_ask`'s work buffer: its
-/// size and room to align it.
-const SCRATCH_LEN: usize =
+/// Bytes a context scratch takes in a byte area: its size and room to
+/// align it.
+pub(crate) const SCRATCH_LEN: usize =
     core::mem::size_of::<context::Scratch>() + core::mem::align_of::<context::Scratch>() - 1;
 
-/// Bytes of work buffer `claw_ask` needs: the agent's buffers, then the
-/// context's scratch (the choice of memory lines, off the stack).
-fn ask_work_len(prompt: &[u8]) -> usize {
-    agent::ask_work_size(prompt) + SCRATCH_LEN
-}
-
-/// Splits `claw_ask`'s work buffer (at least [`ask_work_len`] bytes) into
-/// the agent's bytes and the context's scratch, aligned, at its end.
-fn split_scratch(work: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> {
+/// Carves a context scratch, aligned, out of the end of `area` (at least
+/// [`SCRATCH_LEN`] bytes): (the bytes before it, the scratch). The agent's
+/// work areas lend theirs to it while a context is rendered (`ask()`'s
+/// body area, TACP HISTORY's work buffer).
+pub(crate) fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> {
     let size = core::mem::size_of::<context::Scratch>();
     let align = core::mem::align_of::<context::Scratch>();
-    let last = work.len().checked_sub(size)?;
-    let at = last.checked_sub((work.as_ptr() as usize).wrapping_add(last) % align)?;
-    let (bytes, tail) = work.split_at_mut_checked(at)?;
+    let last = area.len().checked_sub(size)?;
+    let at = last.checked_sub((area.as_ptr() as usize).wrapping_add(last) % align)?;
+    let (bytes, tail) = area.split_at_mut_checked(at)?;
     if tail.len() < size {
         return None;
     }
@@ -973,8 +969,9 @@ fn split_scratch(work: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> 
     Some((bytes, new_scratch(slot)))
 }
 
-/// Writes a new scratch into `slot` (a frame of its own: should the value
-/// be put together on the stack first, that is not under `ask()`).
+/// Writes a new scratch into `slot`, put together in place
+/// (`Scratch::new` is inlined): not on the stack first, since it is carved
+/// under `ask()`'s frames, once a request (and no 632-byte constant image).
 #[inline(never)]
 fn new_scratch(slot: &mut MaybeUninit<context::Scratch>) -> &mut context::Scratch {
     slot.write(context::Scratch::new())
@@ -1002,7 +999,7 @@ pub unsafe extern "C" fn claw_ask_check(
     match agent::ask_check(&mut host, prompt) {
         Ok(n) => {
             // SAFETY: non-NULL and valid per the contract.
-            unsafe { work_len.write(n + SCRATCH_LEN) };
+            unsafe { work_len.write(n) };
             CLAW_OK
         }
         Err(s) => s as claw_status_t,
@@ -1035,12 +1032,9 @@ pub unsafe extern "C" fn claw_ask(
     // SAFETY: non-NULL, valid for writes of `work_len` bytes, not aliased.
     let work = unsafe { core::slice::from_raw_parts_mut(work, work_len) };
     let mut host = CHost::new(ctx);
-    // A buffer short of `claw_ask_work_size` is refused as the agent would
-    // (after the prompt's checks).
-    let r = match split_scratch(work).filter(|_| work_len >= ask_work_len(prompt)) {
-        Some((work, scratch)) => agent::ask(&mut host, prompt, work, scratch),
-        None => agent::check_prompt(prompt).and(Err(Status::WorkTooSmall)),
-    };
+    // A buffer short of `claw_ask_work_size` is refused (after the
+    // prompt's checks).
+    let r = agent::ask(&mut host, prompt, work);
     if let (Ok(reply), false) = (&r, reply_len.is_null()) {
         // SAFETY: non-NULL and valid per the contract.
         unsafe { reply_len.write(reply.len) };
@@ -1061,7 +1055,7 @@ pub unsafe extern "C" fn claw_tacp_work_size(sub: u8, payload: *const u8, len: u
         return 0;
     };
     let mut host = CHost::new(core::ptr::null_mut());
-    tacp_mod::work_size(&mut host, sub, payload) + SCRATCH_LEN
+    tacp_mod::work_size(&mut host, sub, payload)
 }
 
 /// One TACP v2 request (`docs/TACP.md`): sub-command `sub`, its payload
@@ -1102,11 +1096,10 @@ pub unsafe extern "C" fn claw_tacp_dispatch(
         // Off the MicroPython task: nothing runs, nothing is answered.
         return Status::Busy as claw_status_t;
     }
-    let need = tacp_mod::work_size(&mut host, sub, payload) + SCRATCH_LEN;
-    match split_scratch(work).filter(|_| work_len >= need) {
-        Some((work, scratch)) => done(tacp_mod::dispatch(&mut host, sub, payload, work, scratch)),
-        None => Status::WorkTooSmall as claw_status_t,
+    if work_len < tacp_mod::work_size(&mut host, sub, payload) {
+        return Status::WorkTooSmall as claw_status_t;
     }
+    done(tacp_mod::dispatch(&mut host, sub, payload, work))
 }
 
 /// The answer of an online ASK (`claw_tacp_dispatch` said

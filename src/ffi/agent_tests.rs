@@ -247,6 +247,136 @@ fn ask_and_a_tool_round_through_the_c_abi() {
     assert!(!status().connected);
 }
 
+/// A tool result of TOOL_RESULT_MAX bytes.
+static BIG_RESULT: [u8; crate::agent::TOOL_RESULT_MAX] = [b'r'; crate::agent::TOOL_RESULT_MAX];
+
+/// The value of `"<member>":"` in a body up to the next quote (the test's
+/// strings hold none).
+fn member<'a>(body: &'a str, name: &str) -> &'a str {
+    let key = format!("\"{name}\":\"");
+    let at = body.find(&key).map_or(body.len(), |i| i + key.len());
+    let rest = &body[at..];
+    &rest[..rest.find('"').unwrap_or(rest.len())]
+}
+
+#[test]
+fn a_4k_prompt_and_a_whole_tool_result_in_the_fixed_work_buffer() {
+    use crate::agent::{ASK_WORK, REPLY_MAX, TOOL_RESULT_MAX};
+    let _g = fresh(false);
+    assert!(connect());
+    assert!(register("py", 0) >= 4);
+    // A context with something in it: memory and turns.
+    for i in 0..12 {
+        let key = std::ffi::CString::new(format!("key{i}")).unwrap();
+        let value = std::ffi::CString::new("v".repeat(100)).unwrap();
+        // SAFETY: NUL-terminated strings.
+        assert!(unsafe { claw_memory_set(key.as_ptr(), value.as_ptr()) });
+    }
+    let turn = std::ffi::CString::new("t".repeat(200)).unwrap();
+    for _ in 0..6 {
+        // SAFETY: a NUL-terminated string.
+        assert!(unsafe { claw_session_add(CLAW_ROLE_USER, turn.as_ptr()) });
+    }
+    let body_area = ASK_WORK - (REPLY_MAX + 1);
+    for (prompt, work) in [
+        (vec![b'p'; CLAW_PROMPT_MAX], ASK_WORK),
+        (b"short".to_vec(), ASK_WORK),
+        // Every byte escaped: the work buffer grows by the excess.
+        (vec![b'"'; CLAW_PROMPT_MAX], ASK_WORK + CLAW_PROMPT_MAX),
+    ] {
+        // SAFETY: a live prompt.
+        let need = unsafe { claw_ask_work_size(prompt.as_ptr(), prompt.len()) };
+        assert_eq!(need, work);
+        host(|h| {
+            h.bodies.clear();
+            h.replies.push_back(Post::Body(
+                br#"{"tool_call":{"name":"py","arg":"a"}}"#.to_vec(),
+            ));
+            h.replies.push_back(Post::Body(b"done".to_vec()));
+            h.tools.push_back(ToolScript::Returned(&BIG_RESULT));
+        });
+        let (s, reply) = ask(&prompt, core::ptr::null_mut());
+        assert_eq!((s, &reply[..]), (OK, &b"done"[..]));
+        host(|h| {
+            assert_eq!(h.bodies.len(), 2);
+            let escaped: String = String::from_utf8(prompt.clone())
+                .unwrap()
+                .replace('"', "\\\"");
+            for b in &h.bodies {
+                let body = text(b);
+                assert!(b.len() <= body_area + (work - ASK_WORK), "{}", b.len());
+                assert!(body.starts_with(&format!("{{\"prompt\":\"{escaped}\",\"context\":\"")));
+            }
+            let (first, second) = (text(&h.bodies[0]), text(&h.bodies[1]));
+            // The whole result in the follow-up, the context in what is left.
+            assert!(second.ends_with(&format!(
+                r#"","tool_result":{{"name":"py","status":"ok","result":"{}"}}}}"#,
+                "r".repeat(TOOL_RESULT_MAX)
+            )));
+            println!(
+                "prompt {} B: context {} B, then {} B",
+                prompt.len(),
+                member(first, "context").len(),
+                member(second, "context").len()
+            );
+            if prompt.len() < 100 {
+                // A short prompt: the context as before (the turns and the
+                // memory lines), less the result's room in the second.
+                assert!(member(first, "context").len() > 1800, "{first}");
+                assert!(member(second, "context").len() > 1800, "{second}");
+            } else {
+                // A 4 KiB prompt: the context takes what is left.
+                assert!(member(first, "context").len() < 1200, "{first}");
+                assert!(member(second, "context").len() < 200, "{second}");
+            }
+        });
+    }
+}
+
+#[test]
+fn the_opt_in_tools_list_is_cut_cleanly_when_the_body_is_full() {
+    let _g = fresh(false);
+    assert!(connect());
+    for i in 0..11 {
+        let name = format!("{i:02}{}", "n".repeat(29));
+        assert!(register(&name, 1) >= 4);
+    }
+    assert!(register("py", 0) >= 4);
+    let mut values = [0i32; CLAW_CONFIG_KEYS];
+    // SAFETY: a live array of CLAW_CONFIG_KEYS values.
+    unsafe {
+        assert!(claw_config_get(values.as_mut_ptr()));
+        values[8] = 1; // send_tools
+        assert_eq!(claw_config_set(values.as_ptr(), 1 << 8), 0);
+    }
+    host(|h| {
+        h.replies.push_back(Post::Body(
+            br#"{"tool_call":{"name":"py","arg":"a"}}"#.to_vec(),
+        ));
+        h.replies.push_back(Post::Body(b"done".to_vec()));
+        h.tools.push_back(ToolScript::Returned(&BIG_RESULT));
+    });
+    let prompt = vec![b'p'; CLAW_PROMPT_MAX];
+    let (s, reply) = ask(&prompt, core::ptr::null_mut());
+    assert_eq!((s, &reply[..]), (OK, &b"done"[..]));
+    host(|h| {
+        let listed = |b: &str| {
+            b[b.find(r#""tools":["#).expect("tools") + 9..]
+                .matches(r#"{"name":"#)
+                .count()
+        };
+        let (first, second) = (text(&h.bodies[0]), text(&h.bodies[1]));
+        // Every tool in the first request; the follow-up's whole result
+        // leaves room for fewer, and the member still ends well.
+        assert_eq!(listed(first), 11 + 1 + 5, "{first}");
+        assert!(listed(second) < listed(first), "{second}");
+        for b in [first, second] {
+            assert!(b.ends_with("}]}"), "{b}");
+        }
+        assert!(second.contains(&"r".repeat(crate::agent::TOOL_RESULT_MAX)));
+    });
+}
+
 /// What the nested calls of a tool saw.
 static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
 

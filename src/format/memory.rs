@@ -30,7 +30,7 @@ pub struct Pair {
 
 impl Pair {
     /// An empty pair to read into.
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         Self {
             key: [0; KEY_MAX_BYTES],
             key_len: 0,

@@ -27,6 +27,9 @@
 #                                    corrupted / late / preceded by noise /
 #                                    dropped (FAULT_*)
 #   bridge_detach()                  the bridge goes away
+#   backend_control(**settings)      POST /_control to the backend (its
+#                                    queued replies, mode, ...), through the
+#                                    bridge (claw_rig.backend_control's)
 import sys
 import os
 import vfs
@@ -306,3 +309,14 @@ def bridge_fault(kind):
 
 def bridge_detach():
     board.link_call(LINK_DETACH, b"", 1000, 0)
+
+
+def backend_control(**settings):
+    import json
+    import struct
+
+    body = json.dumps(settings).encode()
+    msg = struct.pack("<HHB", BACKEND_PORT, 0, 4) + b"POST" + struct.pack("<H", 9) + b"/_control" + body
+    ans = board.link_call(0x10, msg, 20000, 8192)
+    if ans is None or ans[:2] != b"\xc8\x00":
+        raise OSError("backend control failed: %r" % (ans and ans[:80]))

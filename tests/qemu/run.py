@@ -12,10 +12,13 @@ Two boards (scripts/build_qemu.sh builds both; docs/EMULATOR.md):
          UART2 is left unattached (the firmware does not use it).
     m55  qemu-system-arm -M mps3-an547, Cortex-M55: build/qemu-m55/firmware.elf,
          UART0 only (its transport has no network).
+    m33-64k  the m33 built with the BENTO board's 64 KiB GC heap:
+         build/qemu-64k/firmware.elf; it runs only the tests whose header
+         names it ("# boards: m33-64k").
 
 Tests:
-  * tests/qemu/test_*.py — written for the emulated boards; run on every
-    board unless a header line "# boards: m55" (or m33) says otherwise.
+  * tests/qemu/test_*.py — written for the emulated boards; run on m33 and
+    m55 unless a header line "# boards: m55" (or m33, m33-64k) says otherwise.
     tests/qemu/qrig.py is executed before each phase (Checker, mount_ramdisk,
     bridge_fault, ...).
   * tests/mpy/test_*.py with a header line "# targets: unix qemu" — the
@@ -23,6 +26,7 @@ Tests:
     installed as the module claw_rig (its ENV filled with BENTOCLAW_PORT),
     and does what differs on the board (mount with the board's flash
     geometry, the backend's control endpoints through the bridge).
+    A "# boards:" line picks their boards too (default: m33).
 
 Each test boots its own qemu (power-on state: RAM disk and C statics zero),
 talks to MicroPython's raw REPL over UART0 (qemu's -serial stdio on pipes;
@@ -48,6 +52,9 @@ A phase passes when it raised nothing and printed
                         "icount shift=N": 2^N ns per instruction (a test that
                         waits out the transport's deadline in a busy loop
                         gets there in fewer instructions)
+    # qemu: chunks=N    the rig and each phase are sent as runs of top-level
+                        statements of about N bytes, one raw-REPL input each
+                        (a small heap keeps its long free runs)
     # timeout: <s>      wall-clock limit for the whole test (default 90;
                         180 for tests/mpy files)
     # runs: host        the test is Python on the host, not on the board:
@@ -95,6 +102,10 @@ BOARDS = {
                 bridge=True, mpy_tests=True),
     "m55": dict(machine="mps3-an547", elf=os.path.join(ROOT, "build", "qemu-m55", "firmware.elf"),
                 bridge=False, mpy_tests=False),
+    # The m33 with the BENTO board's 64 KiB GC heap: only the tests that
+    # name it ("# boards: m33-64k").
+    "m33-64k": dict(machine="mps2-an505", elf=os.path.join(ROOT, "build", "qemu-64k", "firmware.elf"),
+                    bridge=True, mpy_tests=False, variant=True),
 }
 
 
@@ -243,6 +254,30 @@ class Board:
         tail = self.read_until(b">", deadline)
         return out, err, tail
 
+    def exec_chunks(self, src, deadline, chunk=0):
+        """exec_raw, or with chunk > 0 one exec_raw per run of top-level
+        statements of at most about `chunk` bytes, in order, up to the first
+        that raises: the raw REPL's input buffer (as long as the longest
+        input, kept for the session) and the compiler's garbage stay small,
+        so a small GC heap keeps its long free runs."""
+        if not chunk:
+            return self.exec_raw(src, deadline)
+        import ast
+
+        lines = src.split("\n")
+        starts = [min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+                  for node in ast.parse(src).body] + [len(lines)]
+        out, err, tail, at = b"", b"", b"", 0
+        for i in range(1, len(starts)):
+            if i == len(starts) - 1 or len("\n".join(lines[at:starts[i + 1]])) > chunk:
+                # Blank lines keep the file's line numbers in tracebacks.
+                o, err, tail = self.exec_raw("\n" * at + "\n".join(lines[at:starts[i]]) + "\n", deadline)
+                out += o
+                at = starts[i]
+                if err:
+                    break
+        return out, err, tail
+
     def soft_reset_ctrl_d(self, deadline):
         self.write(b"\x04")
         got = self.read_until(RAW_PROMPT, deadline)
@@ -283,8 +318,11 @@ class TestFile:
         m = re.search(r"^#\s*targets:(.*)$", header, re.M)
         self.targets = m.group(1).split() if m else []
         m = re.search(r"^# boards:(.*)$", header, re.M)
-        self.boards = m.group(1).split() if m else list(BOARDS)
+        self.named = m.group(1).split() if m else None
+        self.boards = self.named or [b for b in BOARDS if not BOARDS[b].get("variant")]
         self.host = bool(re.search(r"^# runs: host\s*$", header, re.M))
+        m = re.search(r"^# qemu: .*\bchunks=(\d+)", header, re.M)
+        self.chunk = int(m.group(1)) if m else 0
         m = re.search(r"^# timeout: (\d+)", header, re.M)
         self.timeout = int(m.group(1)) if m else (180 if self.shared else 90)
         self.phases = []  # (reset kind before this phase or None, source)
@@ -300,7 +338,8 @@ class TestFile:
 
     def runs_on(self, board):
         if self.shared:
-            return BOARDS[board]["mpy_tests"] and "qemu" in self.targets
+            named = board in self.named if self.named else BOARDS[board]["mpy_tests"]
+            return named and "qemu" in self.targets
         return board in self.boards
 
 
@@ -400,11 +439,11 @@ def run_test(test, args, rig_src, claw_rig_src):
             for n, (kind, src) in enumerate(test.phases, 1):
                 if kind == "ctrl-d":
                     board.soft_reset_ctrl_d(deadline)
-                out, err, _ = board.exec_raw(pre, deadline)
+                out, err, _ = board.exec_chunks(pre, deadline, test.chunk)
                 if err:
                     reason = "rig failed in phase %d: %s" % (n, err.decode(errors="replace").strip())
                     break
-                out, err, tail = board.exec_raw(src, deadline)
+                out, err, tail = board.exec_chunks(src, deadline, test.chunk)
                 log.write(b"\n--- end of phase %d\n" % n)
                 if err:
                     reason = "phase %d raised: %s" % (n, err.decode(errors="replace").strip().split("\n")[-1])

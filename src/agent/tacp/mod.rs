@@ -70,9 +70,10 @@ const VAL_CUT: usize = crate::memory::VAL_MAX_BYTES;
 /// vendor's rule).
 const TOOLS_MARGIN: usize = 64;
 
-/// Bytes of work buffer [`dispatch`] needs: one answer.
+/// Bytes of work buffer [`dispatch`] needs: one answer, and after it the
+/// room of HISTORY's context scratch (nothing is kept between requests).
 pub fn work_size<H: Host>(_h: &mut H, _sub: u8, _payload: &[u8]) -> usize {
-    WORK_SIZE
+    WORK_SIZE + crate::ffi::agent::SCRATCH_LEN
 }
 
 /// The error answer `text`.
@@ -126,8 +127,8 @@ fn json<T: Serialize>(v: &T, work: &mut [u8]) -> Option<usize> {
 }
 
 /// One request: `sub` and its `payload`, answered through
-/// [`Host::tacp_respond`]. `work` holds [`work_size`] bytes; `scratch` is
-/// where HISTORY's and an ASK's context is put together. Every request is
+/// [`Host::tacp_respond`]. `work` holds [`work_size`] bytes (HISTORY's
+/// context is put together in a scratch at its end). Every request is
 /// answered, an abort too ("interrupted"); `Err` only for an abort (a
 /// KeyboardInterrupt/SystemExit the host raises once this returns) — and
 /// [`Status::TacpAsk`]: an ASK while connected is an `ask()`, which the
@@ -141,7 +142,6 @@ pub fn dispatch<H: Host>(
     sub: u8,
     payload: &[u8],
     work: &mut [u8],
-    scratch: &mut crate::context::Scratch,
 ) -> Result<(), Status> {
     super::ready(h);
     h.ui_init();
@@ -158,10 +158,10 @@ pub fn dispatch<H: Host>(
     })?;
     let r = match sub {
         EXEC => exec(h, payload, work),
-        ASK => ask(h, payload, work, scratch),
+        ASK => ask(h, payload),
         STATUS => status(h, work),
         TOOLS => tools(h, work),
-        HISTORY => history(h, work, scratch),
+        HISTORY => history(h, work),
         REMEMBER => remember(h, payload),
         CLEAR => clear(h),
         CONNECT => connect(h, payload, work),
@@ -297,12 +297,7 @@ fn failed(name: &[u8], out: &mut [u8]) -> usize {
 /// ASK: offline the prompt comes back for the IDE to send on (the vendor's
 /// proxy), online it is an `ask()`.
 #[inline(never)]
-fn ask<H: Host>(
-    h: &mut H,
-    prompt: &[u8],
-    work: &mut [u8],
-    scratch: &mut crate::context::Scratch,
-) -> Result<(), Status> {
+fn ask<H: Host>(h: &mut H, prompt: &[u8]) -> Result<(), Status> {
     if let Err(s) = super::check_prompt(prompt) {
         refused(h, b"prompt", s);
         return Ok(());
@@ -321,7 +316,6 @@ fn ask<H: Host>(
         h.tacp_respond(ASK, prompt);
         return stats(h);
     }
-    let _ = (work, scratch);
     Err(Status::TacpAsk)
 }
 
@@ -478,11 +472,8 @@ fn tool_entry<H: Host>(
 }
 
 #[inline(never)]
-fn history<H: Host>(
-    h: &mut H,
-    work: &mut [u8],
-    scratch: &mut crate::context::Scratch,
-) -> Result<(), Status> {
+fn history<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
+    let (work, scratch) = crate::ffi::agent::carve_scratch(work).ok_or(Status::WorkTooSmall)?;
     let out = work.get_mut(..WORK_SIZE).ok_or(Status::WorkTooSmall)?;
     let n = core(h, |c, p| {
         crate::context::build_loaded(p, &c.session, &mut *out, scratch)
