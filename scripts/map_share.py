@@ -7,7 +7,7 @@ PATTERN is a substring of the input file as the map names it, e.g.
 "libbentoclaw.a(" (every member of that archive) or "/modbentoclaw.o"; join
 several with "|". For each NAME prints one line:
 
-  SHARE <NAME> code=<.text+.rodata> ram=<.data+.bss> data=<.data> builtins=<code of compiler_builtins members>
+  SHARE <NAME> code=<.text+.rodata> ram=<.data+.bss> data=<.data> builtins=<code of compiler_builtins members> shared=<.cy_sharedmem>
 
 A NAME that no input section placed in the image matched gets no line (a
 message on stderr instead), and the exit status is 1: an empty parse must
@@ -17,7 +17,9 @@ Only input sections placed in the image count (the map after "Linker script
 and memory map", outside /DISCARD/). Sections are classified by their input
 section name: .text*, .rodata*, .ARM.extab*, .ARM.exidx* are code (flash);
 .data*, .bss*, .tbss*, .tdata*, .noinit*, COMMON are static RAM (.data also
-has its initial image in flash). Same rules as tests/image/map_share.awk,
+has its initial image in flash); .cy_sharedmem* (the firmware's
+CY_SECTION_SHAREDMEM: IPC messages in the memory both cores share, not the
+CM33's RAM) is counted apart as "shared". Same rules as tests/image/map_share.awk,
 which classifies by output section; both agree on the minimal image.
 """
 
@@ -27,10 +29,11 @@ import sys
 CODE_RE = re.compile(r"^\.(text|rodata|ARM\.extab|ARM\.exidx|gnu\.linkonce\.[tr])")
 RAM_RE = re.compile(r"^(\.(data|bss|tbss|tdata|noinit|sbss|sdata)|COMMON$)")
 DATA_RE = re.compile(r"^\.(data|tdata|sdata)")
+SHARED_RE = re.compile(r"^\.cy_sharedmem")
 
 
 def shares(map_path, patterns):
-    totals = {name: dict(code=0, ram=0, data=0, builtins=0, matched=0) for name in patterns}
+    totals = {name: dict(code=0, ram=0, data=0, builtins=0, shared=0, matched=0) for name in patterns}
     inmap = False
     osec = None
     pending = None  # input section name whose numbers are on the next line
@@ -76,6 +79,8 @@ def shares(map_path, patterns):
                     t["ram"] += n
                     if DATA_RE.match(isec):
                         t["data"] += n
+                elif SHARED_RE.match(isec):
+                    t["shared"] += n
     if not inmap:
         return None
     return totals
@@ -99,7 +104,8 @@ def main(argv):
             print("map_share.py: %s: no input section matched %s=%s" % (argv[0], name, "|".join(patterns[name])), file=sys.stderr)
             rc = 1
             continue
-        print("SHARE %s code=%d ram=%d data=%d builtins=%d" % (name, t["code"], t["ram"], t["data"], t["builtins"]))
+        print("SHARE %s code=%d ram=%d data=%d builtins=%d shared=%d"
+              % (name, t["code"], t["ram"], t["data"], t["builtins"], t["shared"]))
     return rc
 
 

@@ -245,7 +245,7 @@ expect "map_share.awk only=data: map without the archive, exit 1 and nothing" "1
 py_goal() {
     local code="" ram=""
     read -r code ram _ _ < <(python3 scripts/map_share.py "$1" 'lib=libbentoclaw.a(' 2>/dev/null |
-        sed -nE 's/^SHARE lib code=([0-9]+) ram=([0-9]+) data=([0-9]+) builtins=([0-9]+)$/\1 \2 \3 \4/p')
+        sed -nE 's/^SHARE lib code=([0-9]+) ram=([0-9]+) data=([0-9]+) builtins=([0-9]+) shared=[0-9]+$/\1 \2 \3 \4/p')
     fig eval "goal_le 'library code' '$code' 12288 ' B'; goal_le 'library static RAM' '$ram' 4096 ' B'"
 }
 expect "perf: an empty map fails both figures" "0 2" "$(py_goal "$work/empty.map")"

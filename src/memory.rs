@@ -265,7 +265,7 @@ fn put_reader<'a>(
     slot.insert(PairReader::new(fd))
 }
 
-fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
+fn open_opt<P: Port>(port: &mut P, path: &'static CStr) -> Result<Option<Fd>, Errno> {
     match port.open(path, Mode::Read) {
         Ok(fd) => Ok(Some(fd)),
         Err(Errno::ENOENT) => Ok(None),
@@ -278,7 +278,7 @@ fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
 /// the caller's reader slot and key buffer (left `None` and clobbered).
 fn first_gen<P: Port>(
     port: &mut P,
-    path: &CStr,
+    path: &'static CStr,
     reader: &mut Option<PairReader<'static>>,
     key: &mut [u8; KEY_MAX_BYTES],
 ) -> Result<Option<u32>, Errno> {
@@ -1860,7 +1860,7 @@ fn shard_edit<P: Port>(
 
 /// The key's shard, as an edit rewrites it.
 struct Shard<'a> {
-    path: &'a CStr,
+    path: &'static CStr,
     key: &'a [u8],
     /// The base's generation (a shard of another is stale).
     generation: u32,

@@ -46,8 +46,9 @@ pub type Fd = i32;
 pub trait Port {
     /// Monotonic milliseconds, wrapping at `u32::MAX`.
     fn ticks_ms(&mut self) -> u32;
-    /// Opens `path` in `mode`.
-    fn open(&mut self, path: &CStr, mode: Mode) -> Result<Fd, Errno>;
+    /// Opens `path` in `mode`. Paths are the core's constants (`'static`):
+    /// a port may keep them (the FFI port names a failed file by them).
+    fn open(&mut self, path: &'static CStr, mode: Mode) -> Result<Fd, Errno>;
     /// Reads up to `buf.len()` bytes; `Ok(0)` is the end of the file.
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno>;
     /// [`Port::read`] as the JSON reader calls it (its one caller): a port
@@ -61,13 +62,13 @@ pub trait Port {
     /// Commits and closes; the descriptor is released even on error.
     fn close(&mut self, fd: Fd) -> Result<(), Errno>;
     /// Deletes `path`.
-    fn remove(&mut self, path: &CStr) -> Result<(), Errno>;
+    fn remove(&mut self, path: &'static CStr) -> Result<(), Errno>;
     /// Renames `from` onto `to`, replacing `to` atomically.
-    fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno>;
+    fn rename(&mut self, from: &'static CStr, to: &'static CStr) -> Result<(), Errno>;
     /// Whether a file of `path`'s file system opened with [`Mode::Write`]
     /// and closed replaces its old content atomically (littlefs); when not,
     /// the core writes a temporary file and renames it.
-    fn atomic_write(&mut self, path: &CStr) -> bool {
+    fn atomic_write(&mut self, path: &'static CStr) -> bool {
         let _ = path;
         false
     }

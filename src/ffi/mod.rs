@@ -198,10 +198,10 @@ pub struct CPort {
     /// errno of the last failed file operation (0: none since
     /// [`CPort::begin`] on the MicroPython task).
     error: i32,
-    /// Its file, NUL-terminated.
-    error_path: [u8; PATH_MAX],
+    /// Its file (the core's paths are constants: kept, not copied).
+    error_path: Option<&'static CStr>,
     /// The file behind each descriptor the host handed out.
-    fd_paths: [[u8; PATH_MAX]; FD_SLOTS],
+    fd_paths: [Option<&'static CStr>; FD_SLOTS],
     /// The running call is on the MicroPython task: file operations reach
     /// the host. Off it, open, remove, rename and `atomic_write` fail with
     /// [`OFF_TASK`] and never reach it (so there is no descriptor to read,
@@ -219,8 +219,6 @@ pub struct CPort {
 /// file yet").
 const OFF_TASK: Errno = Errno(11);
 
-/// Longest path kept for an error message (the core's are under 32 bytes).
-const PATH_MAX: usize = 32;
 /// Descriptors whose paths are kept: every one the port hands out
 /// (`CLAW_PORT_MAX_FILES`, descriptors 0..3).
 const FD_SLOTS: usize = sys::CLAW_PORT_MAX_FILES as usize;
@@ -229,8 +227,8 @@ impl CPort {
     const fn new() -> Self {
         Self {
             error: 0,
-            error_path: [0; PATH_MAX],
-            fd_paths: [[0; PATH_MAX]; FD_SLOTS],
+            error_path: None,
+            fd_paths: [None; FD_SLOTS],
             on_task: false,
             refused: false,
             #[cfg(feature = "agent")]
@@ -274,97 +272,33 @@ impl CPort {
 
     /// The last failure: errno and the file, if any since `begin`.
     #[cfg(feature = "agent")]
-    pub(crate) fn last_error(&self) -> Option<(i32, &[u8])> {
-        let path: &[u8] = match self.error_slot() {
-            None => &self.error_path,
-            Some(slot) => slot.map_or(&[], |p| &p[..]),
-        };
-        let path = path.split(|&b| b == 0).next().unwrap_or(&[]);
+    pub(crate) fn last_error(&self) -> Option<(i32, &'static [u8])> {
+        let path = self.error_path.map_or(&[][..], CStr::to_bytes);
         (self.error != 0).then_some((self.error, path))
     }
 
-    fn note<T>(&mut self, path: &[u8], r: Result<T, Errno>) -> Result<T, Errno> {
+    fn note<T>(&mut self, path: &'static CStr, r: Result<T, Errno>) -> Result<T, Errno> {
         if let Err(e) = &r {
             self.error = e.0;
-            self.error_path = [0; PATH_MAX];
-            let n = path.len().min(PATH_MAX - 1);
-            if let Some(dst) = self.error_path.get_mut(..n) {
-                crate::text::copy_prefix(dst, path);
-            }
+            self.error_path = Some(path);
         }
         r
     }
 
-    /// The failure of an operation on `fd`, named by the descriptor's path:
-    /// only noted here (the errno and, in the last byte of `error_path`,
-    /// which slot names it); [`CPort::last_error`] reads the path from the
-    /// slot, and [`Port::open`] copies it over before it reuses the slot.
-    /// Two stores inlined: no frame under every file read.
+    /// The failure of an operation on `fd`, named by the descriptor's
+    /// path. Two stores inlined: no frame under every file read.
     #[inline(always)]
     fn note_fd<T>(&mut self, fd: Fd, r: Result<T, Errno>) -> Result<T, Errno> {
         if let Err(e) = &r {
             self.error = e.0;
-            let slot = usize::try_from(fd).ok().filter(|&i| i < FD_SLOTS);
-            // 1.. a slot; NO_SLOT: a descriptor without one (no path).
-            let mark = slot.map_or(NO_SLOT, |i| i as u8 + 1);
-            if let Some(m) = self.error_path.last_mut() {
-                *m = mark;
-            }
+            self.error_path = usize::try_from(fd)
+                .ok()
+                .and_then(|i| self.fd_paths.get(i).copied())
+                .flatten();
         }
         r
     }
-
-    /// The slot the last failure's path is in, if it is in one (see
-    /// [`CPort::note_fd`]): `Some(None)` for a descriptor without a path.
-    #[cfg(feature = "agent")]
-    fn error_slot(&self) -> Option<Option<&[u8; PATH_MAX]>> {
-        match self.error_path.last().copied().unwrap_or(0) {
-            0 => None,
-            NO_SLOT => Some(None),
-            m => Some(self.fd_paths.get(usize::from(m - 1))),
-        }
-    }
-
-    /// Copies the path a failure noted by [`CPort::note_fd`] points to into
-    /// `error_path` (before its slot names another file). Word by word: a
-    /// `memcpy` call would link `memmove` (the compiler cannot tell the
-    /// fields apart).
-    #[cold]
-    #[inline(never)]
-    fn fix_error_path(&mut self) {
-        let mark = self.error_path.last().copied().unwrap_or(0);
-        if mark == 0 {
-            return;
-        }
-        let slot = usize::from(mark - 1);
-        match self.fd_paths.get(slot).filter(|_| mark != NO_SLOT) {
-            // The slot is the path then NULs, as `note` leaves `error_path`.
-            Some(path) => {
-                for (d, s) in self
-                    .error_path
-                    .chunks_exact_mut(4)
-                    .zip(path.chunks_exact(4))
-                {
-                    if let (Ok(d), Ok(s)) = (<&mut [u8; 4]>::try_from(d), <&[u8; 4]>::try_from(s)) {
-                        *d = *s;
-                    }
-                }
-            }
-            None => {
-                for d in self.error_path.chunks_exact_mut(4) {
-                    if let Ok(d) = <&mut [u8; 4]>::try_from(d) {
-                        *d = [0; 4];
-                    }
-                }
-            }
-        }
-    }
 }
-
-/// [`CPort::note_fd`]'s mark of a descriptor that has no path slot (a slot
-/// is marked `1..=FD_SLOTS`; a path copied into `error_path` leaves its last
-/// byte 0, its NUL).
-const NO_SLOT: u8 = 0xFF;
 
 fn errno(r: i32) -> Errno {
     Errno(r.checked_neg().filter(|&e| e > 0).unwrap_or(Errno::EIO.0))
@@ -390,7 +324,7 @@ impl Port for CPort {
         unsafe { sys::claw_port_ticks_ms() }
     }
 
-    fn open(&mut self, path: &CStr, mode: Mode) -> Result<Fd, Errno> {
+    fn open(&mut self, path: &'static CStr, mode: Mode) -> Result<Fd, Errno> {
         let mode = match mode {
             Mode::Read => sys::CLAW_PORT_MODE_READ,
             Mode::Write => sys::CLAW_PORT_MODE_WRITE,
@@ -399,26 +333,18 @@ impl Port for CPort {
         self.allowed()?;
         // SAFETY: `path` is NUL-terminated and outlives the call.
         let r = status(unsafe { sys::claw_port_open(path.as_ptr(), mode) });
-        if r.is_ok() {
-            // Its slot may name the last failure's file.
-            self.fix_error_path();
-        }
         if let Some(slot) = r
             .ok()
             .and_then(|fd| usize::try_from(fd).ok())
             .and_then(|i| self.fd_paths.get_mut(i))
         {
-            *slot = [0; PATH_MAX];
-            let n = path.to_bytes().len().min(PATH_MAX - 1);
-            if let Some(dst) = slot.get_mut(..n) {
-                crate::text::copy_prefix(dst, path.to_bytes());
-            }
+            *slot = Some(path);
         }
         if r == Err(Errno::ENOENT) {
             // Reading a file that is not there yet is the normal case.
             return r;
         }
-        self.note(path.to_bytes(), r)
+        self.note(path, r)
     }
 
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
@@ -463,7 +389,7 @@ impl Port for CPort {
         self.note_fd(fd, r)
     }
 
-    fn remove(&mut self, path: &CStr) -> Result<(), Errno> {
+    fn remove(&mut self, path: &'static CStr) -> Result<(), Errno> {
         self.allowed()?;
         // SAFETY: `path` is NUL-terminated and outlives the call.
         let r = status(unsafe { sys::claw_port_remove(path.as_ptr()) }).map(|_| ());
@@ -471,17 +397,17 @@ impl Port for CPort {
         if r == Err(Errno::ENOENT) {
             return r;
         }
-        self.note(path.to_bytes(), r)
+        self.note(path, r)
     }
 
-    fn rename(&mut self, from: &CStr, to: &CStr) -> Result<(), Errno> {
+    fn rename(&mut self, from: &'static CStr, to: &'static CStr) -> Result<(), Errno> {
         self.allowed()?;
         // SAFETY: both paths are NUL-terminated and outlive the call.
         let r = status(unsafe { sys::claw_port_rename(from.as_ptr(), to.as_ptr()) }).map(|_| ());
-        self.note(to.to_bytes(), r)
+        self.note(to, r)
     }
 
-    fn atomic_write(&mut self, path: &CStr) -> bool {
+    fn atomic_write(&mut self, path: &'static CStr) -> bool {
         if self.allowed().is_err() {
             return false;
         }

@@ -131,7 +131,7 @@ fn place(h: u32) -> (usize, u16) {
     ((h % SHARDS as u32) as usize, (h >> 16) as u16)
 }
 
-fn open_opt<P: Port>(port: &mut P, path: &CStr) -> Result<Option<Fd>, Errno> {
+fn open_opt<P: Port>(port: &mut P, path: &'static CStr) -> Result<Option<Fd>, Errno> {
     match port.open(path, Mode::Read) {
         Ok(fd) => Ok(Some(fd)),
         Err(Errno::ENOENT) => Ok(None),

@@ -1068,7 +1068,7 @@ impl PutStats for Session {
 #[inline(never)]
 fn scan_file<P: Port, S: PutStats>(
     port: &mut P,
-    path: &CStr,
+    path: &'static CStr,
     mut stats: Option<&mut S>,
 ) -> Result<Option<Scan>, Errno> {
     let fd = match port.open(path, Mode::Read) {

@@ -29,8 +29,11 @@ typedef struct {
     char data[IPC_DATA_MAX_LEN];
 } ipc_msg_t;
 
-// The shared-memory section of the real firmware: plain RAM here.
-#define CY_SECTION_SHAREDMEM
+// The shared-memory section of the real firmware (cy_syslib.h's
+// CY_SECTION_SHAREDMEM: the IPC messages live where the CM55 can read
+// them, not in the CM33's RAM): a section of that name here, which the
+// boards' linker scripts place with .bss and the size report counts apart.
+#define CY_SECTION_SHAREDMEM __attribute__((section(".cy_sharedmem")))
 
 typedef enum {
     CY_IPC_PIPE_SUCCESS = 0x00,
