@@ -2,29 +2,26 @@
  * claw_port_vfs.c — include/claw_port.h's file port over MicroPython's VFS.
  *
  * The Rust core calls these for every file operation (and the tick clock).
- * They run MicroPython's own open()/VFS code, so the files live on whatever
- * is mounted at "/" (LittleFS on the board, a Python block device in the
- * tests, a file system written in Python, the host tree on a bare unix
- * port): everything reached from here may be the user's Python code, and
- * nothing it does is trusted.
+ * They run MicroPython's own open()/VFS code on whatever is mounted at "/"
+ * (LittleFS on the board, a Python block device or file system in the
+ * tests, the host tree on a bare unix port): everything reached from here
+ * may be the user's Python code, and nothing it does is trusted.
  *
  * 1. No exception crosses a Rust frame (raising is a longjmp): each function
- *    pushes its own NLR handler before its first MicroPython call (building
- *    the path string too: it can raise MemoryError) and turns any exception
- *    into -errno: an OSError its errno, a MemoryError -ENOMEM (and rule 4),
- *    else -EIO.
+ *    pushes its own NLR handler before its first MicroPython call (the path
+ *    string too can raise MemoryError) and turns any exception into -errno:
+ *    an OSError its errno, a MemoryError -ENOMEM (and rule 4), else -EIO.
  *
- * 2. A file object is only used the way its type says: mp_vfs_open() returns
- *    whatever the file system's open() returns (a native stream, a Python
- *    class, an io.IOBase subclass, None, an int...), and mp_stream_rw() and
- *    mp_stream_close() crash on anything but a native stream. Each operation
- *    looks its method up (port_resolve()): a native stream's protocol is
- *    called on the caller's buffer, any other callable as a Python method
- *    with a fresh copy of the data, anything else is -EIO. Counts are checked
- *    against the buffer given: a native stream's and a write()'s are clamped
- *    to it; a readinto() that claims more, a read(n) longer than n (bytes the
- *    file did not supply), a count that is no non-negative int, a read()
- *    result that is a str or not bytes-like are -EIO.
+ * 2. A file object is only used the way its type says: a file system's
+ *    open() may return anything (a native stream, a Python class, an
+ *    io.IOBase subclass, None...), and mp_stream_rw()/mp_stream_close() crash
+ *    on anything but a native stream. Each operation looks its method up
+ *    (port_resolve()): a native stream's protocol is called on the caller's
+ *    buffer, any other callable as a Python method with a copy of the data,
+ *    anything else is -EIO. A count is clamped to the buffer (a native
+ *    stream's, a write()'s) or is -EIO: a readinto() that claims more, a
+ *    read(n) longer than n, no non-negative int, a read() giving a str or
+ *    nothing bytes-like.
  *
  * 3. Python code reached from here must not re-enter the core (its state is
  *    mid-update): claw_port_vfs_busy() is true while a callback runs, and the
@@ -32,14 +29,13 @@
  *
  * 4. A BaseException that is not an Exception (KeyboardInterrupt,
  *    SystemExit, GeneratorExit) is no I/O error: the user wants out. The
- *    callback returns -EIO (the core ends its file work as for any failed
+ *    callback returns -EIO (the core stops its file work as for any failed
  *    write: nothing saved is lost) and hands it to the VM (mp_sched_exception;
- *    the first wins), which raises it at its next check whatever binding made
- *    the call; with no NLR handler to raise it in (an idle-point flush) it is
- *    dropped, as Ctrl-C at the prompt is. While one is pending, port calls
- *    fail fast (-EIO, no Python code run; a file closed then is left to its
- *    finaliser, which on a Python block device needs mpy/patches/micropython/
- *    0002-littlefs-no-unwinding-from-block-device.patch).
+ *    the first wins) to raise at its next check; with no NLR handler to raise
+ *    it in (an idle-point flush) it is dropped, as Ctrl-C at the prompt is.
+ *    While one is pending, port calls fail fast (-EIO, no Python code run; a
+ *    file closed then is left to its finaliser, which on a Python block device
+ *    needs mpy/patches/micropython/0002-littlefs-no-unwinding-from-block-device.patch).
  *
  * 5. Open files sit in a root-pointer array the GC sees (Rust holds only the
  *    slot number). The core closes every file before a call returns, so a
@@ -48,18 +44,23 @@
  *
  * 6. Only the MicroPython task reaches MicroPython (claw_port_on_vm_task()):
  *    from any other task a port call is -EAGAIN and touches nothing.
+ *
+ * 7. A file of a native VfsLfs2 mount is its slot's alone: once closed
+ *    without error its object and 2 KiB cache are freed at once, not left to
+ *    a collection that a stale word on the C stack can hold off for the rest
+ *    of the call (tests/qemu/test_gc_heap.py, tests/mpy/test_port_lfs_free.py).
  */
 #include <string.h>
 
+#include "py/gc.h"
 #include "py/mperrno.h"
 #include "py/mphal.h"
+#include "py/objstr.h"
 #include "py/objtype.h"
 #include "py/runtime.h"
 #include "py/stream.h"
 #include "extmod/vfs.h"
-#if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
 #include "extmod/vfs_lfs.h"
-#endif
 
 #include "claw_port.h"
 #include "claw_port_vfs.h"
@@ -78,9 +79,9 @@ MP_REGISTER_ROOT_POINTER(mp_obj_t bentoclaw_port_files[3]);
 #define PORT_FILE(fd) (MP_STATE_VM(bentoclaw_port_files)[(fd)])
 #define PORT_PENDING (MP_STATE_MAIN_THREAD(mp_pending_exception)) // rule 4
 
-// How many port callbacks are running (0 or 1: the core makes one call at a
-// time); see PORT_RETURN() and claw_port_vfs_busy().
+// Port callbacks running (0 or 1): PORT_RETURN(), claw_port_vfs_busy().
 static uint8_t s_port_depth;
+static uint8_t s_port_own; // rule 7: a bit per slot
 
 // Rule 6: claw_vm_task.h.
 #ifdef BENTOCLAW_VM_TASK_POSIX
@@ -93,6 +94,7 @@ bool claw_port_on_vm_task(void) {
     // A call begins (rule 5); not while a callback runs (its Python code).
     for (size_t i = 0; on && s_port_depth == 0 && i < CLAW_PORT_MAX_FILES; i++) {
         PORT_FILE(i) = MP_OBJ_NULL;
+        s_port_own = 0;
     }
     return on;
 }
@@ -149,15 +151,14 @@ static int32_t port_errno_from_exc(void *exc_in) {
         }
         return -MP_ENOMEM;
     }
-    // Anything else (a block device written in Python raising ValueError,
-    // say) is an I/O failure from the core's point of view.
+    // Anything else (a Python block device's ValueError, say) is an I/O
+    // failure from the core's point of view.
     (void)claw_port_vfs_keep(MP_OBJ_FROM_PTR(exc));
     return -MP_EIO;
 }
 
-// An open or rename that fails with ENAMETOOLONG (littlefs's; mperrno.h has
-// no name for it) is a full file system: the core's paths are far below any
-// name limit, but littlefs says so when its directory has no room left.
+// ENAMETOOLONG (littlefs's; mperrno.h has no name for it) from an open or
+// rename is a full file system: littlefs says so when a directory is full.
 #define PORT_ENAMETOOLONG 36
 
 static bool port_fd_valid(int32_t fd) {
@@ -172,12 +173,11 @@ typedef enum {
     PORT_VIA_METHOD, // a Python-level method: dest[0..1], called with copies
 } port_via_t;
 
-// Look `name` up on `file`. `generic` is MicroPython's stream method of that
-// name (mp_stream_readinto_obj, ...). On PORT_VIA_STREAM *stream is the
-// native type's protocol (not NULL); the caller checks the function it needs.
-// PORT_VIA_METHOD covers io.IOBase subclasses (their protocol slot only calls
-// these same Python methods back) and Python subclasses of native streams
-// (whose inherited slot would be called with the wrong object).
+// Look `name` up on `file`; `generic` is MicroPython's stream method of that
+// name. PORT_VIA_STREAM: *stream is the native type's protocol (not NULL;
+// the caller checks the function it needs). PORT_VIA_METHOD covers io.IOBase
+// subclasses and Python subclasses of native streams (whose inherited slot
+// would be called with the wrong object).
 static port_via_t port_resolve(mp_obj_t file, qstr name, const void *generic,
     mp_obj_t dest[2], const mp_stream_p_t **stream) {
     dest[0] = dest[1] = MP_OBJ_NULL;
@@ -188,9 +188,8 @@ static port_via_t port_resolve(mp_obj_t file, qstr name, const void *generic,
     if (dest[0] != MP_OBJ_FROM_PTR(generic)) {
         return PORT_VIA_METHOD;
     }
-    // The generic stream method calls the protocol slot of its self: use
-    // the slot directly, but only when self is of a native type (the slot
-    // of a Python class is inherited and expects the native base's object).
+    // The generic method calls its self's protocol slot: use the slot, but
+    // only for a native type (a Python class's is the native base's).
     mp_obj_t self = dest[1];
     const mp_obj_type_t *type = self != MP_OBJ_NULL && mp_obj_is_obj(self) ? mp_obj_get_type(self) : NULL;
     if (type == NULL || !mp_obj_is_native_type(type) || !MP_OBJ_TYPE_HAS_SLOT(type, protocol)) {
@@ -201,8 +200,7 @@ static port_via_t port_resolve(mp_obj_t file, qstr name, const void *generic,
 }
 
 // A count returned by a Python method: an int clamped to 0..max, or -1 for
-// anything else (None, a negative number, not an int). An int too big for
-// mp_int_t raises OverflowError: -EIO from the caller's handler.
+// anything else (an int too big for mp_int_t raises: -EIO from the handler).
 static mp_int_t port_count(mp_obj_t ret, size_t max) {
     mp_int_t n;
     if (!mp_obj_is_int(ret) || !mp_obj_get_int_maybe(ret, &n) || n < 0) {
@@ -211,9 +209,8 @@ static mp_int_t port_count(mp_obj_t ret, size_t max) {
     return (size_t)n > max ? (mp_int_t)max : n;
 }
 
-// Like mp_stream_rw(), but a count above what was asked is clamped
-// (mp_stream_rw() would go on with a wrapped-around size and write past the
-// buffer).
+// mp_stream_rw(), but a count above what was asked is clamped (it would go
+// on with a wrapped-around size and write past the buffer).
 static int32_t port_stream_read(const mp_stream_p_t *stream, mp_obj_t self, uint8_t *buf, size_t len) {
     if (stream->read == NULL) {
         return -MP_EIO;
@@ -246,10 +243,9 @@ static int32_t port_do_read(mp_obj_t file, uint8_t *buf, size_t len) {
         return via == PORT_VIA_STREAM ? port_stream_read(stream, dest[1], buf, len) : -MP_EIO;
     }
     // readinto(bytearray(len)) or read(len): one call, a short count is fine
-    // (the core reads again). -EIO for a readinto() count above len (a lie
-    // about the buffer: clamping it would hand the core bytes the file never
-    // supplied) and for a read(len) that gives more than len bytes (the rest
-    // would be lost from the stream) or no bytes-like data, or a str.
+    // (the core reads again). -EIO for a readinto() count above len (bytes
+    // the file never supplied), a read(len) of more (the rest would be lost)
+    // or no bytes-like data, or a str.
     mp_obj_t ba = MP_OBJ_NULL;
     dest[2] = mp_obj_new_int_from_uint(len);
     if (into) {
@@ -292,9 +288,8 @@ static int32_t port_do_write(mp_obj_t file, const uint8_t *buf, size_t len) {
             dest[2] = mp_obj_new_bytes(buf + done, len - done);
             n = port_count(mp_call_method_n_kw(1, 0, dest), len - done);
         }
-        // A count that is no count is -EIO. No progress: a short write is a
-        // failure (the contract is "all or -errno"); ENOSPC is the usual
-        // cause when there is no reason.
+        // No count: -EIO. No progress: a failure ("all or -errno"), ENOSPC
+        // the usual cause when there is no reason.
         if (n <= 0) {
             return n < 0 ? -MP_EIO : -MP_ENOSPC;
         }
@@ -320,13 +315,12 @@ static int32_t port_do_close(mp_obj_t file) {
 
 /* --- claw_port.h --- */
 
-// Ends a callback that runs MicroPython code the way every one must: it
-// fails fast while an exception is pending (rule 4), holds the busy guard and
-// restores exactly the depth it found (rule 3), and turns every exception
-// into -errno under its own NLR handler (rule 1); with `full`, ENAMETOOLONG is
-// ENOSPC. Returns what `call` gives (-errno or a count). A macro, so that
-// each callback keeps one stack frame (the path into a Python block device
-// is deep enough).
+// Ends a callback that runs MicroPython code as every one must: fails fast
+// while an exception is pending (rule 4), holds the busy guard, restores the
+// depth it found (rule 3), turns every exception into -errno under its own
+// NLR handler (rule 1; with `full`, ENAMETOOLONG is ENOSPC); returns what
+// `call` gives. A macro: one stack frame per callback (the path into a
+// Python block device is deep enough).
 #define PORT_RETURN(call, full) do { \
         if (!bentoclaw_vm_task()) { \
             return -MP_EAGAIN; \
@@ -349,6 +343,16 @@ static int32_t port_do_close(mp_obj_t file) {
         return ret; \
 } while (0)
 
+// Rule 7: a native VfsLfs2 (no Python subclass or wrapper between).
+static bool port_native_lfs2(const mp_vfs_mount_t *m) {
+    return MICROPY_VFS_LFS2 && m != MP_VFS_NONE && m != MP_VFS_ROOT && mp_obj_get_type(m->obj) == &mp_type_vfs_lfs2;
+}
+mp_obj_t mp_vfs_lfs2_file_open(mp_obj_t self_in, mp_obj_t path_in, mp_obj_t mode_in); // in vfs_lfs.c only
+
+static int32_t port_close(mp_obj_t file) {
+    PORT_RETURN(port_do_close(file), false);
+}
+
 static mp_obj_t port_str(const char *path) {
     return mp_obj_new_str(path, strlen(path));
 }
@@ -360,6 +364,15 @@ static int32_t port_open(const char *path, qstr mode) {
     }
     if (fd == CLAW_PORT_MAX_FILES) {
         return -MP_EMFILE;
+    }
+    const char *rest;
+    mp_vfs_mount_t *m = mp_vfs_lookup_path(path, &rest);
+    if (port_native_lfs2(m)) {
+        // Its open() as mp_vfs_open() calls it, the path a str on this stack.
+        mp_obj_str_t name = { { &mp_type_str }, 0, strlen(rest), (const byte *)rest };
+        PORT_FILE(fd) = mp_vfs_lfs2_file_open(m->obj, MP_OBJ_FROM_PTR(&name), MP_OBJ_NEW_QSTR(mode));
+        s_port_own |= (uint8_t)(1u << fd);
+        return fd;
     }
     mp_obj_t args[2] = { port_str(path), MP_OBJ_NEW_QSTR(mode) };
     PORT_FILE(fd) = mp_vfs_open(2, args, (mp_map_t *)&mp_const_empty_map);
@@ -398,10 +411,16 @@ int32_t claw_port_close(int32_t fd) {
         return -MP_EBADF;
     }
     mp_obj_t file = PORT_FILE(fd);
-    // Release the slot first: the descriptor is gone whatever close() says.
-    // A file whose close failed (or was skipped) is left to its finaliser.
+    // The slot first: the descriptor is gone whatever close() says; a file
+    // whose close failed (or was skipped) is its finaliser's.
     PORT_FILE(fd) = MP_OBJ_NULL;
-    PORT_RETURN(port_do_close(file), false);
+    const bool own = s_port_own & (1u << fd);
+    s_port_own &= (uint8_t)~(1u << fd);
+    int32_t r = port_close(file);
+    if (r == 0 && own) {
+        gc_free(MP_OBJ_TO_PTR(file)); // rule 7
+    }
+    return r;
 }
 
 int32_t claw_port_remove(const char *path) {
@@ -421,13 +440,8 @@ int32_t claw_port_rename(const char *from, const char *to) {
 uint8_t claw_port_atomic_write(const char *path) {
     // littlefs writes a file copy-on-write and switches to it in the commit
     // at close; FAT and file systems written in Python truncate at open.
-    #if MICROPY_VFS_LFS1 || MICROPY_VFS_LFS2
     const char *rest;
     mp_vfs_mount_t *m = path == NULL || !bentoclaw_vm_task() ? MP_VFS_NONE : mp_vfs_lookup_path(path, &rest);
-    const mp_obj_type_t *t = m != MP_VFS_NONE && m != MP_VFS_ROOT ? mp_obj_get_type(m->obj) : NULL;
-    return (MICROPY_VFS_LFS2 && t == &mp_type_vfs_lfs2) || (MICROPY_VFS_LFS1 && t == &mp_type_vfs_lfs1);
-    #else
-    (void)path;
-    return 0;
-    #endif
+    return port_native_lfs2(m) || (MICROPY_VFS_LFS1 && m != MP_VFS_NONE && m != MP_VFS_ROOT
+        && mp_obj_get_type(m->obj) == &mp_type_vfs_lfs1);
 }

@@ -144,11 +144,10 @@ static mp_obj_t saved(bool ok, const char *what) {
 /* --- Initialisation, once per soft reset --- */
 
 // C statics and root pointers survive a soft reset; the Python heap does
-// not. The loaded-modules dict is created afresh by every mp_init(), so a
-// marker stored in it (keyed by this module object, which no import can
-// produce) tells a new VM from the current one. While a port callback is
-// running this is the current VM whatever the dict says (Python code in a
-// block device may have removed the marker): nothing is reset then.
+// not. Every mp_init() makes a new loaded-modules dict: a marker in it (keyed
+// by this module object, which no import can produce) tells a new VM from the
+// current one. While a port callback runs it is the current VM whatever the
+// dict says (a block device's Python code may have removed the marker).
 static void bentoclaw_vm_check(void) {
     mp_obj_t marker = MP_OBJ_FROM_PTR(&mp_module_bentoclaw);
     mp_map_t *loaded = &MP_STATE_VM(mp_loaded_modules_dict).map;
@@ -771,9 +770,8 @@ static void tacp_payload_release(void) {
 
 // tacp(data): the bytes as received from the USB host, through the core's
 // framer; the frames the device sends back. A frame may be split across
-// calls. Bytes that are not TACP are REPL input, which this call does not
-// drive: they are dropped. TERMINATE raises KeyboardInterrupt once the
-// bytes before it are done (their answers dropped with the rest).
+// calls. Bytes that are not TACP (REPL input) are dropped. TERMINATE raises
+// KeyboardInterrupt once the bytes before it are done (answers dropped).
 static mp_obj_t bentoclaw_tacp(mp_obj_t data_in) {
     bentoclaw_ensure_init();
     if (mp_obj_is_str(data_in)) {

@@ -1113,7 +1113,7 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "| too little heap: calls made, each a clean \`MemoryError\` with every file byte-identical (also after \`flush()\`) | ${HEAP_M[oom_checked]:--} | ${HEAP_U[oom_checked]:--} | all | $( [[ -n ${HEAP_M[oom_checked]} ]] && echo PASS || echo "**FAIL**") |"
     echo
     echo "The work buffer of \`ask()\` is 9,472 B for the call (the rest of the peak is one open"
-    echo "file's object and cache, the tools' arguments, path strings). Before issue 22 it grew"
+    echo "file's object and cache, given back at its close, and the tools' arguments). Before issue 22 it grew"
     echo "with the prompt (21,216 B for a 4 KiB prompt) and was kept for the VM's life: this"
     echo "test on the unix port's interpreter of then measured 17,152 B held after the first"
     echo "\`ask()\` (a short prompt; 20,320 B with a TACP frame under way)."

@@ -191,6 +191,15 @@ def note(op, outcome):
     counts[k] = counts.get(k, 0) + 1
 
 
+def rep(x):
+    """repr(x), cut to 40 characters of a long str or bytes (a message is
+    built for every check: a 10 KB one would need a run of the heap that
+    the test's own objects may have left in pieces)."""
+    if isinstance(x, (str, bytes)) and len(x) > 40:
+        return "%r...(%d)" % (x[:40], len(x))
+    return repr(x)
+
+
 def expect(cond, what, *detail):
     global fails, bad_calls, last_bad
     if not cond:
@@ -263,7 +272,7 @@ for i_call in range(N_CALLS):
         r, e = run(bentoclaw.remember, k, v)
         want_e = key_error(k) or value_error(v)
         if want_e:
-            expect(exc_is(e, want_e), "remember(%r, %r) error" % (k, v), repr(e), want_e)
+            expect(exc_is(e, want_e), "remember(%r, %s) error" % (k, rep(v)), repr(e), want_e)
             note(op, "refused-arg")
         else:
             full = k not in memory and len(memory) >= 32
@@ -280,7 +289,7 @@ for i_call in range(N_CALLS):
             expect(exc_is(e, want_e), "recall(%r) error" % (k,), repr(e), want_e)
             note(op, "refused-arg")
         else:
-            expect(e is None and r == memory.get(k), "recall(%r) == model" % k, repr(r), repr(memory.get(k)))
+            expect(e is None and r == memory.get(k), "recall(%r) == model" % k, rep(r), rep(memory.get(k)))
             note(op, "hit" if r is not None else "miss")
     elif op == "tool":
         n = rname()
@@ -299,7 +308,7 @@ for i_call in range(N_CALLS):
         if want_e is None and n in BUILTIN:
             want_e = builtin_arg_error(n, arg)
         if want_e:
-            expect(exc_is(e, want_e), "tool(%r, %r) error" % (n, arg), repr(e), want_e)
+            expect(exc_is(e, want_e), "tool(%r, %s) error" % (n, rep(arg)), repr(e), want_e)
             expect(bentoclaw.status()["error_count"] == e0, "argument error counted")
             note(op, "refused-arg")
         else:
@@ -404,7 +413,7 @@ for i_call in range(N_CALLS):
         want_e = prompt_error(p)
         e1 = bentoclaw.status()["error_count"]
         if want_e:
-            expect(exc_is(e, want_e), "ask(%r) error" % (p,), repr(e), want_e)
+            expect(exc_is(e, want_e), "ask(%s) error" % (rep(p),), repr(e), want_e)
             expect(e1 == e0, "argument error counted")
             note(op, "refused-arg")
         elif not connected:
