@@ -251,9 +251,11 @@ def remember(key: str, value: str) -> bool:
         TypeError: ``key must be str``, ``value must be str``.
         ValueError: ``key must be 1..31 bytes (CLAW_MEM_KEY_MAX)``,
             ``value must be 0..127 bytes (CLAW_MEM_VAL_MAX)``.
-        OSError: ``memory not saved: <path>: a directory is in the way`` (a
-            directory where a file of the store should be; ``e.errno`` is
-            the file system's).
+        OSError: ``memory not saved: <path>: <cause>`` where the files
+            cannot be: ``a directory is in the way``, ``no writable file
+            system there`` (nothing mounted at the store's directory, or
+            read-only), ``no such file or directory``; ``e.errno`` is the file
+            system's.
     """
     ...
 

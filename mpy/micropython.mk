@@ -11,10 +11,10 @@
 #                          hard-float firmware) (empty: host)
 #   BENTOCLAW_PORT_FIRMWARE=1  the firmware's claw_https_* and IPC pipe, not
 #                          the unix test transport (claw_transport.h)
+#   BENTOCLAW_STORE_DIR    the files' directory, read by cargo (default /)
 #   CARGO                  cargo executable (default: cargo)
-#   BENTO_HAS_MPY          1 (default); 0: nothing of the module is compiled
-#                          or linked, cargo does not run (the seed's build
-#                          switch; also read from the environment)
+#   BENTO_HAS_MPY          1 (default); 0: nothing of the module is compiled or
+#                          linked, cargo does not run (also from the environment)
 
 BENTO_HAS_MPY ?= 1
 ifneq ($(BENTO_HAS_MPY),0)
@@ -30,8 +30,7 @@ BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/release/libbentoclaw.a
 BENTOCLAW_CARGO_ARGS := build --release --features agent
 else
 BENTOCLAW_LIB ?= $(BENTOCLAW_MOD_DIR)/../target/$(BENTOCLAW_RUST_TARGET)/release/libbentoclaw.a
-# Alone, the staticlib is one LTO-merged object: about 2 KiB smaller than
-# when cargo also builds the rlib (docs/SIZE.md).
+# Alone, the staticlib is one LTO-merged object: 2 KiB smaller (docs/SIZE.md).
 BENTOCLAW_CARGO_ARGS := rustc --release --crate-type staticlib --features agent --target $(BENTOCLAW_RUST_TARGET)
 endif
 
@@ -42,10 +41,9 @@ endif
 CFLAGS_USERMOD += -I$(BENTOCLAW_MOD_DIR) -I$(BENTOCLAW_ROOT)/include -DBENTOCLAW_PORT_FIRMWARE=$(BENTOCLAW_PORT_FIRMWARE)
 
 # Link the Rust archive. LDFLAGS_USERMOD is not enough: stm32 puts it before
-# the objects (the archive is then searched too early) and alif ignores it.
-# Ports that link "$(OBJ) $(LIBS)" pick it up from LIBS; ports that link
-# "$^" (unix) pick it up from the prerequisite added below. An archive
-# named twice on one command line is harmless.
+# the objects (searched too early) and alif ignores it. Ports that link
+# "$(OBJ) $(LIBS)" pick it up from LIBS, ports that link "$^" (unix) from the
+# prerequisite below. An archive named twice on one command line is harmless.
 LIBS += $(BENTOCLAW_LIB)
 # Relink when the archive changes, and build it when it is missing.
 ifneq ($(PROG),)

@@ -122,20 +122,22 @@ static mp_obj_t bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
 static NORETURN void raise_io(int err, const char *what, const char *path) {
     vstr_t vstr;
     vstr_init(&vstr, 64);
-    vstr_printf(&vstr, "%s not saved: %s%s", what, path,
-        err == MP_EISDIR || err == BC_ENOTEMPTY ? ": a directory is in the way" : "");
+    const char *why = err == MP_EISDIR || err == BC_ENOTEMPTY ? ": a directory is in the way"
+        : err == MP_ENODEV || err == MP_EPERM || err == MP_EROFS ? ": no writable file system there"
+        : err == MP_ENOENT ? ": no such file or directory" : "";
+    vstr_printf(&vstr, "%s not saved: %s%s", what, path, why);
     mp_obj_t args[2] = { MP_OBJ_NEW_SMALL_INT(err), mp_obj_new_str_from_vstr(&vstr) };
     nlr_raise(mp_obj_new_exception_args(&mp_type_OSError, 2, args));
 }
 
-// After a write: the exception a port callback kept, then, when it failed, a
-// directory where a file of the module should be, which is no passing fault:
-// raised, naming the file. Anything else stays the call's False.
+// After a write: a port callback's kept exception, then (it failed) an error of
+// where the files are, no passing fault: raised, naming the file. Else False.
 static mp_obj_t saved(bool ok, const char *what) {
     claw_port_vfs_raise_pending();
-    char path[32];
+    char path[48];
     int err = ok ? 0 : (int)claw_io_error(path, sizeof(path));
-    if (err == MP_EISDIR || err == BC_ENOTEMPTY || err == MP_ENOTDIR) {
+    if (err == MP_EISDIR || err == BC_ENOTEMPTY || err == MP_ENOTDIR || err == MP_ENODEV || err == MP_EPERM
+        || err == MP_EROFS || err == MP_ENOENT) {
         raise_io(err, what, path);
     }
     return mp_obj_new_bool(ok);
@@ -1137,8 +1139,8 @@ static mp_obj_t bentoclaw_config(size_t n_args, const mp_obj_t *args, mp_map_t *
     int32_t r = claw_config_set(v, mask);
     claw_port_vfs_raise_pending();
     if (r > 0) {
-        char path[32];
-        raise_io((int)r, "config", claw_io_error(path, sizeof(path)) ? path : "/.bentoclaw_config");
+        char path[48];
+        raise_io((int)r, "config", claw_io_error(path, sizeof(path)) ? path : "its file");
     }
     busy_unless(r == 0);
     (void)claw_config_get(v);

@@ -7,7 +7,7 @@
 # ARM link test beside a stand-in of the vendor's libbento_mpy.a → no-panic
 # link and size report → MicroPython tests on the unix port (real LittleFS,
 # real HTTP on loopback) → the archive under the vendor binding's call
-# sequences → harness self-test → Python stubs → the bundled
+# sequences → the store in /flash (BENTOCLAW_STORE_DIR) → harness self-test → Python stubs → the bundled
 # backend and its OpenAI bridge → the CMake build path → reliability report →
 # the MicroPython suite on an emulated Cortex-M33 (qemu mps2-an505, serial
 # bridge to the backend) and the offline set on a Cortex-M55 → performance
@@ -55,6 +55,7 @@ step "arm link test" bash scripts/test_link.sh
 step "size report" bash scripts/size_report.sh
 step "micropython tests" bash scripts/test_mpy.sh
 step "vendor binding tests" bash scripts/test_vendor_binding.sh
+step "store directory (/flash)" bash scripts/test_store_dir.sh
 step "harness self-test" bash scripts/test_harness_selftest.sh
 step "python stubs" bash scripts/test_stubs.sh --no-build
 step "backend and bridge" env BENTOCLAW_REQUIRE_DEVICE=1 bash scripts/test_backend.sh

@@ -81,16 +81,7 @@ const DEDUP_PAIRS: usize = 128;
 /// Shard files beside the base.
 pub const SHARDS: usize = 8;
 /// The shard files, by `FNV-1a(key) % SHARDS`.
-pub const SHARD_PATHS: [&CStr; SHARDS] = [
-    c"/.bentoclaw_memory.0",
-    c"/.bentoclaw_memory.1",
-    c"/.bentoclaw_memory.2",
-    c"/.bentoclaw_memory.3",
-    c"/.bentoclaw_memory.4",
-    c"/.bentoclaw_memory.5",
-    c"/.bentoclaw_memory.6",
-    c"/.bentoclaw_memory.7",
-];
+pub const SHARD_PATHS: [&CStr; SHARDS] = crate::port::MEMORY_SHARD_PATHS;
 /// Largest shard written: one 256-byte page with littlefs's commit
 /// overhead (`tests/bench/FLASH_LAYOUTS.md`).
 const SHARD_MAX: usize = 220;

@@ -79,11 +79,10 @@ pub trait Port {
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) const MAX_OPEN_FILES: usize = 3;
 
-/// The session ring, JSON Lines (see [`crate::session::file`]).
-pub const SESSION_PATH: &CStr = c"/.bentoclaw_session";
-/// Where a compacted session is written before it is renamed into place.
-pub const SESSION_TMP_PATH: &CStr = c"/.bentoclaw_session.tmp";
-/// The key/value store, JSON Lines (see [`crate::memory`]).
-pub const MEMORY_PATH: &CStr = c"/.bentoclaw_memory";
-/// Where a new memory store is written before it is renamed into place.
-pub const MEMORY_TMP_PATH: &CStr = c"/.bentoclaw_memory.tmp";
+/// The paths of the module's files: in `/`, or in the directory
+/// `BENTOCLAW_STORE_DIR` names at build time (`build.rs` writes them).
+mod store_paths {
+    use core::ffi::CStr;
+    include!(concat!(env!("OUT_DIR"), "/store_paths.rs"));
+}
+pub use store_paths::*;

@@ -27,10 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::port::{Errno, Mode, Port};
 
-/// The config file.
-pub const CONFIG_PATH: &core::ffi::CStr = c"/.bentoclaw_config";
-/// Where a new config file is written before it is renamed into place.
-pub const CONFIG_TMP_PATH: &core::ffi::CStr = c"/.bentoclaw_config.tmp";
+pub use crate::port::{CONFIG_PATH, CONFIG_TMP_PATH};
 /// A larger file is not ours.
 pub const FILE_MAX: usize = 384;
 

@@ -340,8 +340,9 @@ impl Port for CPort {
         {
             *slot = Some(path);
         }
-        if r == Err(Errno::ENOENT) {
-            // Reading a file that is not there yet is the normal case.
+        if r == Err(Errno::ENOENT) && u32::from(mode) == sys::CLAW_PORT_MODE_READ {
+            // Reading a file that is not there yet is the normal case (a
+            // write finding no directory is not).
             return r;
         }
         self.note(path, r)

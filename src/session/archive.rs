@@ -15,16 +15,11 @@
 //! turns are dropped, never the newest). A failed append leaves at most a
 //! torn last line, which the next trim drops.
 
-use core::ffi::CStr;
-
 use super::ring::Message;
 use crate::format::lines::LineWriter;
 use crate::port::{Errno, Mode, Port};
 
-/// The archive.
-pub const ARCHIVE_PATH: &CStr = c"/.bentoclaw_archive";
-/// Where a trimmed archive is written before it is renamed into place.
-pub const ARCHIVE_TMP_PATH: &CStr = c"/.bentoclaw_archive.tmp";
+pub use crate::port::{ARCHIVE_PATH, ARCHIVE_TMP_PATH};
 /// Size cap of the archive in bytes.
 pub(crate) const ARCHIVE_MAX: u32 = 8 * 1024;
 

@@ -76,14 +76,7 @@ pub const SLOTS: usize = 6;
 pub const SEQ_TOP: u32 = u32::MAX;
 
 /// The slot files, by `seq % SLOTS`.
-pub const SLOT_PATHS: [&CStr; SLOTS] = [
-    c"/.bentoclaw_session.0",
-    c"/.bentoclaw_session.1",
-    c"/.bentoclaw_session.2",
-    c"/.bentoclaw_session.3",
-    c"/.bentoclaw_session.4",
-    c"/.bentoclaw_session.5",
-];
+pub const SLOT_PATHS: [&CStr; SLOTS] = crate::port::SESSION_SLOT_PATHS;
 
 /// Largest batch written with a compaction in it: littlefs keeps a file
 /// of up to 512 bytes (an eighth of a 4 KiB block) inline in its
