@@ -55,13 +55,14 @@ BINDING_RE='/modbentoclaw.o|/claw_port_vfs.o'
 EXPORT_HEADERS=(--exports include/claw_session.h --exports include/claw_safety.h --exports include/claw_ext.h)
 
 # ---- goals ------------------------------------------------------------------------
-# Issue 10: library + binding code in the emulated (M33) firmware no larger
-# than the 26,616 B they took before the agent moved into Rust; the
-# library's static RAM within 4 KiB; the vendor-ABI build within 12 KiB of
-# code and 4 KiB of static RAM (also scripts/size_report.sh).
-FW_CODE_GOAL=26616
+# Issue 22 (it retires issue 10's 26,616 B and 12 KiB goals: the
+# wear-levelled layout stays in every build): library + binding code in the
+# emulated (M33) firmware within 76 KiB, the vendor-ABI build within 24 KiB
+# of code (also scripts/size_report.sh); issue 10's static RAM goals stay:
+# the library within 4 KiB, the vendor-ABI build within 4 KiB.
+FW_CODE_GOAL=$((76 * 1024))
 RAM_GOAL=$((4 * 1024))
-MIN_CODE_GOAL=$((12 * 1024))
+MIN_CODE_GOAL=$((24 * 1024))
 # Issue 12: flash per ask() exchange (board geometry, 100 exchanges, default
 # configuration) within 1x the floor and 0.25 erases; remember() within 2x
 # its floor and 0.5 erases per call for stores of 10-30 keys; at most 50
@@ -89,7 +90,8 @@ HEAP_PEAK_GOAL=$((12 * 1024))
 HEAP_FREE_GOAL=$((24 * 1024))
 
 # Ceilings of the goals missed today (scripts/goals.sh).
-# issue 10 goal "library + binding code <= 26,616 B" not met; ceiling =
+# issue 22 budget "library + binding code <= 76 KiB" not met (it replaced
+# issue 10's goal of 26,616 B, whose ceiling this was); ceiling =
 # measured 68350 B (library + binding, M33 firmware) + 5 % = 71800, raised
 # to 72400 when issue 12's stack goal (every export within 1 KiB) was met:
 # measured 72044 B, about 900 B more than before (frames split out of line;
@@ -101,12 +103,11 @@ HEAP_FREE_GOAL=$((24 * 1024))
 # 20 and 21 (the vendor's module API, TACP v2's dispatcher and framer, the
 # vendor's 32-tool registry with its rate slots, confirm, the C tools'
 # registration, the UI events; the binding's IPC panel and TACP glue):
-# measured 85,793 B, +12,039 B, with about 900 B of headroom. Issue 22
-# replaces this goal and ceiling by a ceiling of 76 KiB.
+# measured 85,793 B, +12,039 B, with about 900 B of headroom.
 FW_CODE_CEILING=86700
 # (MIN_CODE_CEILING: scripts/goals.sh, shared with scripts/size_report.sh.)
 # issue 12 goal "<= 50 instructions per byte read": met on every path
-# since, and enforced (no ceiling). Kept as the place for a ceiling keyed by
+# since, and enforced (no ceiling): the ceiling issue 22 makes of it. Kept as the place for a ceiling keyed by
 # the harness's label, should a path ever need one.
 declare -A PER_BYTE_CEILING=()
 # issue 12 goal "claw_session_build_context <= 300k": met since, and
@@ -196,7 +197,7 @@ if cargo rustc -j2 --release --crate-type staticlib --target "$V8" >"$OUT/cargo-
         sed 's/^/    /' "$OUT/link-m33.log" | head -20
     fi
     for v in MIN_CODE MIN_RAM MIN_DATA MIN_BUILTINS; do [[ -n ${!v-} ]] || printf -v "$v" '%s' -; done
-    goal_check "issue 10: vendor-ABI minimal image code" "$MIN_CODE" "$MIN_CODE_GOAL" "$MIN_CODE_CEILING" " B"
+    goal_check "issue 22: vendor-ABI minimal image code (budget 24 KiB)" "$MIN_CODE" "$MIN_CODE_GOAL" "$MIN_CODE_CEILING" " B"
     MIN_CODE_ST=$GOAL_STATUS
     goal_check "issue 10: vendor-ABI minimal image static RAM" "$MIN_RAM" "$RAM_GOAL" "" " B"
     MIN_RAM_ST=$GOAL_STATUS
@@ -214,7 +215,7 @@ if cargo rustc -j2 --release --crate-type staticlib --target "$V8" >"$OUT/cargo-
 else
     fail "cargo build for $V8 (target/perf/cargo-v8m.log)"
 fi
-goal_row 10 "vendor-ABI minimal image (M33 flags) code ≤ $(fmt "$MIN_CODE_GOAL") B" "$(fmt "$MIN_CODE") B" "$MIN_CODE_ST" "§1" "$CMD_MIN"
+goal_row 22 "vendor-ABI minimal image (M33 flags) code ≤ $(fmt "$MIN_CODE_GOAL") B" "$(fmt "$MIN_CODE") B" "$MIN_CODE_ST" "§1" "$CMD_MIN"
 goal_row 10 "vendor-ABI minimal image static RAM ≤ $(fmt "$RAM_GOAL") B" "$(fmt "$MIN_RAM") B" "$MIN_RAM_ST" "§1" "$CMD_MIN"
 
 # The firmware images (MicroPython's qemu port with bentoclaw): M33 and M55.
@@ -256,7 +257,7 @@ fw_share M33 build/qemu
 fw_share M55 build/qemu-m55
 M33_SUM=$(sum2 "$M33_LIB_CODE" "$M33_MOD_CODE")
 M55_SUM=$(sum2 "$M55_LIB_CODE" "$M55_MOD_CODE")
-goal_check "issue 10: library + binding code (M33 firmware)" "$M33_SUM" "$FW_CODE_GOAL" "$FW_CODE_CEILING" " B"
+goal_check "issue 22: library + binding code (M33 firmware, budget 76 KiB)" "$M33_SUM" "$FW_CODE_GOAL" "$FW_CODE_CEILING" " B"
 FW_CODE_ST=$GOAL_STATUS
 goal_check "issue 10: library static RAM (M33 firmware)" "$M33_LIB_RAM" "$RAM_GOAL" "" " B"
 FW_RAM_ST=$GOAL_STATUS
@@ -270,7 +271,7 @@ FW_SUM_RAM_ST=$GOAL_STATUS
 figure_ok "binding shared memory (M33 firmware)" "${M33_MOD_SHARED-}"
 figure_ok "binding code (M33 firmware)" "$M33_MOD_CODE"
 figure_ok "library code (M55 firmware)" "$M55_LIB_CODE"
-goal_row 10 "library + binding code in the M33 firmware ≤ $(fmt "$FW_CODE_GOAL") B" "$(fmt "$M33_SUM") B ($(fmt "$M33_LIB_CODE") + $(fmt "$M33_MOD_CODE"))" "$FW_CODE_ST" "§1" "$CMD_FW"
+goal_row 22 "library + binding code in the M33 firmware ≤ $(fmt "$FW_CODE_GOAL") B" "$(fmt "$M33_SUM") B ($(fmt "$M33_LIB_CODE") + $(fmt "$M33_MOD_CODE"))" "$FW_CODE_ST" "§1" "$CMD_FW"
 goal_row 10 "library static RAM in the M33 firmware ≤ $(fmt "$RAM_GOAL") B" "$(fmt "$M33_LIB_RAM") B" "$FW_RAM_ST" "§1" "$CMD_FW"
 goal_row 22 "library + binding static RAM in the M33 firmware ≤ $(fmt "$RAM_GOAL") B (the IPC message in shared memory apart)" "$(fmt "$M33_SUM_RAM") B ($(fmt "$M33_LIB_RAM") + $(fmt "$M33_MOD_RAM"); shared $(fmt "$M33_MOD_SHARED") B)" "$FW_SUM_RAM_ST" "§1" "$CMD_FW"
 goal_row — "no heap: no allocator referenced by the library" "$HEAP" "$([[ $HEAP == 0 ]] && echo PASS || echo "**FAIL**")" "§1" "$CMD_MIN"
@@ -742,7 +743,7 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "|---|---|---:|---:|---|---|"
     echo "| libbentoclaw.a, feature \`agent\` | M33 firmware | $(fmt "$M33_LIB_CODE") B | $(fmt "$M33_LIB_RAM") B | RAM ≤ $(fmt "$RAM_GOAL") B | $FW_RAM_ST |"
     echo "| binding | M33 firmware | $(fmt "$M33_MOD_CODE") B | $(fmt "$M33_MOD_RAM") B | — | info |"
-    echo "| **library + binding** | M33 firmware | $(fmt "$M33_SUM") B | $(fmt "$M33_SUM_RAM") B | code ≤ $(fmt "$FW_CODE_GOAL") B (issue 10) | $FW_CODE_ST |"
+    echo "| **library + binding** | M33 firmware | $(fmt "$M33_SUM") B | $(fmt "$M33_SUM_RAM") B | code ≤ $(fmt "$FW_CODE_GOAL") B (issue 22) | $FW_CODE_ST |"
     echo "| | | | | RAM ≤ $(fmt "$RAM_GOAL") B (issue 22) | $FW_SUM_RAM_ST |"
     echo "| binding's IPC message (\`CY_SECTION_SHAREDMEM\`, shared memory) | M33 firmware | | $(fmt "$M33_MOD_SHARED") B | not CM33 RAM | info |"
     echo "| board transport (\`claw_transport*\`) | M33 firmware | $(fmt "$M33_TR_CODE") B | $(fmt "$M33_TR_RAM") B | — | info |"

@@ -17,8 +17,9 @@
 # panic and measured beside it, the thumbv7m-none-eabi build for comparison.
 # Writes docs/SIZE.md.
 #
-# Goals (issue 10): the vendor-ABI build for the board (thumbv8m.main-none-eabi
-# in a softfp image) within 12 KiB of code and 4 KiB of static RAM. A goal missed today has a ceiling (scripts/goals.sh: a MISSED
+# Goals: the vendor-ABI build for the board (thumbv8m.main-none-eabi in a
+# softfp image) within 24 KiB of code (issue 22's budget; it retired issue
+# 10's 12 KiB) and 4 KiB of static RAM (issue 10). A goal missed today has a ceiling (scripts/goals.sh: a MISSED
 # line, and a FAIL only over the ceiling); scripts/perf_report.sh measures
 # the same image and tables it with the other goals (docs/PERFORMANCE.md).
 #
@@ -29,7 +30,7 @@ ROOT=$PWD
 OUT=$ROOT/target/size-report
 mkdir -p "$OUT"
 
-CODE_GOAL=$((12 * 1024))
+CODE_GOAL=$((24 * 1024))
 RAM_GOAL=$((4 * 1024))
 V8=thumbv8m.main-none-eabi
 V8HF=thumbv8m.main-none-eabihf
@@ -135,7 +136,7 @@ LIBNAME8=libbentoclaw-v8m-panic-check.a
 CODE8="" RAM8="" CODE8_NB=""
 read -r CODE8 RAM8 CODE8_NB <<<"$(share "$MAP8" "$LIBNAME8")"
 DATA8=$(awk -v lib="$LIBNAME8" -v only=data -f tests/image/map_share.awk "$MAP8")
-goal_check "issue 10: vendor-ABI minimal image code" "$CODE8" "$CODE_GOAL" "$MIN_CODE_CEILING" " B"
+goal_check "issue 22: vendor-ABI minimal image code (budget 24 KiB)" "$CODE8" "$CODE_GOAL" "$MIN_CODE_CEILING" " B"
 CODE8_ST=$GOAL_STATUS
 goal_check "issue 10: vendor-ABI minimal image static RAM" "$RAM8" "$RAM_GOAL" "" " B"
 RAM8_ST=$GOAL_STATUS
@@ -350,7 +351,7 @@ GCC=$(arm-none-eabi-gcc -dumpversion)
     echo
     echo "| figure | value | goal | status |"
     echo "|---|---:|---:|---|"
-    echo "| $V8 .text+.rodata | $CODE8 B | ≤ $CODE_GOAL B (12 KiB, issue 10) | $CODE8_ST |"
+    echo "| $V8 .text+.rodata | $CODE8 B | ≤ $CODE_GOAL B (24 KiB, issue 22: the 12 KiB of issue 10 retired) | $CODE8_ST |"
     echo "| $V8 .text+.rodata without compiler_builtins | $CODE8_NB B | — | info |"
     echo "| $V8 .data+.bss | $RAM8 B | ≤ $RAM_GOAL B (4 KiB, issue 10) | $RAM8_ST |"
     echo "| $V8 .data (its initial image also sits in flash) | $DATA8 B | — | info |"
