@@ -103,8 +103,12 @@ HEAP_FREE_GOAL=$((24 * 1024))
 # 20 and 21 (the vendor's module API, TACP v2's dispatcher and framer, the
 # vendor's 32-tool registry with its rate slots, confirm, the C tools'
 # registration, the UI events; the binding's IPC panel and TACP glue):
-# measured 85,793 B, +12,039 B, with about 900 B of headroom.
-FW_CODE_CEILING=86700
+# measured 85,793 B, +12,039 B, with about 900 B of headroom. Raised to
+# 87300 by issue 22 (the binding frees a closed LittleFS file at once and
+# opens it with the path on the stack: the GC-heap peak of ask() 13,936 ->
+# 11,712 B; the errors naming the file where no writable file system is):
+# measured 86,906 B (76,868 + 10,038), +277 B, with about 400 B of headroom.
+FW_CODE_CEILING=87300
 # (MIN_CODE_CEILING: scripts/goals.sh, shared with scripts/size_report.sh.)
 # issue 12 goal "<= 50 instructions per byte read": met on every path
 # since, and enforced (no ceiling): the ceiling issue 22 makes of it. Kept as the place for a ceiling keyed by
