@@ -1,6 +1,6 @@
 # test_vfs_faults.py — the VFS bridge under flash faults: failed writes are
 # reported (remember -> False, flush -> False, ring stays dirty) and leave
-# the old data; no filesystem at all is an error, not a crash; a power cut
+# the old data; no filesystem at all is an OSError naming the file; a power cut
 # at any write during remember()/flush leaves the old or the new state.
 # targets: unix qemu
 import vfs
@@ -47,11 +47,21 @@ bdev.fail_reads = False
 t.check(r in (None, "new"), "recall with failing reads: None (or a cached value)", r)
 
 # --- no filesystem mounted at all ---------------------------------------------------------
+# No passing fault: an OSError naming the file (issue 22; a bare False
+# before), e.errno ENODEV.
 vfs.umount("/")
-t.eq(bentoclaw.remember("k2", "x"), False, "remember without a filesystem -> False")
+NO_FS = ": no writable file system there"
+e = t.raises(OSError, bentoclaw.remember, "k2", "x", text=None,
+             what="remember without a filesystem raises OSError")
+t.check(e is not None and e.errno == 19 and e.args[1] == "memory not saved: /.bentoclaw_memory" + NO_FS,
+        "its errno (ENODEV) and text", e and e.args)
 t.eq(bentoclaw.recall("k2"), None, "recall without a filesystem -> None")
 bentoclaw.tool("echo", "no fs")
-t.eq(bentoclaw.flush(), False, "flush without a filesystem -> False")
+t.eq(bentoclaw.status()["dirty"], True, "the tool call's turn waits")
+e = t.raises(OSError, bentoclaw.flush, what="flush without a filesystem raises OSError")
+t.check(e is not None and e.errno == 19 and e.args[1].startswith("session not saved: /.bentoclaw_session")
+        and e.args[1].endswith(NO_FS), "its errno (ENODEV) and text", e and e.args)
+t.eq(bentoclaw.status()["dirty"], True, "still dirty")
 vfs.mount(vfs.VfsLfs2(bdev), "/")
 t.eq(bentoclaw.flush(), True, "flush after re-mounting")
 
