@@ -47,7 +47,7 @@ count_output() {
 step() {
     local name=$1; shift
     local dir=${STEP_LOGDIR:-$ROOT/build/test-logs}
-    local log="$dir/${name// /_}.log"
+    local log="$dir/${name//[ \/]/_}.log" # a "/" in a name is no directory
     mkdir -p "$dir"
     printf '\n== %s: %s\n' "$name" "$*"
     local start=$SECONDS
