@@ -104,6 +104,8 @@ import os
 import vfs
 import json
 
+from cut_dev import CutDev  # tests/bench/, beside this script
+
 BS = 262144
 PROG = 512
 READ = 512
@@ -130,84 +132,11 @@ CUT_BLOCKS = 12
 # --- the counting block device ----------------------------------------------------
 
 
-class Dev:
-    """RAM block device of 256 KiB blocks with the extended interface,
-    counting programmed bytes, erases and read bytes. cut: the 1-based
-    index (counting programs and erases since arm()) of the device operation
-    during which power fails; from then on every program and erase fails
-    with EIO (the machine is "off")."""
+class Dev(CutDev):
+    """cut_dev.CutDev of 256 KiB blocks (it counts the bytes read too)."""
 
     def __init__(self, blocks):
-        self.blocks = blocks
-        self.data = bytearray(blocks * BS)
-        self.mv = memoryview(self.data)
-        self.ff = b"\xff" * BS
-        self.blank()
-
-    def blank(self):
-        for b in range(self.blocks):
-            self.data[b * BS : (b + 1) * BS] = self.ff
-        self.reset()
-        self.arm(None)
-        return self
-
-    def reset(self):
-        self.prog = 0
-        self.erases = 0
-        self.read = 0
-
-    def arm(self, cut, tear=True):
-        self.cut = cut
-        self.tear = tear
-        self.nops = 0
-        self.dead = False
-
-    def _op(self):
-        if self.dead:
-            return 2
-        self.nops += 1
-        if self.cut is not None and self.nops == self.cut:
-            self.dead = True
-            return 1
-        return 0
-
-    def readblocks(self, block, buf, off=0):
-        a = block * BS + off
-        n = len(buf)
-        buf[:] = self.mv[a : a + n]
-        self.read += n
-        return 0
-
-    def writeblocks(self, block, buf, off=None):
-        if off is None:
-            off = 0
-        st = self._op()
-        a = block * BS + off
-        if st:
-            if st == 1 and self.tear:
-                n = len(buf) // 2
-                self.data[a : a + n] = buf[:n]
-            return -EIO
-        self.data[a : a + len(buf)] = buf
-        self.prog += len(buf)
-        return 0
-
-    def ioctl(self, op, arg):
-        if op == 4:
-            return self.blocks
-        if op == 5:
-            return BS
-        if op == 6:
-            st = self._op()
-            a = arg * BS
-            if st:
-                if st == 1 and self.tear:
-                    self.data[a : a + BS // 2] = self.ff[: BS // 2]
-                return -EIO
-            self.data[a : a + BS] = self.ff
-            self.erases += 1
-            return 0
-        return 0
+        super().__init__(blocks, BS)
 
     def counters(self):
         return (self.prog, self.erases, self.read)
@@ -367,23 +296,27 @@ def batch(msgs, seq, extra=b""):
     return b"".join(lines)
 
 
-def parse_session(raw):
-    """Trusted entries (role, content) of one file (lines up to its last end
-    line) and that end line as a dict ({} when none)."""
-    out = []
-    trusted = []
-    endo = {}
-    if not raw:
-        return trusted, endo
-    for ln in raw.split(b"\n"):
+def json_objects(raw):
+    """The JSON objects of raw's lines (blank, torn and other lines
+    skipped)."""
+    for ln in (raw or b"").split(b"\n"):
         if not ln:
             continue
         try:
             o = json.loads(ln)
         except ValueError:
             continue
-        if not isinstance(o, dict):
-            continue
+        if isinstance(o, dict):
+            yield o
+
+
+def parse_session(raw):
+    """Trusted entries (role, content) of one file (lines up to its last end
+    line) and that end line as a dict ({} when none)."""
+    out = []
+    trusted = []
+    endo = {}
+    for o in json_objects(raw):
         if "role" in o:
             out.append((o["role"], o["content"]))
         elif not o.get("end"):
@@ -416,17 +349,7 @@ def parse_pairs(raw, store=None):
     if store is None:
         store = {}
     head = {}
-    if not raw:
-        return store, head
-    for ln in raw.split(b"\n"):
-        if not ln:
-            continue
-        try:
-            o = json.loads(ln)
-        except ValueError:
-            continue
-        if not isinstance(o, dict):
-            continue
+    for o in json_objects(raw):
         if "key" not in o:
             if "seq" in o:
                 head = o

@@ -46,6 +46,8 @@ import sys
 import vfs
 import json
 
+from cut_dev import CutDev  # tests/bench/, beside this script
+
 BS = 4096
 PAGE = 256
 READ = 4096
@@ -63,84 +65,12 @@ MEMORY = "/.bentoclaw_memory"
 # --- the counting block device ---------------------------------------------------
 
 
-class Dev:
-    """RAM block device of 4096-byte blocks with the extended interface.
-    cut: the 1-based index (counting programs and erases since arm()) of the
-    device operation during which power fails; from then on every program and
-    erase fails with EIO (the machine is "off")."""
+class Dev(CutDev):
+    """cut_dev.CutDev of 4096-byte blocks, with the cut checks' restore()
+    and a walk of littlefs's metadata pairs."""
 
     def __init__(self, blocks=BLOCKS):
-        self.blocks = blocks
-        self.data = bytearray(blocks * BS)
-        self.blank()
-
-    def blank(self):
-        """Erased flash and fresh counters."""
-        ff = b"\xff" * BS
-        for b in range(self.blocks):
-            self.data[b * BS : (b + 1) * BS] = ff
-        self.erased = []
-        self.reset()
-        self.arm(None)
-        return self
-
-    def reset(self):
-        self.prog = 0
-        self.calls = 0
-        self.erases = 0
-
-    def arm(self, cut, tear=True):
-        self.cut = cut
-        self.tear = tear
-        self.nops = 0
-        self.dead = False
-
-    def _op(self):
-        if self.dead:
-            return 2
-        self.nops += 1
-        if self.cut is not None and self.nops == self.cut:
-            self.dead = True
-            return 1
-        return 0
-
-    def readblocks(self, block, buf, off=0):
-        a = block * BS + off
-        buf[:] = self.data[a : a + len(buf)]
-        return 0
-
-    def writeblocks(self, block, buf, off=None):
-        if off is None:
-            off = 0
-        st = self._op()
-        a = block * BS + off
-        if st:
-            if st == 1 and self.tear:
-                n = len(buf) // 2
-                self.data[a : a + n] = buf[:n]
-            return -EIO
-        self.data[a : a + len(buf)] = buf
-        self.prog += len(buf)
-        self.calls += 1
-        return 0
-
-    def ioctl(self, op, arg):
-        if op == 4:
-            return self.blocks
-        if op == 5:
-            return BS
-        if op == 6:
-            st = self._op()
-            a = arg * BS
-            if st:
-                if st == 1 and self.tear:
-                    self.data[a : a + BS // 2] = b"\xff" * (BS // 2)
-                return -EIO
-            self.data[a : a + BS] = b"\xff" * BS
-            self.erases += 1
-            self.erased.append(arg)
-            return 0
-        return 0
+        super().__init__(blocks, BS)
 
     def restore(self, image):
         """This device with `image` as its content and fresh counters (the
