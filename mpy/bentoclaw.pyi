@@ -254,7 +254,8 @@ def remember(key: str, value: str) -> bool:
         OSError: ``memory not saved: <path>: <cause>`` where the files
             cannot be: ``a directory is in the way``, ``no writable file
             system there`` (nothing mounted at the store's directory, or
-            read-only), ``no such file or directory``; ``e.errno`` is the file
+            read-only), ``no such file or directory``, ``not a
+            directory``; ``e.errno`` is the file
             system's.
     """
     ...

@@ -115,29 +115,29 @@ static mp_obj_t bentoclaw_check(claw_status_t s, bentoclaw_ctx_t *ctx) {
     return mp_const_none;
 }
 
-// littlefs's LFS_ERR_NOTEMPTY (mperrno.h has no name for it).
-#define BC_ENOTEMPTY 39
+#define BC_ENOTEMPTY 39 // littlefs's LFS_ERR_NOTEMPTY (mperrno.h has no name for it)
+// The cause of an error of where the files are (no passing fault), or "".
+static const char *io_cause(int err) {
+    return err == MP_EISDIR || err == BC_ENOTEMPTY ? ": a directory is in the way"
+        : err == MP_ENODEV || err == MP_EPERM || err == MP_EROFS ? ": no writable file system there"
+        : err == MP_ENOENT ? ": no such file or directory" : err == MP_ENOTDIR ? ": not a directory" : "";
+}
 
 // OSError(errno, "<what> not saved: <path>[: cause]"): e.errno is the int.
 static NORETURN void raise_io(int err, const char *what, const char *path) {
     vstr_t vstr;
     vstr_init(&vstr, 64);
-    const char *why = err == MP_EISDIR || err == BC_ENOTEMPTY ? ": a directory is in the way"
-        : err == MP_ENODEV || err == MP_EPERM || err == MP_EROFS ? ": no writable file system there"
-        : err == MP_ENOENT ? ": no such file or directory" : "";
-    vstr_printf(&vstr, "%s not saved: %s%s", what, path, why);
+    vstr_printf(&vstr, "%s not saved: %s%s", what, path, io_cause(err));
     mp_obj_t args[2] = { MP_OBJ_NEW_SMALL_INT(err), mp_obj_new_str_from_vstr(&vstr) };
     nlr_raise(mp_obj_new_exception_args(&mp_type_OSError, 2, args));
 }
 
-// After a write: a port callback's kept exception, then (it failed) an error of
-// where the files are, no passing fault: raised, naming the file. Else False.
+// After a write: a callback's kept exception, then an io_cause() error: raised.
 static mp_obj_t saved(bool ok, const char *what) {
     claw_port_vfs_raise_pending();
     char path[48];
     int err = ok ? 0 : (int)claw_io_error(path, sizeof(path));
-    if (err == MP_EISDIR || err == BC_ENOTEMPTY || err == MP_ENOTDIR || err == MP_ENODEV || err == MP_EPERM
-        || err == MP_EROFS || err == MP_ENOENT) {
+    if (*io_cause(err) != '\0') {
         raise_io(err, what, path);
     }
     return mp_obj_new_bool(ok);
