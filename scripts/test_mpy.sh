@@ -9,6 +9,8 @@
 #   * "# needs: backend"  -> a fresh mpy/examples/backend.py on a free loopback port;
 #                            BENTOCLAW_PORT holds the port (key "demo-key").
 #   * "# needs: faketime" -> run under `faketime -f '+0 x50'` (ticks 50x faster).
+#   * "# needs: heap"     -> a 64 MiB GC heap (-X heapsize=64M): images of
+#                            the BENTO board's 256 KiB blocks.
 #   * "# needs: clock"    -> the test clock: real time runs at its own pace,
 #                            and the clock jumps when the test says so:
 #                            libfaketime reads its offset from a file
@@ -154,6 +156,11 @@ for t in "${tests[@]}"; do
     env_extra=(BENTOCLAW_MPY="$MPY" BENTOCLAW_ROOT="$ROOT")
     wrap=()
     note=""
+    heap=()
+    if needs "$t" heap; then
+        heap=(-X heapsize=64M)
+        note+=" heap:64M"
+    fi
     if needs "$t" backend; then
         if ! start_backend; then
             echo "FAIL $name (backend did not start)"
@@ -194,7 +201,7 @@ for t in "${tests[@]}"; do
     start=$SECONDS
     set +e
     (cd "$ROOT" && exec env "${env_extra[@]}" timeout -k 5 "$TIMEOUT" \
-        "${wrap[@]}" "$MPY" "$t") >"$tlog" 2>&1 7>&- </dev/null
+        "${wrap[@]}" "$MPY" "${heap[@]}" "$t") >"$tlog" 2>&1 7>&- </dev/null
     rc=$?
     set -e
     stop_backend

@@ -144,6 +144,11 @@ class RamBlockDev:
             self.data = storage
         else:
             self.data = bytearray(data) if data is not None else bytearray(blocks * self.block_size)
+        # Reads copy out of a view, erases write a 4 KiB erased run made
+        # here: no allocation of a block's size per operation (256 KiB on
+        # the BENTO geometry, more than the emulated board's GC heap).
+        self.mv = memoryview(self.data)
+        self.erased = b"\xff" * min(self.block_size, 4096)
         self.reset_counters()
         self.fail_writes = False  # True: every write fails with EIO
         self.fail_after = None  # int: writes succeed for this many more bytes
@@ -160,7 +165,7 @@ class RamBlockDev:
         if self.fail_reads:
             return -EIO
         a = block * self.block_size + off
-        buf[:] = self.data[a : a + len(buf)]
+        buf[:] = self.mv[a : a + len(buf)]
         self.bytes_read += len(buf)
         return 0
 
@@ -196,7 +201,8 @@ class RamBlockDev:
                 return -EIO
             self.erases += 1
             a = arg * self.block_size
-            self._store(a, b"\xff" * self.block_size)
+            for off in range(0, self.block_size, len(self.erased)):
+                self._store(a + off, self.erased)
             if self.on_write:
                 self.on_write(self)
             return 0
@@ -228,20 +234,31 @@ class FileBlockDev(RamBlockDev):
         self.f.flush()
 
 
-def lfs_options():
-    """VfsLfs2 keyword arguments: on the emulated board its flash geometry
-    (what the PSoC Edge port mounts: progsize=256, readsize=4096)."""
+# The upstream PSoC Edge port's geometry: 4 KiB blocks, VfsLfs2(bdev,
+# progsize=256, readsize=4096).
+UPSTREAM_BLOCK = 4096
+UPSTREAM_OPTS = {"progsize": 256, "readsize": 4096}
+
+
+def lfs_options(block_size=None):
+    """VfsLfs2 keyword arguments for a device of block_size: on the emulated
+    board's own blocks its flash geometry (what the BENTO firmware mounts:
+    progsize=512, readsize=512), on 4 KiB blocks the upstream port's, and
+    LittleFS's defaults on the unix port's 512-byte blocks."""
     if QEMU:
         import board
 
-        return {"progsize": board.FLASH_PROG_SIZE, "readsize": board.FLASH_READ_SIZE}
+        if block_size in (None, board.FLASH_BLOCK_SIZE):
+            return {"progsize": board.FLASH_PROG_SIZE, "readsize": board.FLASH_READ_SIZE}
+    if block_size == UPSTREAM_BLOCK:
+        return UPSTREAM_OPTS
     return {}
 
 
 def mount(bdev, mkfs=True):
     """Mount LittleFS on bdev at "/" (replacing what is there) and reset the
     counters, so they count bentoclaw's writes only."""
-    opts = lfs_options()
+    opts = lfs_options(getattr(bdev, "block_size", None))
     if mkfs:
         vfs.VfsLfs2.mkfs(bdev, **opts)
     try:
@@ -254,22 +271,26 @@ def mount(bdev, mkfs=True):
     return bdev
 
 
-def board_blockdev(blocks=256):
+def board_blockdev(blocks=256, bs=None):
     """On the emulated board: a block device over board.ramdisk() (outside
-    the GC heap, kept across soft resets) with the board's 4 KiB blocks,
-    as many bytes as `blocks` 512-byte blocks (at least 8 blocks, at most
-    the whole RAM disk)."""
+    the GC heap, kept across soft resets) with the board's 256 KiB blocks
+    (or blocks of bs bytes), as many bytes as `blocks` 512-byte blocks (at
+    least 8 blocks, at most the whole RAM disk)."""
     import board
 
-    bs = board.FLASH_BLOCK_SIZE
+    bs = bs or board.FLASH_BLOCK_SIZE
     mem = memoryview(board.ramdisk())
     n = min(max(blocks * BLOCK_SIZE // bs, 8), len(mem) // bs)
     return RamBlockDev(n, block_size=bs, storage=mem[: n * bs])
 
 
-def mount_ram(blocks=256):
+def mount_ram(blocks=256, board_geometry=True):
+    """LittleFS at "/" on `blocks` 512-byte blocks of RAM; on the emulated
+    board, its RAM disk with the board's geometry, or with the upstream
+    port's 4 KiB blocks when board_geometry is False (a test that copies the
+    whole device: 2 MiB would not fit the GC heap)."""
     if QEMU:
-        return mount(board_blockdev(blocks))
+        return mount(board_blockdev(blocks, None if board_geometry else UPSTREAM_BLOCK))
     return mount(RamBlockDev(blocks))
 
 

@@ -34,7 +34,20 @@ import claw_rig as rig
 
 ENOSPC = 28
 EIO = 5
-BLOCK_SIZE = rig.BLOCK_SIZE
+# The geometry of the images: "small" (the default: 512-byte blocks with
+# LittleFS's defaults, where a few commits fill a metadata block, so cuts
+# land in compactions at every age) or "bento" (the BENTO firmware's mount,
+# VENDOR-SDK.md §5: 256 KiB blocks, VfsLfs2(progsize=512, readsize=512)).
+# use_geometry() changes it; a reboot check passes it to the new process.
+GEOMETRIES = {"small": (rig.BLOCK_SIZE, {}), "bento": (256 * 1024, {"progsize": 512, "readsize": 512})}
+GEOMETRY = "small"
+BLOCK_SIZE, LFS_OPTS = GEOMETRIES[GEOMETRY]
+
+
+def use_geometry(name):
+    global GEOMETRY, BLOCK_SIZE, LFS_OPTS
+    GEOMETRY = name
+    BLOCK_SIZE, LFS_OPTS = GEOMETRIES[name]
 CUT_MODES = ("drop", "torn", "torn_ff")
 
 
@@ -42,7 +55,7 @@ class CutBlockDev(rig.RamBlockDev):
     """A RAM block device whose power is cut at the cut_at-th write."""
 
     def __init__(self, data, cut_at=None, mode="drop"):
-        super().__init__(len(data) // BLOCK_SIZE, data)
+        super().__init__(len(data) // BLOCK_SIZE, data, block_size=BLOCK_SIZE)
         assert mode in CUT_MODES
         self.cut_at = cut_at
         self.mode = mode
@@ -75,7 +88,7 @@ class CutBlockDev(rig.RamBlockDev):
 
     def ioctl(self, op, arg):
         if op == 6:
-            r = self._write("erase", arg * BLOCK_SIZE, b"\xff" * BLOCK_SIZE)
+            r = self._write("erase", arg * BLOCK_SIZE, memoryview(self.erased_block()))
             if r == 0:
                 self.erases += 1
             return r
@@ -84,13 +97,21 @@ class CutBlockDev(rig.RamBlockDev):
     def image(self):
         return bytes(self.data)
 
+    _erased = None
+
+    @classmethod
+    def erased_block(cls):
+        if cls._erased is None or len(cls._erased) != BLOCK_SIZE:
+            cls._erased = b"\xff" * BLOCK_SIZE
+        return cls._erased
+
 
 class FailAtBlockDev(rig.RamBlockDev):
     """A RAM block device whose fail_at-th write (and, sticky, every later
     one until heal()) returns -errno without reaching the image."""
 
     def __init__(self, data, fail_at=None, errno=EIO, sticky=False):
-        super().__init__(len(data) // BLOCK_SIZE, data)
+        super().__init__(len(data) // BLOCK_SIZE, data, block_size=BLOCK_SIZE)
         self.arm(fail_at, errno, sticky)
 
     def arm(self, fail_at, errno=EIO, sticky=False):
@@ -158,12 +179,12 @@ def mount_dev(dev, mkfs=False):
     """Mount dev at "/" (no mkfs by default: the image holds a file system)
     and reset its counters, like claw_rig.mount but with MTIME."""
     if mkfs:
-        vfs.VfsLfs2.mkfs(dev)
+        vfs.VfsLfs2.mkfs(dev, **LFS_OPTS)
     try:
         vfs.umount("/")
     except OSError:
         pass
-    vfs.mount(vfs.VfsLfs2(dev, mtime=MTIME), "/")
+    vfs.mount(vfs.VfsLfs2(dev, mtime=MTIME, **LFS_OPTS), "/")
     os.chdir("/")
     dev.reset_counters()
     return dev
@@ -172,7 +193,7 @@ def mount_dev(dev, mkfs=False):
 def make_image(setup, blocks=64):
     """A fresh LittleFS image on which setup() has run (with "/" mounted on
     it); returns its bytes."""
-    dev = rig.RamBlockDev(blocks)
+    dev = rig.RamBlockDev(blocks, block_size=BLOCK_SIZE)
     mount_dev(dev, mkfs=True)
     setup()
     return bytes(dev.data)
@@ -327,9 +348,13 @@ def child_main():
     exp_path, img_path = sys.argv[2], sys.argv[3]
     with open(exp_path) as f:
         exp = json.load(f)
+    use_geometry(exp.get("geometry", "small"))
+    # One readinto: read() of a whole file grows its buffer step by step,
+    # which takes most of a second for a 2 MiB image.
+    data = bytearray(os.stat(img_path)[6])
     with open(img_path, "rb") as f:
-        data = f.read()
-    dev = rig.RamBlockDev(len(data) // BLOCK_SIZE, data)
+        f.readinto(data)
+    dev = rig.RamBlockDev(len(data) // BLOCK_SIZE, data, block_size=BLOCK_SIZE)
     t = rig.Checker("reboot-child")
     try:
         mount_dev(dev)
@@ -364,9 +389,12 @@ def reboot_check(t, script, states, image, label, then_write=True):
     or None after recording a failed check."""
     host_dir()
     with open("/host/exp.json", "w") as f:
-        json.dump({"states": [norm(r, m) for r, m in states], "label": label, "then_write": then_write}, f)
+        json.dump({"states": [norm(r, m) for r, m in states], "label": label, "then_write": then_write,
+                   "geometry": GEOMETRY}, f)
     write_file("/host/img.bin", image)
-    cmd = "%s %s child %s %s" % (rig.mpy_path(), script, host_path("exp.json"), host_path("img.bin"))
+    # A child's heap holds the image twice: 64 MiB for 256 KiB blocks.
+    heap = " -X heapsize=64M" if GEOMETRY == "bento" else ""
+    cmd = "%s%s %s child %s %s" % (rig.mpy_path(), heap, script, host_path("exp.json"), host_path("img.bin"))
     code = status_of(os.system(cmd))
     if code is None or code < 10 or code >= 10 + len(states):
         t.check(False, "%s: the rebooted process found an allowed state" % label, "exit", code)
@@ -735,7 +763,7 @@ class RaiseEveryDev(rig.RamBlockDev):
     Armed after the mount; disarm() before a remount."""
 
     def __init__(self, data=None, blocks=64):
-        super().__init__(len(data) // BLOCK_SIZE if data else blocks, data)
+        super().__init__(len(data) // BLOCK_SIZE if data else blocks, data, block_size=BLOCK_SIZE)
         self.disarm()
 
     def arm(self, exc, every, kinds=("read", "write")):

@@ -13,6 +13,14 @@
 # Each runs on several images of different "age" (the littlefs metadata log
 # filled to different points), so cuts also land in metadata compactions.
 #
+# The images have the BENTO firmware's geometry (fault_rig's "bento": 8
+# blocks of 256 KiB, progsize and readsize 512), on which the metadata log of
+# "/" takes hundreds of commits to fill: the ages are 0 and 1, and the two
+# ages around the one at which the operation makes littlefs compact "/"
+# (found by stepping through ages). test_powercut_small.py runs the same on
+# 512-byte blocks, where every few commits compact, at ages 0 to 11.
+#
+# needs: heap
 # Usage: micropython test_powercut.py            (the test)
 #        micropython test_powercut.py child EXP IMG   (one reboot check)
 import sys
@@ -21,8 +29,11 @@ import claw_rig as rig
 import fault_rig as fr
 
 SCRIPT = sys.argv[0]
-BLOCKS = 64
-AGES = tuple(range(12))  # metadata commits made before the operation (0..11)
+fr.use_geometry(globals().get("POWERCUT_GEOMETRY", "bento"))
+BENTO = fr.GEOMETRY == "bento"
+BLOCKS = 8 if BENTO else 64
+# metadata commits made before the operation (bento: see compaction_age())
+AGES = (0, 1) if BENTO else tuple(range(12))
 
 if fr.is_child():
     fr.child_main()  # exits
@@ -97,9 +108,60 @@ def make_base(batches, age):
     def setup():
         fr.write_file(rig.SESSION_FILE, fr.session_text(batches).encode())
         fr.write_file(rig.MEMORY_FILE, fr.memory_text(MEM).encode())
-        for i in range(age):
-            fr.write_file("/age%d" % i, b"x")
+        if BENTO:
+            aged(age)
+        else:
+            for i in range(age):
+                fr.write_file("/age%d" % i, b"x")
     return fr.make_image(setup, BLOCKS)
+
+
+def aged(commits, start=0):
+    """`commits` metadata commits of "/" (one small file rewritten)."""
+    for i in range(start, start + commits):
+        fr.write_file("/age", b"%d" % i)
+
+
+def root_erased(dev):
+    """Whether dev (a CutBlockDev) erased a block of the metadata pair of
+    "/" (blocks 0 and 1): littlefs compacted it."""
+    return any(kind == "erase" and block < 2 for kind, block, _, _ in dev.ops)
+
+
+def compacts_root(img, op):
+    """Whether the operation, run on the image, makes littlefs compact "/"."""
+    dev = fr.CutBlockDev(img)
+    bc, _ = boot(dev)
+    dev.ops = []
+    op(bc)
+    return root_erased(dev)
+
+
+def compaction_age(batches, op, limit=2000, stride=32):
+    """The fewest commits before the operation after which it compacts "/".
+    The aging commits themselves compact it at some point, after which the
+    log is short again, so the operation compacts only in the few ages just
+    before: stride until the aging compacts, then step one by one from the
+    last image before it."""
+    lo = make_base(batches, 0)
+    lo_age = 0
+    while lo_age < limit:
+        dev = fr.CutBlockDev(lo)
+        fr.mount_dev(dev)
+        aged(stride, lo_age)
+        if root_erased(dev):
+            break
+        lo, lo_age = dev.image(), lo_age + stride
+    else:
+        return None
+    for age in range(lo_age, lo_age + stride):
+        if compacts_root(lo, op):
+            return age
+        dev = fr.CutBlockDev(lo)
+        fr.mount_dev(dev)
+        aged(1, age)
+        lo = dev.image()
+    return None
 
 
 def boot(dev):
@@ -122,15 +184,25 @@ for si, (name, batches, op, allowed) in enumerate(SCENARIOS):
     outcomes = [0, 0]
     cuts = 0
     losses = 0
-    for age in AGES:
+    ages = AGES
+    at = None
+    if BENTO:
+        at = compaction_age(batches, op)
+        t.check(at is not None, "%s: some age makes the operation compact the metadata of /" % name)
+        if at is not None:
+            ages = AGES + tuple(a for a in (at - 1, at) if a not in AGES)
+    for age in ages:
         base = make_base(batches, age)
         # A run without a cut: how many writes, and the new state.
         dev = fr.CutBlockDev(base)
         bc, before = boot(dev)
         t.eq(fr.norm(*before), fr.norm(*allowed[0]), "%s age %d: the old state loads" % (name, age))
         dev.count = 0
+        dev.ops = []
         op(bc)
         n = dev.count
+        if age == at:
+            t.check(root_erased(dev), "%s age %d: the operation compacts the metadata of /" % (name, age))
         writes.append(n)
         t.eq(fr.norm(*fr.state(bc)), fr.norm(*allowed[1]), "%s age %d: the new state after the operation" % (name, age))
         t.check(n > 0, "%s age %d: the operation writes" % (name, age), n)
@@ -156,14 +228,14 @@ for si, (name, batches, op, allowed) in enumerate(SCENARIOS):
                     losses += 1
                 else:
                     outcomes[idx] += 1
-    print("%-24s writes per operation by age %s; %d cut points (%s) -> old %d, new %d, losses %d" % (
-        name, writes, cuts, "/".join(fr.CUT_MODES), outcomes[0], outcomes[1], losses))
+    print("%-24s writes per operation at ages %s: %s; %d cut points (%s) -> old %d, new %d, losses %d" % (
+        name, list(ages), writes, cuts, "/".join(fr.CUT_MODES), outcomes[0], outcomes[1], losses))
     t.eq(losses, 0, "%s: no cut point loses data" % name)
     # The k-th write itself is lost or torn, so a cut at the last write (the
     # commit) still reads old; the new state is the one of the runs without
     # a cut (checked above for every age).
     t.eq(outcomes[0] + outcomes[1] + losses, cuts, "%s: every cut point accounted for" % name)
-    fr.reliability("power cut: %s" % name, cuts, losses)
+    fr.reliability("power cut (%s): %s" % (fr.GEOMETRY, name), cuts, losses)
     total_cuts += cuts
     total_losses += losses
 

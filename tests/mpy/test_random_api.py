@@ -272,24 +272,24 @@ for i_call in range(N_CALLS):
         r, e = run(bentoclaw.remember, k, v)
         want_e = key_error(k) or value_error(v)
         if want_e:
-            expect(exc_is(e, want_e), "remember(%r, %s) error" % (k, rep(v)), repr(e), want_e)
+            expect(exc_is(e, want_e), "remember(%s, %s) error" % (rep(k), rep(v)), repr(e), want_e)
             note(op, "refused-arg")
         else:
             full = k not in memory and len(memory) >= 32
-            expect(e is None and r is (not full), "remember(%r) -> %r (full %r)" % (k, r, full), repr(e))
+            expect(e is None and r is (not full), "remember(%s) -> %r (full %r)" % (rep(k), r, full), repr(e))
             if r:
                 memory[k] = v
-                expect(bentoclaw.recall(k) == v, "recall right after remember(%r)" % k)
+                expect(bentoclaw.recall(k) == v, "recall right after remember(%s)" % rep(k))
             note(op, "stored" if r else "full")
     elif op == "recall":
         k = rkey()
         r, e = run(bentoclaw.recall, k)
         want_e = key_error(k)
         if want_e:
-            expect(exc_is(e, want_e), "recall(%r) error" % (k,), repr(e), want_e)
+            expect(exc_is(e, want_e), "recall(%s) error" % (rep(k),), repr(e), want_e)
             note(op, "refused-arg")
         else:
-            expect(e is None and r == memory.get(k), "recall(%r) == model" % k, rep(r), rep(memory.get(k)))
+            expect(e is None and r == memory.get(k), "recall(%s) == model" % rep(k), rep(r), rep(memory.get(k)))
             note(op, "hit" if r is not None else "miss")
     elif op == "tool":
         n = rname()
@@ -308,7 +308,7 @@ for i_call in range(N_CALLS):
         if want_e is None and n in BUILTIN:
             want_e = builtin_arg_error(n, arg)
         if want_e:
-            expect(exc_is(e, want_e), "tool(%r, %s) error" % (n, rep(arg)), repr(e), want_e)
+            expect(exc_is(e, want_e), "tool(%s, %s) error" % (rep(n), rep(arg)), repr(e), want_e)
             expect(bentoclaw.status()["error_count"] == e0, "argument error counted")
             note(op, "refused-arg")
         else:
@@ -336,7 +336,7 @@ for i_call in range(N_CALLS):
                 ring += 1  # it ran: a TOOL turn "<name>: error: <text>"
                 note(op, "raised")
             else:
-                expect(e is None, "tool(%r) ran without error" % n, repr(e))
+                expect(e is None, "tool(%s) ran without error" % rep(n), repr(e))
                 expect(not (risk == 2 and connected), "risk-2 tool ran over HTTPS")
                 expect(e1 == e0, "success counts no error")
                 calls_ok.setdefault(n, []).extend(ts)
@@ -350,7 +350,7 @@ for i_call in range(N_CALLS):
                     expect(r is arg, "handler result returned as is")
                 note(op, "ok")
             limit = BUILTIN_RATE[n] if n in BUILTIN else (py_tools[n][2] or 10)
-            expect(rate_window_ok(n, limit), "tool %r over %d calls in 60 s" % (n, limit))
+            expect(rate_window_ok(n, limit), "tool %s over %d calls in 60 s" % (rep(n), limit))
     elif op == "register":
         n = rname() if random.getrandbits(2) else random.choice(PY_NAMES)
         kind = random.choice(("ret", "ret", "raise", "big", "none", "reenter"))
@@ -375,10 +375,10 @@ for i_call in range(N_CALLS):
         if want_e is None and n not in py_tools and len(py_tools) >= 12:
             want_e = (RuntimeError, "tool registry full (CLAW_RATE_MAX_TOOLS)")
         if want_e:
-            expect(exc_is(e, want_e), "register_tool(%r) error" % (n,), repr(e), want_e)
+            expect(exc_is(e, want_e), "register_tool(%s) error" % (rep(n),), repr(e), want_e)
             note(op, "refused")
         else:
-            expect(e is None, "register_tool(%r) accepted" % (n,), repr(e))
+            expect(e is None, "register_tool(%s) accepted" % (rep(n),), repr(e))
             py_tools[n] = (kind, risk, rate)
             note(op, "ok")
         expect(bentoclaw.status()["error_count"] == e0, "register_tool counts no error")

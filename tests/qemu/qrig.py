@@ -17,9 +17,9 @@
 # and .bss (see the board's linker script). It is zero at power-on and kept
 # across a soft reset, so the LittleFS on it survives one, the way the
 # board's QSPI flash does. It is mounted with the board's flash geometry:
-# on the M33, 4 KiB blocks with VfsLfs2(bdev, progsize=256, readsize=4096)
-# as the PSoC Edge port mounts its QSPI NOR; on the M55, 512-byte blocks
-# with LittleFS's defaults.
+# on the M33, 8 blocks of 256 KiB with VfsLfs2(bdev, progsize=512,
+# readsize=512) as the BENTO firmware mounts its QSPI flash at "/"; on the
+# M55, 512-byte blocks with LittleFS's defaults.
 #
 # On the M33 (UART1 to the serial bridge; TACP is on the console, driven by
 # host-side tests: tests/qemu/test_tacp_console.py):
@@ -41,7 +41,9 @@ BLOCK_SIZE = getattr(board, "FLASH_BLOCK_SIZE", 512)
 LFS_OPTS = ({"progsize": board.FLASH_PROG_SIZE, "readsize": board.FLASH_READ_SIZE}
             if hasattr(board, "FLASH_PROG_SIZE") else {})
 EIO = 5
-ERASED = b"\xff" * BLOCK_SIZE
+# An erase writes this run over the block, as often as it takes: a run of
+# the block's size (256 KiB) would not fit the GC heap.
+ERASED = b"\xff" * min(BLOCK_SIZE, 4096)
 API_KEY = "demo-key"
 
 SESSION_FILE = "/.bentoclaw_session"
@@ -140,7 +142,8 @@ class RamDisk:
                 return -EIO
             self.erases += 1
             a = arg * BLOCK_SIZE
-            self.mem[a : a + BLOCK_SIZE] = ERASED
+            for off in range(a, a + BLOCK_SIZE, len(ERASED)):
+                self.mem[off : off + len(ERASED)] = ERASED
             return 0
         return 0
 

@@ -8,7 +8,7 @@ import bentoclaw
 
 t = Checker("boot")
 CORE = {"m33": "mps2-an505 with Cortex-M33", "m55": "mps3-an547 with Cortex-M55"}[QEMU_BOARD]
-RAMDISK = {"m33": 1024 * 1024, "m55": 256 * 1024}[QEMU_BOARD]
+RAMDISK = {"m33": 2 * 1024 * 1024, "m55": 256 * 1024}[QEMU_BOARD]
 t.eq(sys.platform, "qemu", "sys.platform")
 t.eq(sys.implementation._machine, CORE, "machine name")
 print("machine:", sys.implementation._machine)
@@ -48,8 +48,8 @@ d = board.stack_depth()
 t.check(0 < d < 4096, "stack depth at the REPL", d)
 mem = board.ramdisk()
 t.eq(len(mem), RAMDISK, "RAM disk size")
-t.eq(BLOCK_SIZE, {"m33": 4096, "m55": 512}[QEMU_BOARD], "flash block size")
-t.eq(LFS_OPTS, {"m33": {"progsize": 256, "readsize": 4096}, "m55": {}}[QEMU_BOARD], "LittleFS mount options")
+t.eq(BLOCK_SIZE, {"m33": 256 * 1024, "m55": 512}[QEMU_BOARD], "flash block size")
+t.eq(LFS_OPTS, {"m33": {"progsize": 512, "readsize": 512}, "m55": {}}[QEMU_BOARD], "LittleFS mount options")
 t.check(all(b == 0 for b in mem[:64]), "RAM disk is zero at power-on")
 base = board.stack_paint()
 

@@ -45,6 +45,7 @@ BEYOND = [False]  # a call was given more than the arena
 
 t = Checker("gc-heap")
 LFS_OPTS = {"progsize": 512, "readsize": 512}  # the BENTO board's mount
+BLOCK_SIZE = 4096  # what the heap sees is the 2 KiB cache (docs/EMULATOR.md)
 disk = mount_ramdisk()
 bentoclaw.config(auto_compact=False)
 t.eq(bentoclaw.connect("127.0.0.1", BACKEND_PORT, API_KEY), True, "connect")

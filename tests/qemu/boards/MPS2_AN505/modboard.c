@@ -7,9 +7,10 @@
  *                        device on it holds a LittleFS that survives
  *                        machine.soft_reset() / Ctrl-D.
  *   board.FLASH_BLOCK_SIZE, FLASH_PROG_SIZE, FLASH_READ_SIZE
- *                        the geometry of the board's QSPI NOR as the PSoC
- *                        Edge port mounts it: 4096-byte erase blocks,
- *                        VfsLfs2(bdev, progsize=256, readsize=4096)
+ *                        the geometry of the BENTO board's QSPI flash as
+ *                        its firmware mounts it at "/" (VENDOR-SDK.md §5):
+ *                        256 KiB erase blocks,
+ *                        VfsLfs2(bdev, progsize=0x200, readsize=0x200)
  *   board.stack_size(), stack_limit(), stack_depth(), stack_paint(),
  *   stack_used()         the stack of the MicroPython task and its
  *                        painting (../common/board_stack.c)
@@ -84,9 +85,9 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(board_link_call_obj, 4, 4, board_link
 static const mp_rom_map_elem_t board_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_board) },
     { MP_ROM_QSTR(MP_QSTR_ramdisk), MP_ROM_PTR(&board_ramdisk_obj) },
-    { MP_ROM_QSTR(MP_QSTR_FLASH_BLOCK_SIZE), MP_ROM_INT(4096) },
-    { MP_ROM_QSTR(MP_QSTR_FLASH_PROG_SIZE), MP_ROM_INT(256) },
-    { MP_ROM_QSTR(MP_QSTR_FLASH_READ_SIZE), MP_ROM_INT(4096) },
+    { MP_ROM_QSTR(MP_QSTR_FLASH_BLOCK_SIZE), MP_ROM_INT(256 * 1024) },
+    { MP_ROM_QSTR(MP_QSTR_FLASH_PROG_SIZE), MP_ROM_INT(512) },
+    { MP_ROM_QSTR(MP_QSTR_FLASH_READ_SIZE), MP_ROM_INT(512) },
     BOARD_STACK_MODULE_ENTRIES,
     { MP_ROM_QSTR(MP_QSTR_link_call), MP_ROM_PTR(&board_link_call_obj) },
 };
