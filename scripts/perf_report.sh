@@ -8,7 +8,8 @@
 #     Cortex-M33 firmware (MPS2-AN505, build/qemu/firmware.map of
 #     scripts/build_qemu.sh), the Cortex-M55 one (build/qemu-m55/) and the
 #     vendor-ABI minimal image of tests/image/ (M33 flags); heap use;
-#  2. worst-case stack depth of every exported function on thumbv8m
+#  2. worst-case stack depth of every exported function on thumbv8m, in
+#     the default build (the vendor ABI) and with feature agent
 #     (scripts/stack_report.py: -Z emit-stack-sizes + call graph;
 #     scripts/stack_bounds.py: the same with indirect calls and recursion
 #     bounded); the deepest calls the API allows on the board's 8 KiB
@@ -136,7 +137,8 @@ declare -A PER_BYTE_CEILING=()
 CONTEXT_CEILING=""
 # issue 12 goal "every export's stack <= 1 KiB": met by every export since
 # (two at 1,024 B: claw_session_build_context, claw_memory_import), so no
-# export has a ceiling above the goal. An export over it fails.
+# export has a ceiling above the goal. An export over it fails. A ceiling
+# here (keyed by the export) holds in both builds measured, default and agent.
 declare -A STACK_CEILING=()
 
 passed=0
@@ -164,7 +166,7 @@ goal_row() { SUMMARY_ROWS+=("| $1 | $2 | $3 | $4 | $5${6:+, \`$6\`} |"); }
 SUMMARY_CMDS=(
     "image|\`scripts/size_report.sh\`"
     "firmware|\`scripts/build_qemu.sh\`, then \`python3 scripts/map_share.py build/qemu/firmware.map 'lib=libbentoclaw.a(' 'binding=$BINDING_RE' 'transport=claw_transport'\`"
-    "stack|the nightly build of §2, then \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]} --nesting 16\` (16: serde-json-core's \`MAX_NESTING\`)"
+    "stack|each nightly build of §2 (default features, feature \`agent\`), then \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a <exports> --nesting 16\` (§2 gives \`<exports>\`; 16: serde-json-core's \`MAX_NESTING\`)"
     "board-stack|\`scripts/build_qemu.sh\`, then \`python3 tests/qemu/run.py --board m33 test_stack_depth\` (its lines \`STACK-DEEP\` and \`STACK-NEAR\`, in \`build/test-qemu/m33/test_stack_depth.log\`)"
     "flash|\`scripts/build_micropython.sh\`, \`python3 mpy/examples/backend.py --port 0\` (prints its port), then \`BENTOCLAW_PORT=<port> build/micropython/micropython -X heapsize=80M tests/mpy/bench_flash.py\` (the BENTO mount; §3 has the others)"
     "callgrind|the harness build of §4, then \`valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=cg.out ./harness > harness.log\` and \`python3 tests/bench/callgrind/cg_summary.py --read harness.log cg.out.*\`"
@@ -300,9 +302,18 @@ goal_row — "no heap: no allocator referenced by the library" "$HEAP" "$([[ $HE
 # =====================================================================================
 # 2. Stack depth
 # =====================================================================================
-log "2. stack: CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc -Z build-std=core --features agent"
+# The stack of two builds: the vendor ABI alone (the default features: the
+# exports of claw_session.h and claw_safety.h) and feature `agent` (every
+# export, claw_ext.h's too). Both build into target/stack/, one after the
+# other; each archive is analysed before the next build replaces it.
+STACK_SETS=(default agent)
+declare -A STACK_EXPORTS=(
+    [default]="--exports include/claw_session.h --exports include/claw_safety.h"
+    [agent]="${EXPORT_HEADERS[*]}"
+)
+declare -A STACK_WHAT=([default]="the vendor ABI (default features)" [agent]="feature \`agent\`")
+log "2. stack: CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc -Z build-std=core --features <${STACK_SETS[*]}>"
 STACK_LIB=$ROOT/target/stack/$V8/release/libbentoclaw.a
-STACK_OK=0
 # No recursion is reachable today: the config reader refuses nested values
 # without descending (src/agent/config.rs), so serde's IgnoredAny is not
 # linked. Any recursion through serde-json-core would be bounded by its
@@ -310,21 +321,6 @@ STACK_OK=0
 # told that bound, and a recursion not listed in KNOWN_RECURSION fails.
 NESTING=$(sed -nE 's/^pub const MAX_NESTING: u8 = ([0-9]+);.*/\1/p' src/vendor/serde-json-core/src/de/mod.rs)
 figure_ok "serde-json-core MAX_NESTING (src/vendor/serde-json-core/src/de/mod.rs)" "$NESTING" || NESTING=1
-if CARGO_TARGET_DIR=$ROOT/target/stack RUSTFLAGS="-Z emit-stack-sizes" \
-    cargo +nightly rustc -j2 --release --crate-type staticlib --features agent --target "$V8" -Z build-std=core \
-    >"$OUT/cargo-stack.log" 2>&1; then
-    if python3 scripts/stack_report.py "$STACK_LIB" "${EXPORT_HEADERS[@]}" >"$OUT/stack.txt" 2>"$OUT/stack.err" &&
-        python3 scripts/stack_bounds.py "$STACK_LIB" "${EXPORT_HEADERS[@]}" --nesting "$NESTING" \
-            >"$OUT/stack-bounds.txt" 2>>"$OUT/stack.err"; then
-        STACK_OK=1
-    else
-        fail "scripts/stack_report.py or scripts/stack_bounds.py (target/perf/stack.err)"
-        sed 's/^/    /' "$OUT/stack.err" | tail -n 10
-    fi
-else
-    fail "nightly build with -Z emit-stack-sizes (target/perf/cargo-stack.log)"
-    tail -n 15 "$OUT/cargo-stack.log" | sed 's/^/    /'
-fi
 NIGHTLY=$(rustc +nightly --version | cut -d' ' -f1-2)
 # Known indirect call sites and recursion, each with why it is there; a new
 # one is reported as such (scripts/stack_bounds.py bounds it either way).
@@ -334,74 +330,105 @@ declare -A KNOWN_INDIRECT=()
 declare -A KNOWN_RECURSION=(
     ["ignored_any::IgnoredAny"]="serde's \`IgnoredAny\` skipping an unknown field's value in the config reader (\`src/agent/config.rs\`): one round per level of nested arrays or objects, at most \`MAX_NESTING\` = $NESTING (\`src/vendor/serde-json-core/src/de/mod.rs\`); deeper input is refused with \`NestingTooDeep\`"
 )
-STACK_WORST=- STACK_OVER=0 STACK_N=0 STACK_ST="**FAIL** (not measured)" STACK_WORST_FN=-
-STACK_CEIL_OVER=0 STACK_NO_CEIL=0
-declare -A STACK_STATUS=()
-if ((STACK_OK)); then
-    n_declared=$(grep -hoE '\bclaw_[a-z_]+[[:space:]]*\(' include/claw_session.h include/claw_safety.h \
-        include/claw_ext.h | sed -E 's/[[:space:]]*\($//' | sort -u | wc -l)
-    STACK_N=$(grep -c '^BOUND ' "$OUT/stack-bounds.txt")
-    if ((n_declared == 0)); then fail "stack: no claw_* declaration found in include/"
-    elif ((STACK_N == n_declared)); then pass "stack: all $STACK_N exports analysed"
-    else fail "stack: $STACK_N of $n_declared exports analysed"; fi
-    grep -q '^MISSING' "$OUT/stack.txt" && fail "stack: exports missing: $(grep '^MISSING' "$OUT/stack.txt" | tr '\n' ' ')"
+# Per build, keyed by the set (STACK_STATUS by "set:function"); the outputs
+# go to target/perf/stack-<set>.txt and stack-bounds-<set>.txt.
+declare -A STACK_OK=() STACK_WORST=() STACK_WORST_FN=() STACK_OVER=() STACK_N=() STACK_ST=() STACK_STATUS=()
+
+# stack_measure SET — builds SET with -Z emit-stack-sizes, analyses it and
+# checks every export against the goal (or its ceiling).
+stack_measure() {
+    local set=$1 hdrs report bounds err
+    read -ra hdrs <<<"${STACK_EXPORTS[$set]}"
+    report=$OUT/stack-$set.txt bounds=$OUT/stack-bounds-$set.txt err=$OUT/stack-$set.err
+    STACK_OK[$set]=0 STACK_WORST[$set]=- STACK_WORST_FN[$set]=- STACK_OVER[$set]=0 STACK_N[$set]=0
+    STACK_ST[$set]="**FAIL** (not measured)"
+    if CARGO_TARGET_DIR=$ROOT/target/stack RUSTFLAGS="-Z emit-stack-sizes" \
+        cargo +nightly rustc -j2 --release --crate-type staticlib --features "$set" --target "$V8" -Z build-std=core \
+        >"$OUT/cargo-stack-$set.log" 2>&1; then
+        if python3 scripts/stack_report.py "$STACK_LIB" "${hdrs[@]}" >"$report" 2>"$err" &&
+            python3 scripts/stack_bounds.py "$STACK_LIB" "${hdrs[@]}" --nesting "$NESTING" \
+                >"$bounds" 2>>"$err"; then
+            STACK_OK[$set]=1
+        else
+            fail "stack ($set): scripts/stack_report.py or scripts/stack_bounds.py (target/perf/stack-$set.err)"
+            sed 's/^/    /' "$err" | tail -n 10
+        fi
+    else
+        fail "stack ($set): nightly build with -Z emit-stack-sizes (target/perf/cargo-stack-$set.log)"
+        tail -n 15 "$OUT/cargo-stack-$set.log" | sed 's/^/    /'
+    fi
+    ((STACK_OK[$set])) || return 0
+    local headers=() h n_declared n worst=0 worst_fn=- over=0 ceil_over=0 no_ceil=0 fn depth ceil st
+    for h in "${hdrs[@]}"; do [[ $h == --exports ]] || headers+=("$h"); done
+    n_declared=$(grep -hoE '\bclaw_[a-z_]+[[:space:]]*\(' "${headers[@]}" | sed -E 's/[[:space:]]*\($//' | sort -u | wc -l)
+    n=$(grep -c '^BOUND ' "$bounds")
+    STACK_N[$set]=$n
+    if ((n_declared == 0)); then fail "stack ($set): no claw_* declaration found in ${headers[*]}"
+    elif ((n == n_declared)); then pass "stack ($set): all $n exports analysed"
+    else fail "stack ($set): $n of $n_declared exports analysed"; fi
+    grep -q '^MISSING' "$report" && fail "stack ($set): exports missing: $(grep '^MISSING' "$report" | tr '\n' ' ')"
     # Every export: the goal, or its ceiling where the goal is missed today.
     # One MISSED line for the goal (below), not one per export.
-    STACK_WORST=0
     while read -r _ fn depth _; do
-        if ! is_count "$depth"; then fail "stack $fn: figure '$depth'"; STACK_STATUS[$fn]="**FAIL**"; continue; fi
-        if ((depth > STACK_WORST)); then STACK_WORST=$depth STACK_WORST_FN=$fn; fi
+        if ! is_count "$depth"; then fail "stack ($set) $fn: figure '$depth'"; STACK_STATUS[$set:$fn]="**FAIL**"; continue; fi
+        if ((depth > worst)); then worst=$depth worst_fn=$fn; fi
         ceil=${STACK_CEILING[$fn]-}
         if ((depth <= STACK_GOAL)); then
-            STACK_STATUS[$fn]=PASS
-            pass "stack $fn: $depth B <= $STACK_GOAL B"
+            STACK_STATUS[$set:$fn]=PASS
+            pass "stack ($set) $fn: $depth B <= $STACK_GOAL B"
             [[ -n $ceil ]] && echo "NOTE stack $fn: the goal is met now; its ceiling ($ceil B) can go"
         elif [[ -z $ceil ]]; then
-            STACK_STATUS[$fn]="**FAIL**"
-            STACK_OVER=$((STACK_OVER + 1))
-            STACK_NO_CEIL=$((STACK_NO_CEIL + 1))
-            fail "stack $fn: $depth B > $STACK_GOAL B (no ceiling: the goal was met, or the export is new)"
+            STACK_STATUS[$set:$fn]="**FAIL**"
+            over=$((over + 1)) no_ceil=$((no_ceil + 1))
+            fail "stack ($set) $fn: $depth B > $STACK_GOAL B (no ceiling: the goal was met, or the export is new)"
         elif ((depth <= ceil)); then
-            STACK_STATUS[$fn]="**MISSED**; ceiling $ceil B: within"
-            STACK_OVER=$((STACK_OVER + 1))
-            pass "stack $fn: $depth B within its ceiling $ceil B (goal $STACK_GOAL B missed)"
+            STACK_STATUS[$set:$fn]="**MISSED**; ceiling $ceil B: within"
+            over=$((over + 1))
+            pass "stack ($set) $fn: $depth B within its ceiling $ceil B (goal $STACK_GOAL B missed)"
         else
-            STACK_STATUS[$fn]="**MISSED**; ceiling $ceil B: **OVER**"
-            STACK_OVER=$((STACK_OVER + 1))
-            STACK_CEIL_OVER=$((STACK_CEIL_OVER + 1))
-            fail "stack $fn: $depth B over its ceiling $ceil B (goal $STACK_GOAL B)"
+            STACK_STATUS[$set:$fn]="**MISSED**; ceiling $ceil B: **OVER**"
+            over=$((over + 1)) ceil_over=$((ceil_over + 1))
+            fail "stack ($set) $fn: $depth B over its ceiling $ceil B (goal $STACK_GOAL B)"
         fi
-    done < <(grep '^BOUND ' "$OUT/stack-bounds.txt")
-    if ((STACK_OVER == 0)); then
-        STACK_ST=PASS
-    elif ((STACK_CEIL_OVER + STACK_NO_CEIL == 0)); then
-        STACK_ST="**MISSED**; ceilings per export: within"
-        echo "MISSED issue 12: every export's stack <= $STACK_GOAL B: $STACK_OVER of $STACK_N exports over, worst $STACK_WORST_FN $STACK_WORST B (ceilings per export: within)"
+    done < <(grep '^BOUND ' "$bounds")
+    STACK_WORST[$set]=$worst STACK_WORST_FN[$set]=$worst_fn STACK_OVER[$set]=$over
+    if ((over == 0)); then
+        st=PASS
+    elif ((ceil_over + no_ceil == 0)); then
+        st="**MISSED**; ceilings per export: within"
+        echo "MISSED issue 12 ($set): every export's stack <= $STACK_GOAL B: $over of $n exports over, worst $worst_fn $worst B (ceilings per export: within)"
     else
-        STACK_ST="**MISSED**; ceilings per export: **$((STACK_CEIL_OVER + STACK_NO_CEIL)) OVER**"
-        echo "MISSED issue 12: every export's stack <= $STACK_GOAL B: $STACK_OVER of $STACK_N exports over, worst $STACK_WORST_FN $STACK_WORST B (ceilings per export: $((STACK_CEIL_OVER + STACK_NO_CEIL)) OVER)"
+        st="**MISSED**; ceilings per export: **$((ceil_over + no_ceil)) OVER**"
+        echo "MISSED issue 12 ($set): every export's stack <= $STACK_GOAL B: $over of $n exports over, worst $worst_fn $worst B (ceilings per export: $((ceil_over + no_ceil)) OVER)"
     fi
+    STACK_ST[$set]=$st
     # What the graph holds besides frames: each indirect call site and each
     # recursive cycle must be a known one (the table says why it is there).
-    summary=$(grep -m1 '^SUMMARY' "$OUT/stack.txt")
+    local summary mism norec
+    summary=$(grep -m1 '^SUMMARY' "$report")
     mism=$(sed -nE 's/.* mismatches=([0-9]+).*/\1/p' <<<"$summary")
     norec=$(sed -nE 's/.* without_record=([0-9]+).*/\1/p' <<<"$summary")
-    goal_eq "stack: mismatches" "$mism" 0 "stack: .stack_sizes agree with the SP decrements of every function" \
-        "stack: $mism frames disagree with the code's SP decrements"
-    goal_eq "stack: without_record" "$norec" 0 "stack: every reachable function has a .stack_sizes record" \
-        "stack: $norec functions without a .stack_sizes record (frames read from the code)"
+    goal_eq "stack ($set): mismatches" "$mism" 0 "stack ($set): .stack_sizes agree with the SP decrements of every function" \
+        "stack ($set): $mism frames disagree with the code's SP decrements"
+    goal_eq "stack ($set): without_record" "$norec" 0 "stack ($set): every reachable function has a .stack_sizes record" \
+        "stack ($set): $norec functions without a .stack_sizes record (frames read from the code)"
     while read -r _ fn _; do
-        if [[ -n ${KNOWN_INDIRECT[$fn]-} ]]; then pass "stack: indirect call in $fn (known; bounded by scripts/stack_bounds.py)"
-        else fail "stack: indirect call in $fn is new: say in KNOWN_INDIRECT what it calls (scripts/stack_bounds.py bounds it)"; fi
-    done < <(grep '^INDIRECT ' "$OUT/stack.txt")
+        if [[ -n ${KNOWN_INDIRECT[$fn]-} ]]; then pass "stack ($set): indirect call in $fn (known; bounded by scripts/stack_bounds.py)"
+        else fail "stack ($set): indirect call in $fn is new: say in KNOWN_INDIRECT what it calls (scripts/stack_bounds.py bounds it)"; fi
+    done < <(grep '^INDIRECT ' "$report")
     while read -r _ fn; do
-        if [[ -n ${KNOWN_RECURSION[$fn]-} ]]; then pass "stack: recursion in $fn (known; bounded to $NESTING levels)"
-        else fail "stack: recursion in $fn is new: bound it and say so in KNOWN_RECURSION"; fi
-    done < <(grep '^RECURSION ' "$OUT/stack.txt")
-    grep -q '^CYCLE ' "$OUT/stack-bounds.txt" || ! grep -q '^RECURSION ' "$OUT/stack.txt" ||
-        fail "stack: stack_report.py reports recursion, stack_bounds.py found no cycle"
-fi
-goal_row 12 "every export's worst-case stack ≤ $(fmt "$STACK_GOAL") B" "worst $(fmt "$STACK_WORST") B (\`$STACK_WORST_FN\`); $STACK_OVER of $STACK_N exports over" "$STACK_ST" "§2" "$CMD_STACK"
+        if [[ -n ${KNOWN_RECURSION[$fn]-} ]]; then pass "stack ($set): recursion in $fn (known; bounded to $NESTING levels)"
+        else fail "stack ($set): recursion in $fn is new: bound it and say so in KNOWN_RECURSION"; fi
+    done < <(grep '^RECURSION ' "$report")
+    grep -q '^CYCLE ' "$bounds" || ! grep -q '^RECURSION ' "$report" ||
+        fail "stack ($set): stack_report.py reports recursion, stack_bounds.py found no cycle"
+}
+for set in "${STACK_SETS[@]}"; do
+    stack_measure "$set"
+    goal_row 12 "every export's worst-case stack ≤ $(fmt "$STACK_GOAL") B: ${STACK_WHAT[$set]}" \
+        "worst $(fmt "${STACK_WORST[$set]}") B (\`${STACK_WORST_FN[$set]}\`); ${STACK_OVER[$set]} of ${STACK_N[$set]} exports over" \
+        "${STACK_ST[$set]}" "§2" "$CMD_STACK"
+done
 # Cross-check on the shipped stable archive: no .stack_sizes there, so every
 # frame is read from the SP decrements of the code (same call graph method).
 # That archive has the default features: the vendor ABI.
@@ -765,6 +792,64 @@ MPY_VER=$(awk -F'"' '/MICROPY_VERSION_STRING/ {print $2; exit}' \
     build/micropython-src/micropython-*/py/mpconfig.h 2>/dev/null)
 [[ -n $MPY_VER ]] || MPY_VER="1.25.0"
 mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; }
+# stack_md SET — §2's subsection of one build: what the graph holds, the
+# table of its exports, the graph's figures and its largest frames.
+stack_md() {
+    local set=$1 report=$OUT/stack-$1.txt bounds=$OUT/stack-bounds-$1.txt fn off depth path sr frame growth summary sz fnname
+    echo "### ${STACK_WHAT[$set]^}"
+    echo
+    if ((STACK_OK[$set])); then
+        if ! grep -qE '^(INDIRECT|RECURSION) ' "$report"; then
+            echo "The graph holds direct calls only: no indirect call (the file readers are"
+            echo "generic over the port, \`memory::for_each\` over its callback) and no recursion,"
+            echo "so the bound is the plain depth."
+        else
+            echo "What the graph holds besides direct calls:"
+            echo
+            echo "| kind | where | why it is there | bound |"
+            echo "|---|---|---|---|"
+        fi
+        while read -r _ fn off; do
+            echo "| indirect call | \`$fn\` (+$off) | ${KNOWN_INDIRECT[$fn]:-**new: not explained**} | any of $(grep -c '^TARGET ' "$bounds") address-taken functions, the deepest $(awk '/^TARGET/ {d = $2; $1 = $2 = ""; sub(/^ +/, ""); print d " B (`" $0 "`)"; exit}' "$bounds") |"
+        done < <(grep '^INDIRECT ' "$report")
+        while read -r _ fn; do
+            growth=$(awk '/^CYCLE/ {print $2; exit}' "$bounds")
+            echo "| recursion | \`$fn\` | ${KNOWN_RECURSION[$fn]:-**new: not explained**} | $growth B per level × $((NESTING - 1)) levels past the first = $((growth * (NESTING - 1))) B added to each export that reaches it |"
+        done < <(grep '^RECURSION ' "$report")
+        echo
+        echo "| function | worst case, bounded | stack_report.py | own frame | goal | status | deepest path (bounded) |"
+        echo "|---|---:|---:|---:|---|---|---|"
+        while read -r _ fn depth path; do
+            sr=$(awk -v f="$fn" '$1 == "STACK" && $2 == f {print $3}' "$report")
+            frame=$(awk -v f="$fn" '$1 == "STACK" && $2 == f {print $4}' "$report")
+            printf '| `%s` | %d B | %s B | %s B | ≤ %d B | %s | %s |\n' "$fn" "$depth" "$sr" "$frame" \
+                "$STACK_GOAL" "${STACK_STATUS[$set:$fn]-}" "$(mdpath "$path")"
+        done < <(grep '^BOUND ' "$bounds")
+        echo
+        summary=$(grep '^SUMMARY' "$report")
+        echo "Graph: $(sed -E 's/.* reachable=([0-9]+).*/\1/' <<<"$summary") functions reachable from the exports, all with a"
+        echo "\`.stack_sizes\` record ($(sed -E 's/.* without_record=([0-9]+).*/\1/' <<<"$summary") without);"
+        echo "$(sed -E 's/.* mismatches=([0-9]+).*/\1/' <<<"$summary") records disagree with the code's SP decrements;"
+        echo "$(sed -E 's/.* indirect=([0-9]+).*/\1/' <<<"$summary") indirect call sites; $(sed -E 's/.* recursion=([0-9]+).*/\1/' <<<"$summary") recursive cycle(s)."
+        echo "External callees: $(grep '^EXTERN' "$report" | awk '{printf "%s`%s`", (n++ ? ", " : ""), $2}')."
+        echo
+        echo "Largest frames:"
+        echo
+        grep '^FRAME' "$report" | while read -r _ sz fnname; do
+            echo "* $sz B \`$fnname\`"
+        done
+        if [[ $set == default ]]; then
+            echo
+            echo "Cross-check on the archive the stable compiler ships for the vendor ABI (default"
+            echo "features; no \`.stack_sizes\`: all frames read from the SP decrements, same graph"
+            echo "method, indirect calls 0):"
+            echo "$(grep '^STACK ' "$OUT/stack-stable.txt" | awk '{printf "%s`%s` %d B", (n++ ? ", " : ""), $2, $3}')."
+        fi
+    else
+        echo "Not measured (see the script's output)."
+    fi
+    echo
+}
 {
     echo "# Performance of bentoclaw: code, RAM, stack, flash wear, instructions"
     echo
@@ -857,8 +942,9 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo
     echo "* **Frames** from \`-Z emit-stack-sizes\`: the nightly compiler builds the"
     echo "  release profile (opt-level \"z\", LTO, one codegen unit, panic abort,"
-    echo "  staticlib, feature \`agent\`: every export of \`claw_session.h\`, \`claw_safety.h\`"
-    echo "  and \`claw_ext.h\`) with \`-Z build-std=core\`, so \`core\` and \`compiler_builtins\`"
+    echo "  staticlib) twice: the vendor ABI (default features: every export of"
+    echo "  \`claw_session.h\` and \`claw_safety.h\`), then feature \`agent\` (\`claw_ext.h\`'s"
+    echo "  too), each with \`-Z build-std=core\`, so \`core\` and \`compiler_builtins\`"
     echo "  carry \`.stack_sizes\` records too. Every frame is also read from the code — the"
     echo "  sum of its \`push\`/\`stmdb sp!\`/\`vpush\`/\`sub sp\`/\`str [sp, #-n]!\` — as a cross-check."
     echo "* **Call graph** from \`arm-none-eabi-objdump -d -r\` of every member of the"
@@ -874,58 +960,14 @@ mdpath() { sed 's/|/\\|/g; s/</\&lt;/g; s/>/\&gt;/g; s/ &gt; / → /g' <<<"$1"; 
     echo "  each recursive cycle to its limit: an export that reaches a cycle gets the"
     echo "  cycle's growth per level times the levels past the first."
     echo
-    if ((STACK_OK)); then
-        if ! grep -qE '^(INDIRECT|RECURSION) ' "$OUT/stack.txt"; then
-            echo "The graph holds direct calls only: no indirect call (the file readers are"
-            echo "generic over the port, \`memory::for_each\` over its callback) and no recursion,"
-            echo "so the bound is the plain depth."
-        else
-            echo "What the graph holds besides direct calls:"
-            echo
-            echo "| kind | where | why it is there | bound |"
-            echo "|---|---|---|---|"
-        fi
-        while read -r _ fn off; do
-            echo "| indirect call | \`$fn\` (+$off) | ${KNOWN_INDIRECT[$fn]:-**new: not explained**} | any of $(grep -c '^TARGET ' "$OUT/stack-bounds.txt") address-taken functions, the deepest $(awk '/^TARGET/ {d = $2; $1 = $2 = ""; sub(/^ +/, ""); print d " B (`" $0 "`)"; exit}' "$OUT/stack-bounds.txt") |"
-        done < <(grep '^INDIRECT ' "$OUT/stack.txt")
-        while read -r _ fn; do
-            growth=$(awk '/^CYCLE/ {print $2; exit}' "$OUT/stack-bounds.txt")
-            echo "| recursion | \`$fn\` | ${KNOWN_RECURSION[$fn]:-**new: not explained**} | $growth B per level × $((NESTING - 1)) levels past the first = $((growth * (NESTING - 1))) B added to each export that reaches it |"
-        done < <(grep '^RECURSION ' "$OUT/stack.txt")
-        echo
-        echo "| function | worst case, bounded | stack_report.py | own frame | goal | status | deepest path (bounded) |"
-        echo "|---|---:|---:|---:|---|---|---|"
-        while read -r _ fn depth path; do
-            sr=$(awk -v f="$fn" '$1 == "STACK" && $2 == f {print $3}' "$OUT/stack.txt")
-            frame=$(awk -v f="$fn" '$1 == "STACK" && $2 == f {print $4}' "$OUT/stack.txt")
-            printf '| `%s` | %d B | %s B | %s B | ≤ %d B | %s | %s |\n' "$fn" "$depth" "$sr" "$frame" \
-                "$STACK_GOAL" "${STACK_STATUS[$fn]-}" "$(mdpath "$path")"
-        done < <(grep '^BOUND ' "$OUT/stack-bounds.txt")
-        echo
-        summary=$(grep '^SUMMARY' "$OUT/stack.txt")
-        echo "Graph: $(sed -E 's/.* reachable=([0-9]+).*/\1/' <<<"$summary") functions reachable from the exports, all with a"
-        echo "\`.stack_sizes\` record ($(sed -E 's/.* without_record=([0-9]+).*/\1/' <<<"$summary") without);"
-        echo "$(sed -E 's/.* mismatches=([0-9]+).*/\1/' <<<"$summary") records disagree with the code's SP decrements;"
-        echo "$(sed -E 's/.* indirect=([0-9]+).*/\1/' <<<"$summary") indirect call sites; $(sed -E 's/.* recursion=([0-9]+).*/\1/' <<<"$summary") recursive cycle(s)."
-        echo "External callees: $(grep '^EXTERN' "$OUT/stack.txt" | awk '{printf "%s`%s`", (n++ ? ", " : ""), $2}')."
-        echo
-        echo "Largest frames:"
-        echo
-        grep '^FRAME' "$OUT/stack.txt" | while read -r _ sz fnname; do
-            echo "* $sz B \`$fnname\`"
-        done
-        echo
-        echo "Cross-check on the archive the stable compiler ships for the vendor ABI (default"
-        echo "features; no \`.stack_sizes\`: all frames read from the SP decrements, same graph"
-        echo "method, indirect calls 0):"
-        echo "$(grep '^STACK ' "$OUT/stack-stable.txt" | awk '{printf "%s`%s` %d B", (n++ ? ", " : ""), $2, $3}')."
-    else
-        echo "Not measured (see the script's output)."
-    fi
-    echo
-    echo "Regenerate: \`CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc --release --crate-type staticlib --features agent --target $V8 -Z build-std=core\`,"
-    echo "then \`python3 scripts/stack_report.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]}\`"
-    echo "and \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a ${EXPORT_HEADERS[*]} --nesting $NESTING\`."
+    for set in "${STACK_SETS[@]}"; do
+        stack_md "$set"
+    done
+    echo "Regenerate, for each build (\`<set>\`: \`default\` with \`<exports>\` ="
+    echo "\`${STACK_EXPORTS[default]}\`; \`agent\` with \`<exports>\` = \`${STACK_EXPORTS[agent]}\`):"
+    echo "\`CARGO_TARGET_DIR=target/stack RUSTFLAGS=\"-Z emit-stack-sizes\" cargo +nightly rustc --release --crate-type staticlib --features <set> --target $V8 -Z build-std=core\`,"
+    echo "then \`python3 scripts/stack_report.py target/stack/$V8/release/libbentoclaw.a <exports>\`"
+    echo "and \`python3 scripts/stack_bounds.py target/stack/$V8/release/libbentoclaw.a <exports> --nesting $NESTING\`."
     echo
     echo "### The deepest calls on the board's 8 KiB stack (emulated M33)"
     echo

@@ -2,8 +2,9 @@
 # test.sh — the whole test suite (README's test command; .ci/run calls it).
 #
 # Steps: setup → rustfmt → generated bindings → clippy → Rust unit + property
-# tests → Miri → fuzzing (fixed seed and count) → target builds (Cortex-M33
-# soft-float, the board; hard-float; M3) → C ABI test under ASan/UBSan → the
+# tests (clippy and the tests once per shipped feature set: default, recall,
+# lasting, agent) → Miri → fuzzing (fixed seed and count) → target builds
+# (Cortex-M33 soft-float, the board; hard-float; M3) → C ABI test under ASan/UBSan → the
 # ARM link test beside a stand-in of the vendor's libbento_mpy.a → no-panic
 # link and size report → MicroPython tests on the unix port (real LittleFS,
 # real HTTP on loopback) → the archive under the vendor binding's call
@@ -28,8 +29,14 @@ source "$ROOT/scripts/steps.sh"
 check setup bash scripts/setup.sh
 check rustfmt cargo fmt --all -- --check
 step "generated bindings" bash scripts/gen_headers.sh --check
-check clippy cargo clippy --all-targets -- -D warnings
-check "clippy (features)" cargo clippy --all-targets --features agent -- -D warnings
+# Every feature set the crate ships, each alone: the vendor ABI (`default`),
+# `recall`, `lasting`, and `agent` (which brings both). Cargo.toml's other
+# features are build modes, not feature sets: `panic-check` (the size
+# report's link) and `std` (the fuzz targets).
+FEATURE_SETS=(default recall lasting agent)
+for set in "${FEATURE_SETS[@]}"; do
+    check "clippy ($set)" cargo clippy --all-targets --features "$set" -- -D warnings
+done
 # Issue 10: the binding stays glue — under 2,000 lines of C, CMake and make.
 # Counted apart: the vendor registry's MicroPython tools (mpy/claw_tools.c,
 # tool implementations behind the tool port, under 800 lines) and the unix
@@ -37,8 +44,9 @@ check "clippy (features)" cargo clippy --all-targets --features agent -- -D warn
 check "binding under 2,000 lines" bash -c 'glue=$(ls mpy/*.c mpy/*.h mpy/*.mk mpy/*.cmake | grep -v -e claw_tools.c -e claw_transport_unix.c); n=$(cat $glue | wc -l); k=$(wc -l < mpy/claw_tools.c); echo "mpy/ glue: $n lines; claw_tools.c: $k lines"; ((n < 2000 && k < 800))'
 # The static qstrs and root pointers the binding brings (docs/VENDOR.md).
 step "qstr report" python3 scripts/qstr_report.py --check
-step "rust tests" cargo test --features agent
-step "rust tests (vendor ABI only)" cargo test
+for set in "${FEATURE_SETS[@]}"; do
+    step "rust tests ($set)" cargo test --features "$set"
+done
 # Miri over the FFI layer (all the unsafe code, driven through the C ABI into
 # the core) and the byte-level modules; the rest of the core is safe code
 # already covered above, and interpreting it all takes Miri over 6 minutes.

@@ -876,7 +876,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 200,
+            ..crate::testing::regressions("tests/proptest-regressions/context.txt")
+        })]
         /// Reading the store once prints what reading it twice did, for
         /// every buffer size.
         #[test]

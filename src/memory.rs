@@ -3075,7 +3075,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 64,
+            ..crate::testing::regressions("tests/proptest-regressions/memory.txt")
+        })]
         /// The merged store (base, shards overriding base pairs, new keys)
         /// reads as it did with a second reader per override, by every
         /// reader: `for_each` (the base reopened past an override), `get`
@@ -3166,7 +3169,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 64,
+            ..crate::testing::regressions("tests/proptest-regressions/memory.txt")
+        })]
         /// Stores with a shard the index cannot hold (a hand edit: 48 pairs
         /// of new keys and records among them: pairs and `"del"`s of keys
         /// of the base, new keys, keys of other shards, lines that are not
@@ -3268,7 +3274,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 96,
+            ..crate::testing::regressions("tests/proptest-regressions/memory.txt")
+        })]
         /// The same operations on the store as it was (`reference`: a
         /// second reader per override, scans reading values and the shards
         /// again) and as it is give the same results and byte-identical

@@ -502,6 +502,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(crate::testing::regressions("tests/proptest-regressions/recall.txt"))]
         /// `score_plain` says "nothing to escape" exactly when the context
         /// copies the key and the value as they are, and scores as `score`.
         #[test]
@@ -522,6 +523,7 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(crate::testing::regressions("tests/proptest-regressions/recall.txt"))]
         /// `tally` cuts and counts the features the closures did, for any
         /// bytes (UTF-8 or not).
         #[test]

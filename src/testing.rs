@@ -245,3 +245,21 @@ impl Port for MemPort {
         }
     }
 }
+
+/// Proptest's default settings, with the failing cases kept in, and replayed
+/// from, `file`: a path under `tests/proptest-regressions/` (from the crate's
+/// root, where `cargo test` runs), named after the tests' module rather than
+/// derived from their source file, so tests that move keep their cases.
+/// `PROPTEST_DISABLE_FAILURE_PERSISTENCE` still turns it off.
+#[cfg(test)]
+pub fn regressions(file: &'static str) -> proptest::test_runner::Config {
+    use proptest::test_runner::{Config, FailurePersistence, FileFailurePersistence};
+    let default = Config::default();
+    Config {
+        failure_persistence: default
+            .failure_persistence
+            .as_ref()
+            .map(|_| Box::new(FileFailurePersistence::Direct(file)) as Box<dyn FailurePersistence>),
+        ..default
+    }
+}

@@ -467,15 +467,11 @@ fn run(steps: Vec<Step>) {
 }
 
 proptest! {
-    // Failing cases are kept beside this file
-    // (model_tests.proptest-regressions), not in a directory at the top
-    // level; the ones found so far are unit tests of session/ and memory.rs.
+    // Failing cases are kept in tests/proptest-regressions/ffi/; the ones
+    // found so far are unit tests of session/ and memory.rs.
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
-        failure_persistence: Some(Box::new(
-            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions")
-        )),
-        ..ProptestConfig::default()
+        ..crate::testing::regressions("tests/proptest-regressions/ffi/model_tests.txt")
     })]
 
     #[test]

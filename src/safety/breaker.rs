@@ -205,6 +205,7 @@ mod props {
     }
 
     proptest! {
+        #![proptest_config(crate::testing::regressions("tests/proptest-regressions/safety/breaker.txt"))]
         /// Against a reference with 64-bit time: same answers, from a clock
         /// that starts just below the wrap, including 2^31 ms idles.
         #[test]

@@ -513,6 +513,7 @@ mod props {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(crate::testing::regressions("tests/proptest-regressions/safety/rate.txt"))]
         /// Random call times, the clock starting just below the wrap or
         /// anywhere, with an optional 2^31 ms idle: no 60 s span holds more
         /// admitted calls than the limit, and a refusal always has the limit

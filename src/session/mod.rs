@@ -1678,7 +1678,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 96,
+            ..crate::testing::regressions("tests/proptest-regressions/session.txt")
+        })]
         /// Files whose numbers sit anywhere near the top of `u32` (or past
         /// it), then flushes of one to three turns with reboots and failed
         /// slot removals between them: every flush that returned `Ok` is

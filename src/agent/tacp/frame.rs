@@ -630,6 +630,7 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(crate::testing::regressions("tests/proptest-regressions/agent/tacp/frame.txt"))]
         /// Frames among REPL text, split anywhere: the same frames and the
         /// same REPL bytes as fed whole.
         #[test]
