@@ -41,8 +41,7 @@ const MEMORY_LINES_MAX: usize = 40;
 /// What choosing the memory lines works in: the store's reader state, a
 /// pair, the candidates and the query (with `recall`; empty without).
 /// [`build`] keeps one on its own frame; an `ask()` has one in its work
-/// area, off the stack (the FFI layer carves it out: `docs/DESIGN.md`,
-/// "Stack").
+/// area, off the stack (the FFI layer carves it out: `docs/STACK.md`).
 pub struct Scratch {
     #[cfg(feature = "recall")]
     store: memory::Store,
