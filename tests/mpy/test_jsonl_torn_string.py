@@ -1,6 +1,6 @@
 # test_jsonl_torn_string.py — a line of a store file that ends inside a
 # JSON string (a torn write, a hand edit) costs that line only: the record
-# on the next line is read (issue 13, "hostile stores"; src/format/lines.rs
+# on the next line is read (issue 13, "hostile stores"; src/format/lines/
 # promises "the records around it survive").
 #
 # Found while writing test_export_duplicates: the reader takes the newline

@@ -17,6 +17,7 @@
 # needs: backend
 # needs: faketime
 # targets: unix qemu
+# timeout: 420
 import random
 import time
 import claw_rig as rig
