@@ -5,7 +5,7 @@
 
 use super::fold::{Gone, fold, superseded};
 use super::hash::{fnv, hash16, small_place};
-use super::reader::{Loc, bit64, read_at};
+use super::reader::{Loc, ValueAt, bit64, read_at};
 use super::shard::shard_edit;
 use super::{Edit, HASHED, MAX_ENTRIES, MemError, SHARD_PATHS, Store};
 use crate::format::memory::{KeyRec, Pair};
@@ -55,18 +55,18 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     // load (no shard read again).
     let res = loop {
         match store.next_base(port, &mut k) {
-            Ok(Some(pending)) => {
+            Ok(Some(value)) => {
                 let is_key = k.key() == key;
                 // An entry's key was tallied once, with the load.
-                if pending.is_none() || store.rematch {
+                if matches!(value, ValueAt::Line) || store.rematch {
                     // (The store hashed the key to find its entry.)
                     t.add(store.last_fnv, is_key);
                 }
                 if is_key {
                     s.in_base = true;
-                    s.at = Some(match pending {
-                        Some(j) => store.entry_at(j),
-                        None => store.last_at(),
+                    s.at = Some(match value {
+                        ValueAt::Entry(j) => store.entry_at(j),
+                        ValueAt::Line => store.last_at(),
                     });
                 }
             }
@@ -200,13 +200,13 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 /// Applies `e` to `key`: in its shard when it fits there, else by a fold
 /// (see the module docs). A change that changes nothing writes nothing;
 /// a failure leaves the store as it was.
-// A small frame: the scan's findings live in `prepare`'s, which returns
-// before the fold (the deepest path) runs from here.
+// A small frame: the scan's findings live in `scan_and_commit`'s, which
+// returns before the fold (the deepest path) runs from here.
 #[inline(always)]
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
     // The base's pairs a fold leaves out (a store that may hold a key twice).
     let mut gone = Gone([0; 4]);
-    let res = match prepare(port, key, e, &mut gone).get() {
+    let res = match scan_and_commit(port, key, e, &mut gone).get() {
         Ok(false) => return Ok(()),
         Ok(true) => fold(port, key, e, &gone).get(),
         Err(failed) => Err(failed),
@@ -247,13 +247,13 @@ impl Scan {
 /// write. Whether the store must fold (with the pairs it leaves out in
 /// `gone`).
 #[inline(never)]
-fn prepare<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut Gone) -> Outcome {
-    Outcome::of(prepare_in(port, key, e, gone))
+fn scan_and_commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut Gone) -> Outcome {
+    Outcome::of(scan_and_commit_in(port, key, e, gone))
 }
 
-/// [`prepare`]'s body.
+/// [`scan_and_commit`]'s body.
 #[inline(always)]
-fn prepare_in<P: Port>(
+fn scan_and_commit_in<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,

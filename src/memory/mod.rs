@@ -78,7 +78,7 @@ mod shard;
 pub use edit::edit;
 use fold::{newest, retire};
 pub use hash::shard_of;
-use reader::{Loc, Pass, read_at};
+use reader::{Loc, Pass, ValueAt, read_at};
 
 /// Keys the store holds (`CLAW_MEM_MAX_ENTRIES`).
 pub(crate) const MAX_ENTRIES: usize = 32;
@@ -371,11 +371,11 @@ fn find<P: Port>(port: &mut P, key: &[u8]) -> Result<Option<Loc>, Errno> {
     let mut at = None;
     let res = loop {
         match store.next_key(port, &mut k) {
-            Ok(Some(pending)) => {
+            Ok(Some(value)) => {
                 if k.key() == key {
-                    at = Some(match pending {
-                        Some(j) => store.entry_at(j),
-                        None => store.last_at(),
+                    at = Some(match value {
+                        ValueAt::Entry(j) => store.entry_at(j),
+                        ValueAt::Line => store.last_at(),
                     });
                 }
             }
@@ -432,11 +432,11 @@ fn nth<P: Port>(port: &mut P, index: usize) -> Result<Option<Loc>, Errno> {
     let mut at = None;
     let res = loop {
         match store.next_key(port, &mut k) {
-            Ok(Some(pending)) => {
+            Ok(Some(value)) => {
                 if i == index {
-                    at = Some(match pending {
-                        Some(j) => store.entry_at(j),
-                        None => store.last_at(),
+                    at = Some(match value {
+                        ValueAt::Entry(j) => store.entry_at(j),
+                        ValueAt::Line => store.last_at(),
                     });
                 }
                 i += 1;

@@ -124,8 +124,8 @@ impl Store {
     /// returns ([`Stepped::END`] at the store's end, or the error). Packed:
     /// back in registers, not in a slot of the step's frame.
     #[inline(never)]
-    fn prepare<P: Port>(&mut self, port: &mut P) -> Stepped {
-        match self.prepare_in(port) {
+    fn open_next<P: Port>(&mut self, port: &mut P) -> Stepped {
+        match self.open_next_in(port) {
             Ok(true) => Stepped::READY,
             Ok(false) => Stepped::END,
             Err(e) => Stepped::err(e),
@@ -133,7 +133,7 @@ impl Store {
     }
 
     #[inline(always)]
-    fn prepare_in<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+    fn open_next_in<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         if self.phase == 0 {
             match open_opt(port, MEMORY_PATH)? {
                 Some(fd) => {
@@ -237,9 +237,9 @@ impl Store {
     }
 
     /// [`Store::next`] where a base pair that a shard overrides is not read
-    /// from its shard: `Some(Some(j))` then, the slot holding the base's
-    /// line (its key is the record's: a shard record overrides the base
-    /// pair with its key's fingerprint, and a key sharing another's
+    /// from its shard: `Some(ValueAt::Entry(j))` then, the slot holding the
+    /// base's line (its key is the record's: a shard record overrides the
+    /// base pair with its key's fingerprint, and a key sharing another's
     /// fingerprint is folded, never written to a shard), the record being
     /// at [`Store::entry_at`]. No shard opened per override: for the passes
     /// that want the value of one key (read at its place afterwards).
@@ -248,7 +248,7 @@ impl Store {
         &mut self,
         port: &mut P,
         pair: &mut KeyRec,
-    ) -> Result<Option<Option<usize>>, Errno> {
+    ) -> Result<Option<ValueAt>, Errno> {
         let got = self.step(port, &mut pair.key, &mut [], Pass::Keys).get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
         Ok(got)
@@ -263,7 +263,7 @@ impl Store {
         &mut self,
         port: &mut P,
         pair: &mut KeyRec,
-    ) -> Result<Option<Option<usize>>, Errno> {
+    ) -> Result<Option<ValueAt>, Errno> {
         let got = self
             .step(port, &mut pair.key, &mut [], Pass::BaseKeys)
             .get()?;
@@ -289,7 +289,7 @@ impl Store {
                 if mode == Pass::BaseKeys && self.phase > 0 {
                     return Stepped::END;
                 }
-                let ready = self.prepare(port);
+                let ready = self.open_next(port);
                 if ready.0 != Stepped::READY.0 {
                     return ready;
                 }
@@ -470,7 +470,7 @@ pub(super) struct Stepped(u64);
 impl Stepped {
     const END: Stepped = Stepped(1 << 32);
     const PAIR: Stepped = Stepped(2 << 32);
-    /// [`Store::prepare`]: a file is open (never returned by a step).
+    /// [`Store::open_next`]: a file is open (never returned by a step).
     const READY: Stepped = Stepped(4 << 32);
 
     fn err(e: Errno) -> Self {
@@ -482,13 +482,29 @@ impl Stepped {
     }
 
     #[inline(always)]
-    pub(super) fn get(self) -> Result<Option<Option<usize>>, Errno> {
+    pub(super) fn get(self) -> Result<Option<ValueAt>, Errno> {
         let (tag, low) = ((self.0 >> 32) as u32, self.0 as u32);
         if tag == 0 {
             return Err(Errno(low as i32));
         }
-        Ok((tag > 1).then(|| (tag > 2).then_some(low as usize)))
+        let at = if tag > 2 {
+            ValueAt::Entry(low as usize)
+        } else {
+            ValueAt::Line
+        };
+        Ok((tag > 1).then_some(at))
     }
+}
+
+/// Where the value of a pair that [`Store::next_key`] or
+/// [`Store::next_base`] read is.
+#[derive(Clone, Copy)]
+pub(crate) enum ValueAt {
+    /// At the line just read ([`Store::last_at`]).
+    Line,
+    /// At shard entry `j`, whose record overrides the base's line just
+    /// read: its override is pending ([`Store::entry_at`]).
+    Entry(usize),
 }
 
 /// How [`Store::step`] reads.
