@@ -4,7 +4,7 @@
 use super::edit::Tally;
 use super::hash::{fnv, place, sig};
 use super::reader::{Slot, bit64, open_opt, put_reader};
-use super::{OVERFLOW, SHARD_PATHS, SHARDS, Store};
+use super::{OVERFLOW, PART_BASE, SHARD_PATHS, SHARDS, Store};
 use crate::format::memory::{KEY_MAX_BYTES, Rec, RecWord};
 use crate::port::{Errno, MEMORY_PATH, Port};
 
@@ -184,7 +184,7 @@ impl Store {
     /// the stack and copy it).
     fn reset<P: Port>(&mut self, port: &mut P) {
         self.close(port);
-        self.phase = 0;
+        self.phase = PART_BASE;
         self.generation = 0;
         self.newest = 0;
         // (The fingerprints and "n"s are read only within `start`'s

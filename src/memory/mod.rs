@@ -120,10 +120,9 @@ const ENTRIES: usize = SHARDS * SHARD_RECORDS;
 /// on hand-edited stores only. The bits are above the entries' (at most
 /// 48).
 const OVERFLOW: usize = 56;
-/// [`Store::phase`]: the part being read in bits 0-1 (0: the base, 1: the
-/// keys new since the base, 2: the shards the index could not hold, 3:
-/// the end), and a check above them ([`OVERFLOW`]). A check of the pair
-/// just read parks its file reopened at the pair's start (the start in
+/// [`Store::phase`]: the part being read in bits 0-1 ([`PART`]), and a
+/// check above them ([`OVERFLOW`]). A check of the pair just read parks
+/// its file reopened at the pair's start (the start in
 /// [`Store::base_off`]: [`Store::begin_override`]'s way), and the reader
 /// reads the shard (from its start for a pair of the base, on from the
 /// pair for a pair of the shard) up to a record of the pair's key
@@ -135,6 +134,15 @@ const OVERFLOW: usize = 56;
 const SCAN: u8 = 3 << 2;
 const KEEP: u8 = 1 << 2;
 const DROP: u8 = 2 << 2;
+/// [`Store::phase`]'s bits that name the part being read: the base's pairs
+/// (`PART_BASE`), the keys new since the base (`PART_NEW`), the shards the
+/// index could not hold (`PART_UNINDEXED`, see [`OVERFLOW`]), the end
+/// (`PART_END`).
+const PART: u8 = 3;
+const PART_BASE: u8 = 0;
+const PART_NEW: u8 = 1;
+const PART_UNINDEXED: u8 = 2;
+const PART_END: u8 = 3;
 
 /// Why a memory operation failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,7 +271,7 @@ impl Store {
     pub const fn new() -> Store {
         Store {
             reader: None,
-            phase: 0,
+            phase: PART_BASE,
             generation: 0,
             newest: 0,
             sigs: [0; ENTRIES],

@@ -6,7 +6,10 @@
 use core::ffi::CStr;
 
 use super::hash::{fnv, place};
-use super::{DROP, KEEP, OVERFLOW, SCAN, SHARD_PATHS, SHARDS, Store};
+use super::{
+    DROP, KEEP, OVERFLOW, PART, PART_BASE, PART_END, PART_NEW, PART_UNINDEXED, SCAN, SHARD_PATHS,
+    SHARDS, Store,
+};
 use crate::format::lines::NO_FD;
 use crate::format::memory::{KEY_MAX_BYTES, KeyRec, Pair, PairReader, Rec};
 use crate::port::{Errno, Fd, MEMORY_PATH, Mode, Port};
@@ -134,19 +137,19 @@ impl Store {
 
     #[inline(always)]
     fn open_next_in<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
-        if self.phase == 0 {
+        if self.phase == PART_BASE {
             match open_opt(port, MEMORY_PATH)? {
                 Some(fd) => {
                     put_reader(&mut self.reader, fd);
                 }
-                None => self.phase = 1,
+                None => self.phase = PART_NEW,
             }
             return Ok(true);
         }
         // The keys new since the base: by "n", then by place (at most
         // ENTRIES rounds: each takes one entry).
         let total = usize::from(self.start.get(SHARDS).copied().unwrap_or(0));
-        while self.phase == 1 {
+        while self.phase == PART_NEW {
             let used = self.dels | self.matched | self.emitted;
             let mut next: Option<(u8, usize)> = None;
             for (j, &n) in self.ns.iter().enumerate().take(total) {
@@ -157,7 +160,7 @@ impl Store {
             let Some((_, j)) = next else {
                 // (The load's file counter is free: it counts the shards
                 // the index could not hold.)
-                self.phase = 2;
+                self.phase = PART_UNINDEXED;
                 self.ld_file = 0;
                 break;
             };
@@ -180,7 +183,7 @@ impl Store {
                 }
             }
         }
-        self.phase = 3;
+        self.phase = PART_END;
         Ok(false)
     }
 
@@ -219,7 +222,7 @@ impl Store {
     pub(super) fn last_at(&self) -> Loc {
         if self.from_base {
             Loc::Base(self.rec_off)
-        } else if self.phase == 2 {
+        } else if self.phase == PART_UNINDEXED {
             Loc::Line(self.ld_file.wrapping_sub(1), self.rec_off)
         } else {
             self.entry_at(usize::from(self.seek_j))
@@ -286,7 +289,7 @@ impl Store {
     ) -> Stepped {
         loop {
             let Some(r) = self.reader.as_mut() else {
-                if mode == Pass::BaseKeys && self.phase > 0 {
+                if mode == Pass::BaseKeys && self.phase != PART_BASE {
                     return Stepped::END;
                 }
                 let ready = self.open_next(port);
@@ -327,7 +330,7 @@ impl Store {
                         }
                         Some(_) => continue,
                     };
-                    self.phase = (self.phase & 3) | outcome;
+                    self.phase = (self.phase & PART) | outcome;
                     self.end_seek(port);
                     continue;
                 }
@@ -344,7 +347,7 @@ impl Store {
                 }
                 continue;
             }
-            if self.phase & 3 == 2 {
+            if self.phase & PART == PART_UNINDEXED {
                 // A shard the index could not hold: its pairs in order,
                 // each checked first ([`OVERFLOW`]).
                 match rec {
@@ -363,11 +366,11 @@ impl Store {
                 None => {
                     self.skipped = skipped;
                     self.close(port);
-                    self.phase = 1;
+                    self.phase = PART_NEW;
                 }
                 Some(Rec::Pair(_)) => {
                     // (A pair read again after a check is counted once.)
-                    if self.phase == 0 {
+                    if self.phase == PART_BASE {
                         self.base_pairs = self.base_pairs.saturating_add(1);
                     }
                     self.from_base = true;
@@ -407,8 +410,8 @@ impl Store {
     /// ([`Stepped::READY`]), or not ([`Stepped::PAIR`]).
     #[inline(never)]
     fn begin_check<P: Port>(&mut self, port: &mut P, key: &mut [u8; KEY_MAX_BYTES]) -> Stepped {
-        let part = self.phase & 3;
-        let after = self.phase & !3;
+        let part = self.phase & PART;
+        let after = self.phase & !PART;
         self.phase = part;
         if after != 0 {
             return if after == DROP {
@@ -417,7 +420,7 @@ impl Store {
                 Stepped::PAIR
             };
         }
-        let s = if part == 0 {
+        let s = if part == PART_BASE {
             place(self.last_fnv).0
         } else {
             self.last_fnv = fnv(key.get(..usize::from(self.got.0)).unwrap_or(&[]));
@@ -447,7 +450,7 @@ impl Store {
     fn park<P: Port>(&mut self, port: &mut P, scratch: &mut [u8], s: usize) -> Result<(), Errno> {
         let shard = SHARD_PATHS[s % SHARDS];
         let mut here = shard;
-        if self.phase == SCAN {
+        if self.phase == PART_BASE | SCAN {
             self.close(port);
             put_reader(&mut self.reader, port.open(shard, Mode::Read)?);
             here = MEMORY_PATH;
