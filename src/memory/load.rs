@@ -57,7 +57,7 @@ impl Store {
     #[inline(never)]
     fn load_open<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         loop {
-            let f = usize::from(self.ld_file);
+            let f = usize::from(self.ld.file);
             let path = match f {
                 0 => MEMORY_PATH,
                 _ => match SHARD_PATHS.get(f - 1) {
@@ -67,9 +67,9 @@ impl Store {
             };
             if let Some(fd) = open_opt(port, path)? {
                 put_reader(&mut self.reader, fd);
-                self.ld_first = true;
-                self.ld_j = self.ld_from;
-                self.ld_max_n = self.max_n;
+                self.ld.first = true;
+                self.ld.j = self.ld.from;
+                self.ld.max_n = self.max_n;
                 return Ok(true);
             }
             // No base: generation 0. No shard: no entries.
@@ -77,14 +77,14 @@ impl Store {
         }
     }
 
-    /// Past the file being loaded: its shard's entries end at `ld_from`.
+    /// Past the file being loaded: its shard's entries end at `ld.from`.
     fn ld_next_file(&mut self) {
-        if let Some(st) = self.start.get_mut(usize::from(self.ld_file)) {
-            if self.ld_file > 0 {
-                *st = self.ld_from;
+        if let Some(st) = self.start.get_mut(usize::from(self.ld.file)) {
+            if self.ld.file > 0 {
+                *st = self.ld.from;
             }
         }
-        self.ld_file = self.ld_file.saturating_add(1);
+        self.ld.file = self.ld.file.saturating_add(1);
     }
 
     /// One record of a load (`None`: the end of the file): the base's first
@@ -102,7 +102,7 @@ impl Store {
             Some((rec, kl, _, _)) => (Some(rec), key.get(..usize::from(kl)).unwrap_or(&[])),
             None => (None, &[][..]),
         };
-        if self.ld_file == 0 {
+        if self.ld.file == 0 {
             let generation = match rec {
                 Some(Rec::Header(g)) => g,
                 _ => 0,
@@ -113,8 +113,8 @@ impl Store {
             self.ld_next_file();
             return;
         }
-        if self.ld_first {
-            self.ld_first = false;
+        if self.ld.first {
+            self.ld.first = false;
             if let Some(Rec::Header(g)) = rec {
                 self.newest = self.newest.max(g);
             }
@@ -126,13 +126,13 @@ impl Store {
             }
             return;
         }
-        let j = usize::from(self.ld_j);
+        let j = usize::from(self.ld.j);
         let mut del = false;
         let n = match rec {
             None => {
                 // The shard counts.
-                self.ld_from = self.ld_j;
-                self.max_n = self.ld_max_n;
+                self.ld.from = self.ld.j;
+                self.max_n = self.ld.max_n;
                 self.close(port);
                 self.ld_next_file();
                 if let Some(t) = sink.as_deref_mut() {
@@ -155,7 +155,7 @@ impl Store {
             }
             _ => {
                 // The index is full: the shard is streamed (`OVERFLOW`).
-                self.dels |= bit64(OVERFLOW + usize::from(self.ld_file) - 1);
+                self.dels |= bit64(OVERFLOW + usize::from(self.ld.file) - 1);
                 self.ld_reject(port);
                 if let Some(t) = sink.as_deref_mut() {
                     t.shard_done(false);
@@ -166,14 +166,14 @@ impl Store {
         if let Some(t) = sink {
             t.entry(j, key, del);
         }
-        self.ld_max_n = self.ld_max_n.max(n);
-        self.ld_j = self.ld_j.saturating_add(1);
+        self.ld.max_n = self.ld.max_n.max(n);
+        self.ld.j = self.ld.j.saturating_add(1);
     }
 
     /// The shard being loaded is not one of ours: none of its records
     /// count.
     fn ld_reject<P: Port>(&mut self, port: &mut P) {
-        for j in usize::from(self.ld_from)..=usize::from(self.ld_j) {
+        for j in usize::from(self.ld.from)..=usize::from(self.ld.j) {
             self.dels &= !bit64(j);
         }
         self.close(port);
@@ -200,13 +200,13 @@ impl Store {
         self.base_off = 0;
         self.base_skipped = false;
         self.rec_off = 0;
-        self.seek_k = 0;
-        self.seek_j = 0;
-        self.ld_file = 0;
-        self.ld_first = false;
-        self.ld_from = 0;
-        self.ld_j = 0;
-        self.ld_max_n = 0;
+        self.seek.k = 0;
+        self.seek.j = 0;
+        self.ld.file = 0;
+        self.ld.first = false;
+        self.ld.from = 0;
+        self.ld.j = 0;
+        self.ld.max_n = 0;
     }
 
     /// The entry of the shards that holds `key`.

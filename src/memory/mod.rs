@@ -128,7 +128,7 @@ const OVERFLOW: usize = 56;
 /// pair for a pair of the shard) up to a record of the pair's key
 /// (`DROP`) or the shard's end (`KEEP`); then the parked file takes the
 /// reader slot back and reads the pair again: left out, or returned as it
-/// is. A check knows the key by its length ([`Store::seek_j`]) and its
+/// is. A check knows the key by its length ([`Store::seek`]) and its
 /// 32-bit FNV-1a hash ([`Store::last_fnv`]): no second key buffer on the
 /// stack of every pass (the index knows a shard's keys by 16 bits).
 const SCAN: u8 = 3 << 2;
@@ -240,20 +240,30 @@ pub struct Store {
     /// The base, reopened where it was, while a shard record that
     /// overrides its last pair is read ([`NO_FD`]: none; 4 bytes, not 8).
     parked: Fd,
-    /// The reader holds a shard, read up to entry `seek_j` (the next record
-    /// being entry `seek_k`). After a pair of the new keys, `seek_j` is the
-    /// entry it was read from.
-    seeking: bool,
-    seek_k: u8,
-    seek_j: u8,
-    /// A load: the file being read (0: the base, then the shards), whether
-    /// its first record is next, its first entry, its next entry and its
-    /// largest `"n"` so far.
-    ld_file: u8,
-    ld_first: bool,
-    ld_from: u8,
-    ld_j: u8,
-    ld_max_n: u8,
+    /// Where the reader is in a shard it seeks an entry in.
+    seek: Seek,
+    /// Where a load is.
+    ld: LoadAt,
+}
+
+/// [`Store::seek`]: whether the reader holds a shard, read up to entry `j`
+/// (the next record being entry `k`). After a pair of the new keys, `j` is
+/// the entry it was read from.
+struct Seek {
+    on: bool,
+    k: u8,
+    j: u8,
+}
+
+/// [`Store::ld`]: the file a load reads (0: the base, then the shards),
+/// whether its first record is next, its first entry, its next entry and
+/// its largest `"n"` so far.
+struct LoadAt {
+    file: u8,
+    first: bool,
+    from: u8,
+    j: u8,
+    max_n: u8,
 }
 
 impl Store {
@@ -291,14 +301,18 @@ impl Store {
             base_skipped: false,
             rec_off: 0,
             parked: NO_FD,
-            seeking: false,
-            seek_k: 0,
-            seek_j: 0,
-            ld_file: 0,
-            ld_first: false,
-            ld_from: 0,
-            ld_j: 0,
-            ld_max_n: 0,
+            seek: Seek {
+                on: false,
+                k: 0,
+                j: 0,
+            },
+            ld: LoadAt {
+                file: 0,
+                first: false,
+                from: 0,
+                j: 0,
+                max_n: 0,
+            },
         }
     }
 
@@ -326,7 +340,7 @@ impl Store {
         if fd != NO_FD {
             let _ = port.close(fd);
         }
-        self.seeking = false;
+        self.seek.on = false;
     }
 }
 

@@ -102,9 +102,9 @@ impl Store {
             return Ok(false);
         };
         put_reader(&mut self.reader, fd);
-        self.seeking = true;
-        self.seek_k = first as u8;
-        self.seek_j = j as u8;
+        self.seek.on = true;
+        self.seek.k = first as u8;
+        self.seek.j = j as u8;
         Ok(true)
     }
 
@@ -115,7 +115,7 @@ impl Store {
         if let Some(r) = self.reader.take() {
             let _ = port.close(r.fd());
         }
-        self.seeking = false;
+        self.seek.on = false;
         let fd = core::mem::replace(&mut self.parked, NO_FD);
         if fd != NO_FD {
             put_reader(&mut self.reader, fd).skipped = self.base_skipped;
@@ -161,7 +161,7 @@ impl Store {
                 // (The load's file counter is free: it counts the shards
                 // the index could not hold.)
                 self.phase = PART_UNINDEXED;
-                self.ld_file = 0;
+                self.ld.file = 0;
                 break;
             };
             self.emitted |= bit64(j);
@@ -171,9 +171,9 @@ impl Store {
             }
         }
         // Then the shards the index could not hold, streamed ([`OVERFLOW`]).
-        while let Some(path) = SHARD_PATHS.get(usize::from(self.ld_file)) {
-            let s = usize::from(self.ld_file);
-            self.ld_file += 1;
+        while let Some(path) = SHARD_PATHS.get(usize::from(self.ld.file)) {
+            let s = usize::from(self.ld.file);
+            self.ld.file += 1;
             if has(self.dels, OVERFLOW + s) {
                 if let Some(fd) = open_opt(port, path)? {
                     put_reader(&mut self.reader, fd);
@@ -223,9 +223,9 @@ impl Store {
         if self.from_base {
             Loc::Base(self.rec_off)
         } else if self.phase == PART_UNINDEXED {
-            Loc::Line(self.ld_file.wrapping_sub(1), self.rec_off)
+            Loc::Line(self.ld.file.wrapping_sub(1), self.rec_off)
         } else {
-            self.entry_at(usize::from(self.seek_j))
+            self.entry_at(usize::from(self.seek.j))
         }
     }
 
@@ -298,7 +298,7 @@ impl Store {
                 }
                 continue;
             };
-            if !self.seeking {
+            if !self.seek.on {
                 self.rec_off = self.base_off.saturating_add(r.offset());
             }
             let got = match r.rec(port, key, val) {
@@ -313,16 +313,16 @@ impl Store {
                 None => None,
             };
             let skipped = r.skipped;
-            if self.seeking {
+            if self.seek.on {
                 if self.phase >= SCAN {
                     // A check: the end, or a record of the key checked
-                    // (its length in `seek_j`, its hash in `last_fnv`),
+                    // (its length in `seek.j`, its hash in `last_fnv`),
                     // ends it, and the pair's file takes the slot back.
                     let kl = self.got.0;
                     let outcome = match rec {
                         None => KEEP,
                         Some(_)
-                            if kl == self.seek_j
+                            if kl == self.seek.j
                                 && fnv(key.get(..usize::from(kl)).unwrap_or(&[]))
                                     == self.last_fnv =>
                         {
@@ -336,13 +336,13 @@ impl Store {
                 }
                 match rec {
                     Some(Rec::Header(_)) => {}
-                    Some(rec) if self.seek_k == self.seek_j => {
+                    Some(rec) if self.seek.k == self.seek.j => {
                         self.end_seek(port);
                         if matches!(rec, Rec::Pair(_)) {
                             return Stepped::PAIR;
                         }
                     }
-                    Some(_) => self.seek_k = self.seek_k.saturating_add(1),
+                    Some(_) => self.seek.k = self.seek.k.saturating_add(1),
                     None => self.end_seek(port),
                 }
                 continue;
@@ -424,17 +424,17 @@ impl Store {
             place(self.last_fnv).0
         } else {
             self.last_fnv = fnv(key.get(..usize::from(self.got.0)).unwrap_or(&[]));
-            usize::from(self.ld_file.wrapping_sub(1))
+            usize::from(self.ld.file.wrapping_sub(1))
         };
         if !has(self.dels, OVERFLOW + s) {
             return Stepped::PAIR;
         }
-        self.seek_j = self.got.0;
+        self.seek.j = self.got.0;
         self.base_off = self.rec_off;
         self.phase = part | SCAN;
         // (Seeking once parked: a close ends it.)
         let parked = self.park(port, key, s);
-        self.seeking = true;
+        self.seek.on = true;
         match parked {
             Ok(()) => Stepped::READY,
             Err(e) => Stepped::err(e),
