@@ -1173,7 +1173,7 @@ static void test_memory_atomic(void)
      * temporary. fold: the value is too big for a shard.
      * may_succeed: the fault hits a read-only handle whose close result does
      * not matter, or a shard whose bytes all landed before its close failed
-     * (the library reads the store back, src/memory.rs): then old or new
+     * (the library reads the store back, src/memory/): then old or new
      * store are both fine, the new one durable. */
     static const struct {
         struct fault_case c;

@@ -444,7 +444,7 @@ PYFS_NOTHING_STORED = ("open_none", "open_int", "open_object", "write_none", "wr
                        "raise_oserror", "raise_value")
 # The data lands (writes go to the dict at once) but close() fails. An edit
 # of the store that the core reads back as landed is a success
-# (src/memory.rs: a commit that landed but reported an error); whatever a
+# (src/memory/: a commit that landed but reported an error); whatever a
 # call reports must be what the files hold: True -> the value is there (now
 # and after a reboot), False -> it is not.
 PYFS_CLOSE_FAILS = ("close_raises", "no_close")

@@ -259,7 +259,7 @@ def utf8_len(v):
 
 
 def memory_record(o, first, shard):
-    """A line of the store layout (src/memory.rs): a header {"seq":G} (the
+    """A line of the store layout (src/memory/): a header {"seq":G} (the
     first line; a base in the seed's plain form has none), a pair
     {key, value} (with "pin":true when pinned; in a shard "n" for a new
     key's place), or in a shard {key, "del":true}."""
