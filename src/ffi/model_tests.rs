@@ -468,7 +468,7 @@ fn run(steps: Vec<Step>) {
 
 proptest! {
     // Failing cases are kept in tests/proptest-regressions/ffi/; the ones
-    // found so far are unit tests of session/ and memory.rs.
+    // found so far are unit tests of session/ and memory/.
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
         ..crate::testing::regressions("tests/proptest-regressions/ffi/model_tests.txt")
