@@ -64,9 +64,10 @@ use core::ffi::CStr;
 
 use crate::format::lines::{ByteReader, LineWriter, NO_FD};
 use crate::format::session::{self as fmt, End, Read, StatsArray};
+use crate::message::{MSG_MAX_BYTES, Message, Role};
 use crate::port::{Errno, Mode, Port, SESSION_PATH, SESSION_TMP_PATH};
 use crate::text::utf8_prefix;
-use ring::{MAX_MSGS, MSG_MAX_BYTES, Role, SessionRing};
+use ring::{MAX_MSGS, SessionRing};
 
 /// Slot files beside the base.
 pub const SLOTS: usize = 6;
@@ -309,7 +310,7 @@ impl Session {
 
     /// The newest message in RAM, to finish in place what [`Session::add`]
     /// just appended (no I/O; the ring stays dirty).
-    pub fn newest_mut(&mut self) -> Option<&mut crate::session::ring::Message> {
+    pub fn newest_mut(&mut self) -> Option<&mut Message> {
         let last = self.ring.len().checked_sub(1)?;
         self.ring.get_mut(last)
     }
@@ -1107,7 +1108,7 @@ fn scan_file<P: Port, S: PutStats>(
 /// Appends a short account of `m` to a local digest, dropping the oldest
 /// bytes (on a character boundary) when it would pass the message size.
 #[cfg(feature = "lasting")]
-fn digest(text: &mut heapless::Vec<u8, MSG_MAX_BYTES>, m: &ring::Message) {
+fn digest(text: &mut heapless::Vec<u8, MSG_MAX_BYTES>, m: &Message) {
     /// Bytes of each folded turn kept in a local digest.
     const PIECE: usize = 60;
     let body = m
