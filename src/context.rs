@@ -23,9 +23,10 @@
 //! printed as: memory, then the summary and the turns oldest first.
 
 use crate::memory;
+use crate::message::Message;
 use crate::port::Port;
 use crate::session::Session;
-use crate::session::ring::{Message, SessionRing};
+use crate::session::ring::SessionRing;
 use crate::text::{escape, escaped_len};
 
 #[cfg(test)]
@@ -744,7 +745,7 @@ fn render_turns(session: &Session, out: &mut [u8], printed: usize, mut used: usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::ring::Role;
+    use crate::message::Role;
     use crate::testing::MemPort;
 
     fn render(port: &mut MemPort, s: &mut Session, size: usize) -> String {

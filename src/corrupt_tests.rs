@@ -2,9 +2,9 @@
 //! entry, and the next write repairs the file.
 
 use crate::memory;
+use crate::message::Role;
 use crate::port::{MEMORY_PATH, SESSION_PATH};
 use crate::session::Session;
-use crate::session::ring::Role;
 use crate::testing::MemPort;
 
 /// Size of the hostile long line and nesting depth (smaller under Miri,

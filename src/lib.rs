@@ -26,8 +26,6 @@
 pub mod agent;
 /// cbindgen:ignore
 pub mod context;
-/// cbindgen:ignore
-pub mod core;
 pub mod ffi;
 /// cbindgen:ignore
 pub mod format;
@@ -37,6 +35,8 @@ pub mod markdown;
 /// cbindgen:ignore
 pub mod memory;
 /// cbindgen:ignore
+pub mod message;
+/// cbindgen:ignore
 pub mod port;
 /// cbindgen:ignore
 #[cfg(feature = "recall")]
@@ -45,6 +45,8 @@ pub mod recall;
 pub mod safety;
 /// cbindgen:ignore
 pub mod session;
+/// cbindgen:ignore
+pub mod state;
 /// cbindgen:ignore
 pub mod text;
 

@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use bentoclaw::memory;
+use bentoclaw::message::Role;
 use bentoclaw::port::Errno;
 use bentoclaw::session::Session;
-use bentoclaw::session::ring::Role;
 use bentoclaw::testing::{MemPort, Op};
 use libfuzzer_sys::fuzz_target;
 

@@ -3,9 +3,9 @@
 //! message and a flush the file reads back as exactly the ring in RAM.
 #![no_main]
 
+use bentoclaw::message::Role;
 use bentoclaw::port::SESSION_PATH;
 use bentoclaw::session::Session;
-use bentoclaw::session::ring::Role;
 use bentoclaw::testing::MemPort;
 use libfuzzer_sys::fuzz_target;
 

@@ -20,18 +20,18 @@
 //!   unchanged but by CONNECT/DISCONNECT.
 #![no_main]
 
-use bentoclaw::agent::registry::{How, Spec};
+use bentoclaw::agent::registry::{How, Registry, Spec};
 use bentoclaw::agent::tacp::{self, frame};
 use bentoclaw::agent::{self, Arg, Host, ToolOutcome, Ui};
-use bentoclaw::core::Core;
 use bentoclaw::memory;
+use bentoclaw::message::Role;
 use bentoclaw::safety::trust::Level;
-use bentoclaw::session::ring::Role;
+use bentoclaw::state::State;
 use bentoclaw::testing::MemPort;
 use libfuzzer_sys::fuzz_target;
 
 struct FuzzHost {
-    core: Core,
+    state: State<Registry, agent::Agent>,
     port: MemPort,
     connected: bool,
     answers: Vec<(u8, Vec<u8>)>,
@@ -67,8 +67,11 @@ fn dispatch(h: &mut FuzzHost, sub: u8, payload: &[u8]) -> Vec<(u8, Vec<u8>)> {
 impl Host for FuzzHost {
     type Files = MemPort;
 
-    fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut MemPort) -> R) -> Option<R> {
-        Some(f(&mut self.core, &mut self.port))
+    fn with_state<R>(
+        &mut self,
+        f: impl FnOnce(&mut State<Registry, agent::Agent>, &mut MemPort) -> R,
+    ) -> Option<R> {
+        Some(f(&mut self.state, &mut self.port))
     }
 
     fn post(&mut self, _body: &[u8], reply: &mut [u8]) -> Result<usize, agent::NoReply> {
@@ -83,9 +86,9 @@ impl Host for FuzzHost {
 
     fn run_tool(&mut self, slot: u8, _arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {
         let name = self
-            .core
+            .state
             .registry
-            .tool(&self.core.rate, usize::from(slot))
+            .tool(&self.state.rate, usize::from(slot))
             .map(|t| t.name.to_vec())
             .unwrap_or_default();
         let text: &[u8] = match &name[..] {
@@ -240,14 +243,14 @@ fn parse(s: &[u8]) -> Vec<Seen> {
 
 fn host(flags: u8) -> FuzzHost {
     let mut h = FuzzHost {
-        core: Core::new(),
+        state: State::new(Registry::new(), agent::Agent::new()),
         port: MemPort::new(),
         connected: flags & 4 != 0,
         answers: Vec::new(),
     };
     h.port.now = 5_000;
-    h.core.agent.reset();
-    let Core { registry, rate, .. } = &mut h.core;
+    h.state.agent.reset();
+    let State { registry, rate, .. } = &mut h.state;
     registry.reset(rate, 5_000);
     for (name, risk) in TOOLS {
         let spec = Spec {
@@ -256,17 +259,17 @@ fn host(flags: u8) -> FuzzHost {
             confirm: false,
             per_min: 1000,
         };
-        let slot = agent::register_tool(&mut h.core, &mut h.port, name.as_bytes(), spec);
+        let slot = agent::register_tool(&mut h.state, &mut h.port, name.as_bytes(), spec);
         assert!(slot.is_ok());
     }
-    h.core.trust.set(Level::from_c(flags & 3));
+    h.state.trust.set(Level::from_c(flags & 3));
     if flags & 8 != 0 {
         for _ in 0..3 {
-            h.core.breaker.failure(h.port.now);
+            h.state.breaker.failure(h.port.now);
         }
     }
     memory::set(&mut h.port, b"k", b"v\n\"1\"").unwrap();
-    h.core
+    h.state
         .session
         .add(&mut h.port, Role::User, b"hello")
         .unwrap();
@@ -281,10 +284,10 @@ fn check_answers(h: &mut FuzzHost, sub: u8, payload: &[u8], a: &[(u8, Vec<u8>)],
     if sub == tacp::EXEC {
         assert_ne!(text, "trust level insufficient", "EXEC runs at USB trust");
     }
-    assert_eq!(h.core.agent.chain().depth(), 0);
+    assert_eq!(h.state.agent.chain().depth(), 0);
     assert_eq!(h.port.open_count(), 0);
     if !matches!(sub, tacp::CONNECT | tacp::DISCONNECT) {
-        assert_eq!(h.core.trust.get(), trust0, "the trust level");
+        assert_eq!(h.state.trust.get(), trust0, "the trust level");
     }
 }
 
@@ -313,7 +316,7 @@ fuzz_target!(|data: &[u8]| {
                     seen.push(Seen::Frame(sub, seq, p.clone()));
                     if frames < 8 {
                         frames += 1;
-                        let trust0 = h.core.trust.get();
+                        let trust0 = h.state.trust.get();
                         let a = dispatch(&mut h, sub, &p);
                         check_answers(&mut h, sub, &p, &a, trust0);
                     }
@@ -346,7 +349,7 @@ fuzz_target!(|data: &[u8]| {
     let sub = subs[usize::from(sub) % subs.len()];
     let payload = &payload[..payload.len().min(frame::PAYLOAD_MAX)];
     let mut h = host(flags);
-    let trust0 = h.core.trust.get();
+    let trust0 = h.state.trust.get();
     let a = dispatch(&mut h, sub, payload);
     check_answers(&mut h, sub, payload, &a, trust0);
 });

@@ -93,7 +93,7 @@ pub fn run<H: Host>(h: &mut H, slot: usize, arg: Arg<'_>, out: &mut [u8]) -> (To
         UPTIME => uptime(h, out),
         LED => {
             let on = h
-                .with_core(|c, _| {
+                .with_state(|c, _| {
                     let a = &mut c.agent;
                     match arg {
                         Arg::Text(_) => a.led = !a.led,
@@ -109,7 +109,7 @@ pub fn run<H: Host>(h: &mut H, slot: usize, arg: Arg<'_>, out: &mut [u8]) -> (To
             let n = text_out(out, if on { b"True" } else { b"False" });
             (ToolOutcome::Returned(n), Value::Bool(on))
         }
-        WIPE_MEMORY => match h.with_core(|_, p| crate::memory::wipe(p)) {
+        WIPE_MEMORY => match h.with_state(|_, p| crate::memory::wipe(p)) {
             Some(Ok(())) => (
                 ToolOutcome::Returned(text_out(out, b"True")),
                 Value::Bool(true),
@@ -131,7 +131,7 @@ pub fn run<H: Host>(h: &mut H, slot: usize, arg: Arg<'_>, out: &mut [u8]) -> (To
 /// which is under a wipe).
 #[inline(never)]
 fn uptime<H: Host>(h: &mut H, out: &mut [u8]) -> (ToolOutcome, Value) {
-    let now = h.with_core(|_, p| p.ticks_ms()).unwrap_or(0);
+    let now = h.with_state(|_, p| p.ticks_ms()).unwrap_or(0);
     let mut buf = [0u8; 10];
     let n = text_out(out, decimal(now, &mut buf));
     (ToolOutcome::Returned(n), Value::Int(now))

@@ -27,10 +27,13 @@
 //! argument is the host's to keep (`claw_port_confirm_hold`): the core
 //! keeps the slot and the deadline.
 
-use super::registry::How;
-use super::{Account, Arg, Host, Mode, Origin, Status, Ui, Value, core, log_tool, note};
+use super::registry::{How, Registry};
+use super::{
+    Account, Agent, Arg, Host, Mode, Origin, Status, Ui, Value, log_tool, note, with_state_or_busy,
+};
 use crate::port::Port;
 use crate::safety::trust::Level;
+use crate::state::State;
 
 /// How long a held call waits for the person at the device, in ms
 /// (`CLAW_CONFIRM_TIMEOUT_MS`).
@@ -81,7 +84,7 @@ impl Pending {
 /// Drops a held call whose wait is over, with its TOOL turn "NAME: refused:
 /// not confirmed". True when one was dropped.
 pub fn expire<H: Host>(h: &mut H) -> Result<bool, Status> {
-    let gone = core(h, |c, p| {
+    let gone = with_state_or_busy(h, |c, p| {
         let slot = c.agent.pending.slot()?;
         if !c.agent.pending.expired(p.ticks_ms()) {
             return None;
@@ -98,7 +101,7 @@ pub fn expire<H: Host>(h: &mut H) -> Result<bool, Status> {
     }
 }
 
-fn name_of(c: &crate::core::Core, slot: u8) -> ([u8; 31], usize) {
+fn name_of(c: &State<Registry, Agent>, slot: u8) -> ([u8; 31], usize) {
     let mut name = [0u8; 31];
     let src = c.rate.name(usize::from(slot));
     let n = src.len().min(name.len());
@@ -111,7 +114,7 @@ fn name_of(c: &crate::core::Core, slot: u8) -> ([u8; 31], usize) {
 fn refused<H: Host>(h: &mut H, name: &[u8], flush: bool) {
     log_tool(h, Mode::IdlePoint, name, &[b"refused: not confirmed"]);
     if flush {
-        let _ = h.with_core(|c, p| {
+        let _ = h.with_state(|c, p| {
             if c.session.is_dirty() {
                 let _ = c.session.flush(p);
             }
@@ -120,7 +123,7 @@ fn refused<H: Host>(h: &mut H, name: &[u8], flush: bool) {
 }
 
 fn refused_flush<H: Host>(h: &mut H) {
-    let _ = h.with_core(|c, p| {
+    let _ = h.with_state(|c, p| {
         if c.session.is_dirty() {
             let _ = c.session.flush(p);
         }
@@ -139,7 +142,7 @@ pub(crate) fn hold<H: Host>(
 ) -> Result<Option<usize>, Status> {
     // A call held earlier whose wait is over goes first.
     let _ = expire(h)?;
-    let found = core(h, |c, _| {
+    let found = with_state_or_busy(h, |c, _| {
         let t = c.registry.find(&c.rate, name)?;
         let level = c.agent.chain.level().min(Level::Https);
         // The trust gate refuses it anyway: no confirmation is asked for.
@@ -165,7 +168,7 @@ pub(crate) fn hold<H: Host>(
     if let Some(why) = why {
         return Ok(Some(note(h, mode, name, b"refused: ", why, result)));
     }
-    core(h, |c, p| {
+    with_state_or_busy(h, |c, p| {
         c.agent.pending = Pending::held(slot, p.ticks_ms().wrapping_add(TIMEOUT_MS));
     })?;
     show(h, name);
@@ -205,7 +208,7 @@ pub fn confirm<H: Host>(
         refused_flush(h);
         return Err(Status::ConfirmExpired);
     }
-    let held = core(h, |c, _| {
+    let held = with_state_or_busy(h, |c, _| {
         let slot = c.agent.pending.slot()?;
         c.agent.pending = Pending::none();
         Some(name_of(c, slot))
@@ -220,7 +223,7 @@ pub fn confirm<H: Host>(
     }
     // The tool may have gone meanwhile (a soft reset drops Python tools
     // and the hold with them; a re-registration replaces it in place).
-    let gone = core(h, |c, _| {
+    let gone = with_state_or_busy(h, |c, _| {
         c.registry
             .find(&c.rate, name)
             .is_none_or(|t| t.how == How::Absent)

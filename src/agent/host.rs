@@ -1,10 +1,11 @@
 //! What the agent asks of everything outside the core ([`Host`]), and the
 //! accounting of one top-level operation ([`Account`]) over the core.
 
-use super::state::{Arg, Status, ToolOutcome, Ui};
-use crate::core::Core;
+use super::registry::Registry;
+use super::state::{Agent, Arg, Status, ToolOutcome, Ui};
 use crate::port::Port;
 use crate::safety::trust::Level;
+use crate::state::State;
 
 /// Everything outside the core.
 pub trait Host {
@@ -12,7 +13,10 @@ pub trait Host {
     type Files: Port;
     /// Runs `f` with the state and the file port, or `None` when the state
     /// is in use (a call from inside a file operation of the core).
-    fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut Self::Files) -> R) -> Option<R>;
+    fn with_state<R>(
+        &mut self,
+        f: impl FnOnce(&mut State<Registry, Agent>, &mut Self::Files) -> R,
+    ) -> Option<R>;
     /// POSTs `body` to the backend; the reply body of a 200 answer is
     /// copied into `reply`, its length returned. [`NoReply::TooLong`] when
     /// the transport tells that the body was larger than `reply` (the unix
@@ -92,7 +96,7 @@ impl Account {
         Self::default()
     }
 
-    pub(crate) fn error(&mut self, c: &mut Core) {
+    pub(crate) fn error(&mut self, c: &mut State<Registry, Agent>) {
         if !self.errored {
             c.agent.errors = c.agent.errors.saturating_add(1);
             self.errored = true;
@@ -100,13 +104,13 @@ impl Account {
     }
 
     /// A request answered while the breaker is half-open ends its trial.
-    pub(crate) fn end_trial<P: Port>(c: &mut Core, p: &mut P) {
+    pub(crate) fn end_trial<P: Port>(c: &mut State<Registry, Agent>, p: &mut P) {
         if c.breaker.state(p.ticks_ms()) == crate::safety::breaker::State::HalfOpen {
             c.breaker.success();
         }
     }
 
-    pub(crate) fn failure<P: Port>(&mut self, c: &mut Core, p: &mut P) {
+    pub(crate) fn failure<P: Port>(&mut self, c: &mut State<Registry, Agent>, p: &mut P) {
         self.error(c);
         if !self.failed {
             c.breaker.failure(p.ticks_ms());
@@ -115,24 +119,26 @@ impl Account {
     }
 }
 
-pub(crate) fn core<H: Host, R>(
+/// [`Host::with_state`]: what `f` returns, or [`Status::Busy`] when the
+/// state is in use.
+pub(crate) fn with_state_or_busy<H: Host, R>(
     h: &mut H,
-    f: impl FnOnce(&mut Core, &mut H::Files) -> R,
+    f: impl FnOnce(&mut State<Registry, Agent>, &mut H::Files) -> R,
 ) -> Result<R, Status> {
-    h.with_core(f).ok_or(Status::Busy)
+    h.with_state(f).ok_or(Status::Busy)
 }
 
 /// Enters the chain with `own` trust for the length of `f`.
 pub(crate) fn nested<H: Host, R>(
     h: &mut H,
-    own: impl FnOnce(&Core) -> Level,
+    own: impl FnOnce(&State<Registry, Agent>) -> Level,
     f: impl FnOnce(&mut H) -> Result<R, Status>,
 ) -> Result<R, Status> {
-    let frame = core(h, |c, _| {
+    let frame = with_state_or_busy(h, |c, _| {
         let own = own(c);
         c.agent.chain.enter(own)
     })??;
     let r = f(h);
-    let _ = h.with_core(|c, _| c.agent.chain.leave(frame));
+    let _ = h.with_state(|c, _| c.agent.chain.leave(frame));
     r
 }

@@ -24,8 +24,8 @@
 //! * **The seed's wire contract by default**: one request `{"prompt","context"}`
 //!   per `ask()`, one follow-up per tool round; summary requests and the
 //!   `tools` member only when configured.
-//! * No borrow of the [`Core`] is held across a host callback: the state is
-//!   reached through [`Host::with_core`] for the length of one closure, so a
+//! * No borrow of the [`crate::state::State`] is held across a host callback: the state is
+//!   reached through [`Host::with_state`] for the length of one closure, so a
 //!   tool that calls back into the agent finds it consistent.
 
 pub mod builtin;
@@ -42,13 +42,12 @@ pub mod tacp;
 pub mod wire;
 
 pub use host::{Account, Host, NoReply};
-use host::{core, nested};
+use host::{nested, with_state_or_busy};
 pub use state::*;
 
-use crate::core::Core;
+use crate::message::{MSG_MAX_BYTES, Role};
 use crate::port::Port;
 use crate::safety::trust::Level;
-use crate::session::ring::{MSG_MAX_BYTES, Role};
 use crate::text::floor_char_boundary;
 use registry::How;
 
@@ -56,7 +55,7 @@ use registry::How;
 /// handler, risk, rate_per_min, description, confirm)`, [`How::Python`]) or a
 /// C handler (`claw_tools_register`, [`How::Host`]). Returns its slot.
 pub fn register_tool<P: Port>(
-    c: &mut Core,
+    c: &mut crate::state::State<registry::Registry, Agent>,
     p: &mut P,
     name: &[u8],
     spec: registry::Spec,
@@ -141,13 +140,13 @@ pub fn check_api_key(s: &[u8]) -> Result<(), Status> {
 /// Reads the settings and the session ring when they are not in RAM yet
 /// (the first call after a soft reset): what a top-level call does first,
 /// from its shallowest frame. Everything under it works on them in RAM
-/// (`Core::config_cached`, `Session::*_loaded`), so that no file load
+/// (`State::config_cached`, `Session::*_loaded`), so that no file load
 /// sits under the frames of a tool round. A load that fails leaves the
 /// defaults and an unloaded ring: the turns of that call are then not
 /// recorded (the next call tries again).
 #[inline(never)]
 pub fn ready<H: Host>(h: &mut H) {
-    let _ = h.with_core(|c, p| {
+    let _ = h.with_state(|c, p| {
         let _ = c.config(p);
         let _ = c.session.ring(p);
     });
@@ -155,7 +154,7 @@ pub fn ready<H: Host>(h: &mut H) {
 
 /// The idle point: one flash write for what a call changed. A failed flush
 /// leaves the ring dirty for the next one; nothing is lost from RAM.
-fn flush_if_dirty<P: Port>(c: &mut Core, p: &mut P) {
+fn flush_if_dirty<P: Port>(c: &mut crate::state::State<registry::Registry, Agent>, p: &mut P) {
     if c.session.is_dirty() {
         let _ = c.session.flush(p);
     }
@@ -179,7 +178,7 @@ pub enum Mode {
 /// stack while the session compacts or loads underneath.
 pub(crate) fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u8]]) {
     show_tool(h, name, parts);
-    let _ = h.with_core(|c, p| {
+    let _ = h.with_state(|c, p| {
         if let Mode::AskRound(round) = mode {
             policy::before_tool_turn(c, p, round);
         }
@@ -223,7 +222,12 @@ fn tool_turn(line: &mut [u8], name: &[u8], parts: &[&[u8]]) -> usize {
 /// Gates 1–3 for the tool in `slot` at `level`, then gate 4 (record). The
 /// one admission of every tool call; an admitted call is counted
 /// (`exec_count`) and becomes the last command.
-pub fn admit<P: Port>(c: &mut Core, p: &mut P, slot: usize, level: Level) -> Result<(), Status> {
+pub fn admit<P: Port>(
+    c: &mut crate::state::State<registry::Registry, Agent>,
+    p: &mut P,
+    slot: usize,
+    level: Level,
+) -> Result<(), Status> {
     let now = p.ticks_ms();
     let risk = c.registry.tool(&c.rate, slot).map_or(u8::MAX, |t| t.risk);
     if !c.breaker.allow(now) {
@@ -237,7 +241,7 @@ pub fn admit<P: Port>(c: &mut Core, p: &mut P, slot: usize, level: Level) -> Res
     }
     c.rate.record_slot(slot, now);
     c.agent.execs = c.agent.execs.saturating_add(1);
-    let Core { agent, rate, .. } = c;
+    let crate::state::State { agent, rate, .. } = c;
     agent.set_last_cmd(rate.name(slot));
     Ok(())
 }
@@ -253,7 +257,7 @@ pub fn execute<H: Host>(h: &mut H, name: &[u8]) -> Result<(u8, bool), Status> {
         h,
         |c| c.trust.get(),
         |h| {
-            let found = core(h, |c, p| {
+            let found = with_state_or_busy(h, |c, p| {
                 let t = c.registry.find(&c.rate, name)?;
                 let (slot, risk, confirm) = (t.slot, t.risk, t.confirm);
                 let level = c.agent.chain.level();
@@ -266,7 +270,7 @@ pub fn execute<H: Host>(h: &mut H, name: &[u8]) -> Result<(u8, bool), Status> {
             let (risk, confirm) = found.ok_or(Status::UnknownTool)??;
             h.ui_init();
             h.ui(Ui::LastCmd, name);
-            core(h, |c, p| {
+            with_state_or_busy(h, |c, p| {
                 c.agent.set_state(State::Idle);
                 if c.session.add_loaded(Role::Tool, b"").is_ok() {
                     if let Some(m) = c.session.newest_mut() {
@@ -309,7 +313,7 @@ pub fn call_tool<H: Host>(
     acct: &mut Account,
     mode: Mode,
 ) -> Result<Value, Status> {
-    let own = move |c: &Core| match origin {
+    let own = move |c: &crate::state::State<registry::Registry, Agent>| match origin {
         Origin::Repl => c.trust.get(),
         Origin::Usb => Level::Usb,
         Origin::Backend => c.trust.get().min(Level::Https),
@@ -322,7 +326,7 @@ pub fn call_tool<H: Host>(
     nested(h, own, |h| {
         let r = run_tool_gated(h, name, who, arg, out, acct, mode);
         if mode == Mode::IdlePoint {
-            let _ = h.with_core(flush_if_dirty);
+            let _ = h.with_state(flush_if_dirty);
         }
         r
     })
@@ -345,7 +349,7 @@ pub fn exec_tool<H: Host>(
         |_| Level::Usb,
         |h| {
             let r = run_tool_gated(h, name, Who::Exec(line), arg, out, acct, Mode::IdlePoint);
-            let _ = h.with_core(flush_if_dirty);
+            let _ = h.with_state(flush_if_dirty);
             r
         },
     )
@@ -365,7 +369,7 @@ enum Who<'a> {
 /// Shows the last command (copied out of the core: the UI may call back in).
 #[inline(never)]
 fn show_last_cmd<H: Host>(h: &mut H) -> Result<(), Status> {
-    let (buf, n) = core(h, |c, _| {
+    let (buf, n) = with_state_or_busy(h, |c, _| {
         let mut buf = [0u8; LAST_CMD_MAX];
         crate::text::copy_prefix(&mut buf, c.agent.last_cmd());
         (buf, c.agent.last_cmd().len())
@@ -384,7 +388,7 @@ fn run_tool_gated<H: Host>(
     mode: Mode,
 ) -> Result<Value, Status> {
     let exec = matches!(who, Who::Exec(_));
-    let (slot, how) = core(h, |c, _| {
+    let (slot, how) = with_state_or_busy(h, |c, _| {
         let t = c.registry.find(&c.rate, name)?;
         Some((t.slot, t.how))
     })?
@@ -396,7 +400,7 @@ fn run_tool_gated<H: Host>(
     if h.aborted() {
         return Err(Status::Aborted);
     }
-    core(h, |c, p| {
+    with_state_or_busy(h, |c, p| {
         let level = c.agent.chain.level();
         admit(c, p, slot, level).inspect_err(|_| acct.error(c))?;
         if let Who::Exec(line) = who {
@@ -422,7 +426,7 @@ fn run_tool_gated<H: Host>(
             other => (other, Value::Host(0)),
         }
     };
-    let _ = h.with_core(|c, _| {
+    let _ = h.with_state(|c, _| {
         if c.agent.state() == State::Executing {
             c.agent.set_state(State::Idle);
         }
@@ -430,7 +434,7 @@ fn run_tool_gated<H: Host>(
     match outcome {
         (ToolOutcome::Returned(n), value) => {
             let text = out.get(..n).unwrap_or(&[]);
-            core(h, |c, _| {
+            with_state_or_busy(h, |c, _| {
                 // A round of an ask() is reported with the ask() (its outcome
                 // is the ask()'s); a call of its own now.
                 if mode == Mode::IdlePoint {
@@ -447,7 +451,7 @@ fn run_tool_gated<H: Host>(
             Ok(value)
         }
         (ToolOutcome::Raised(n), _) => {
-            core(h, |c, p| {
+            with_state_or_busy(h, |c, p| {
                 if mode == Mode::IdlePoint {
                     acct.failure(c, p);
                 } else {
@@ -484,18 +488,18 @@ pub fn connect<H: Host>(h: &mut H, host: &[u8], port: u16, api_key: &[u8]) -> Re
         |h| {
             h.ui_init();
             h.ui(Ui::Status, b"Connecting...");
-            core(h, |c, _| c.trust.set(Level::Https))?;
+            with_state_or_busy(h, |c, _| c.trust.set(Level::Https))?;
             let ok = h.connect(host, port, api_key);
             if ok {
                 h.ui(Ui::Status, b"Online (HTTPS)");
-                core(h, |c, p| {
+                with_state_or_busy(h, |c, p| {
                     let _ = c
                         .session
                         .add(p, Role::System, b"Connected to TESAIoT backend");
                 })?;
             } else {
                 h.ui(Ui::Status, b"Connect failed");
-                core(h, |c, _| {
+                with_state_or_busy(h, |c, _| {
                     c.agent.errors = c.agent.errors.saturating_add(1);
                     c.trust.set(Level::Usb);
                 })?;
@@ -513,7 +517,7 @@ pub fn disconnect<H: Host>(h: &mut H) -> Result<(), Status> {
         |h| {
             h.disconnect();
             h.ui(Ui::Status, b"Offline");
-            core(h, |c, p| {
+            with_state_or_busy(h, |c, p| {
                 c.trust.set(Level::Usb);
                 let _ = c.session.add(p, Role::System, b"Disconnected from backend");
             })
@@ -523,7 +527,7 @@ pub fn disconnect<H: Host>(h: &mut H) -> Result<(), Status> {
 
 /// `session_clear()`: the ring and its file, and the chat panel.
 pub fn session_clear<H: Host>(h: &mut H) -> Result<(), Status> {
-    core(h, |c, p| c.session.clear(p))?;
+    with_state_or_busy(h, |c, p| c.session.clear(p))?;
     h.ui(Ui::Clear, b"");
     Ok(())
 }
@@ -617,14 +621,14 @@ pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
     check_prompt(prompt)?;
     if policy::command(prompt).is_none() {
         if !h.connected() {
-            core(h, |c, _| Account::new().error(c))?;
+            with_state_or_busy(h, |c, _| Account::new().error(c))?;
             return Err(Status::NotConnected);
         }
-        let left = core(h, |c, _| {
+        let left = with_state_or_busy(h, |c, _| {
             c.agent.chain.requests_left() || c.agent.chain.depth() == 0
         })?;
         if !left {
-            core(h, |c, _| Account::new().error(c))?;
+            with_state_or_busy(h, |c, _| Account::new().error(c))?;
             return Err(Status::RequestLimit);
         }
     }
@@ -676,12 +680,12 @@ fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply
 fn ask_chained<H: Host>(h: &mut H, prompt: &[u8], w: &mut Work<'_>) -> Result<Reply, Status> {
     let mut acct = Account::new();
     if !h.connected() {
-        core(h, |c, _| acct.error(c))?;
+        with_state_or_busy(h, |c, _| acct.error(c))?;
         return Err(Status::NotConnected);
     }
     // Refused before the breaker admits anything, so that no half-open
     // trial is left unreported.
-    let refused = core(h, |c, p| {
+    let refused = with_state_or_busy(h, |c, p| {
         if !c.agent.chain.requests_left() {
             acct.error(c);
             return Some(Status::RequestLimit);
@@ -697,7 +701,7 @@ fn ask_chained<H: Host>(h: &mut H, prompt: &[u8], w: &mut Work<'_>) -> Result<Re
         return Err(s);
     }
     let r = exchange_rounds(h, prompt, w, &mut acct);
-    let _ = h.with_core(|c, p| {
+    let _ = h.with_state(|c, p| {
         if r.is_err() && c.agent.state() == State::Thinking {
             c.agent.set_state(State::Idle);
         }
@@ -715,7 +719,7 @@ fn request_failed<H: Host>(
     ui: &[u8],
     last: &[u8],
 ) -> Result<(), Status> {
-    core(h, |c, p| {
+    with_state_or_busy(h, |c, p| {
         c.agent.set_state(State::Error);
         c.agent.last_request_failed = true;
         if !acct.failed {
@@ -740,7 +744,7 @@ fn exchange_rounds<H: Host>(
     if acct.failed {
         // The summary request failed: the breaker heard it. The exchange
         // goes ahead only if it still admits one (no second report).
-        let allowed = core(h, |c, p| c.breaker.allow(p.ticks_ms()))?;
+        let allowed = with_state_or_busy(h, |c, p| c.breaker.allow(p.ticks_ms()))?;
         if !allowed {
             return Err(Status::RequestFailed);
         }
@@ -748,7 +752,7 @@ fn exchange_rounds<H: Host>(
     h.ui(Ui::Status, b"Thinking...");
     h.ui(Ui::LastCmd, prompt);
     h.ui(Ui::ChatUser, prompt);
-    core(h, |c, _| {
+    with_state_or_busy(h, |c, _| {
         let _ = c.session.add_loaded(Role::User, prompt);
     })?;
 
@@ -760,7 +764,7 @@ fn exchange_rounds<H: Host>(
         let n = match post_request(h, prompt, w, pending) {
             Ok(n) => n,
             Err(Status::RequestLimit) => {
-                core(h, |c, _| acct.error(c))?;
+                with_state_or_busy(h, |c, _| acct.error(c))?;
                 return Err(Status::RequestLimit);
             }
             Err(Status::RequestFailed) => {
@@ -777,7 +781,7 @@ fn exchange_rounds<H: Host>(
             // An answered first request ends a half-open trial, so that the
             // tools it asks for pass gate 1; the ask()'s outcome is reported
             // when it ends.
-            core(h, Account::end_trial)?;
+            with_state_or_busy(h, Account::end_trial)?;
         }
         let Some((name_len, arg_len)) = decode_call(w, n) else {
             break n;
@@ -799,7 +803,7 @@ fn exchange_rounds<H: Host>(
         let at = w.reply.get_mut(result_len..).unwrap_or(&mut []);
         crate::text::copy_prefix(at, name);
         pending = Some((name_len as u16, status, result_len as u16));
-        core(h, |c, _| c.agent.set_state(State::Thinking))?;
+        with_state_or_busy(h, |c, _| c.agent.set_state(State::Thinking))?;
     };
 
     answer(h, w, n, acct)
@@ -843,7 +847,7 @@ fn answer<H: Host>(
     let text = w.reply.get(..n).unwrap_or(&[]);
     let mut num = [0u8; 10];
     let digits = builtin::decimal(n as u32, &mut num);
-    core(h, |c, p| {
+    with_state_or_busy(h, |c, p| {
         // A failure when one of its tools raised (or an earlier request of
         // it failed), otherwise a success.
         if acct.tool_failed {
@@ -865,7 +869,7 @@ fn answer<H: Host>(
 /// Shows the last result (copied out of the core: the UI may call back in).
 #[inline(never)]
 fn show_last_result<H: Host>(h: &mut H) -> Result<(), Status> {
-    let (buf, n) = core(h, |c, _| {
+    let (buf, n) = with_state_or_busy(h, |c, _| {
         let mut buf = [0u8; LAST_RESULT_MAX];
         crate::text::copy_prefix(&mut buf, c.agent.last_result());
         (buf, c.agent.last_result().len())
@@ -988,7 +992,7 @@ struct Plan {
 /// and its tool's name after it.
 #[inline(never)]
 fn plan_body(
-    c: &mut Core,
+    c: &mut crate::state::State<registry::Registry, Agent>,
     prompt: &[u8],
     reply: &[u8],
     body_len: usize,
@@ -1030,7 +1034,7 @@ fn plan_body(
 /// shorter when they take more).
 #[inline(never)]
 fn context_room(
-    c: &mut Core,
+    c: &mut crate::state::State<registry::Registry, Agent>,
     prompt: &[u8],
     w: &Work<'_>,
     pending: Option<Pending>,
@@ -1053,7 +1057,7 @@ fn pending_len(pending: Option<Pending>) -> usize {
 /// sent).
 #[inline(never)]
 fn write_body(
-    c: &mut Core,
+    c: &mut crate::state::State<registry::Registry, Agent>,
     prompt: &[u8],
     w: &mut Work<'_>,
     pending: Option<Pending>,
@@ -1112,7 +1116,7 @@ fn post_request<H: Host>(
 ) -> Result<usize, Status> {
     // The context, rendered into the reply area (the deep part: the ring
     // and the store are read), in a scratch carved from the body area ...
-    let ctx_all = core(h, |c, p| {
+    let ctx_all = with_state_or_busy(h, |c, p| {
         if !c.agent.chain.take_request() {
             return Err(Status::RequestLimit);
         }
@@ -1136,7 +1140,7 @@ fn post_request<H: Host>(
         Ok(n)
     })??;
     // ... then the body, from a frame of its own.
-    let built = core(h, |c, _| write_body(c, prompt, w, pending, ctx_all))??;
+    let built = with_state_or_busy(h, |c, _| write_body(c, prompt, w, pending, ctx_all))??;
     let (body_len, ctx_len) = built;
     if h.aborted() {
         return Err(Status::Aborted);
@@ -1155,7 +1159,7 @@ fn post_request<H: Host>(
         Ok(n) => {
             let (tin, tout) = h.tokens();
             let now_s = h.time_s();
-            core(h, |c, p| {
+            with_state_or_busy(h, |c, p| {
                 policy::account(c, p, body_len, n, ctx_len, tin, tout, now_s);
             })?;
             Ok(n)

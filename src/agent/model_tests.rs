@@ -3,7 +3,7 @@
 //! Random programs — sequences of top-level calls (`ask()`, `tool()` from
 //! the REPL, the USB host or a backend, `tacp()`, `connect()`,
 //! `disconnect()`), clock jumps, trust changes, `config()` and soft resets —
-//! run against a [`Host`] over [`Core`] + [`MemPort`] whose backend answers
+//! run against a [`Host`] over [`State`] + [`MemPort`] whose backend answers
 //! from a script (text, `tool_call`s, failures, garbage, invalid UTF-8, NUL,
 //! over-long replies) and whose Python tools act from a script (return,
 //! raise, abort, and first call back into the agent: nested `ask()`,
@@ -50,16 +50,16 @@ use std::collections::VecDeque;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
 
-use super::registry::How;
+use super::registry::{How, Registry};
 use super::{
     Account, Arg, CALL_DEPTH_MAX, CALL_REQUESTS_MAX, Host, NAME_ECHO_MAX, NoReply, Origin,
     REPLY_MAX, Status, TOOL_RESULT_MAX, TOOL_ROUNDS_MAX, ToolOutcome, Ui, ask, ask_check, config,
     connect, disconnect, tacp, tool,
 };
-use crate::core::Core;
+use crate::message::Role;
 use crate::safety::breaker::{CircuitBreaker, State as Cb};
 use crate::safety::trust::Level;
-use crate::session::ring::Role;
+use crate::state::State;
 use crate::testing::MemPort;
 
 /// Python tools of the registry: (name, risk, calls per minute).
@@ -146,7 +146,7 @@ enum Top {
     Trust(u8),
     /// `config(key=value)`.
     Config(usize, i32),
-    /// A soft reset: a fresh core over the same files.
+    /// A soft reset: a fresh state over the same files.
     Reboot,
 }
 
@@ -315,7 +315,7 @@ fn reached(f: impl FnOnce(&mut Reached)) {
 }
 
 struct ModelHost {
-    core: Core,
+    state: State<Registry, super::Agent>,
     port: MemPort,
     connected: bool,
     connect_ok: bool,
@@ -353,7 +353,7 @@ fn fingerprint(b: &CircuitBreaker, now: u32) -> String {
 impl ModelHost {
     fn new() -> Self {
         let mut m = ModelHost {
-            core: Core::new(),
+            state: State::new(Registry::new(), super::Agent::new()),
             port: MemPort::new(),
             connected: false,
             connect_ok: true,
@@ -377,10 +377,10 @@ impl ModelHost {
     /// What the binding does at a soft reset: the seed's inits, the agent's,
     /// the Python tools registered again.
     fn soft_reset(&mut self) {
-        self.core = Core::new();
-        self.core.agent.reset();
+        self.state = State::new(Registry::new(), super::Agent::new());
+        self.state.agent.reset();
         let now = self.port.now;
-        let Core { registry, rate, .. } = &mut self.core;
+        let State { registry, rate, .. } = &mut self.state;
         registry.reset(rate, now);
         for (name, risk, rate) in PY_TOOLS {
             let spec = super::registry::Spec {
@@ -389,7 +389,7 @@ impl ModelHost {
                 confirm: false,
                 per_min: rate,
             };
-            super::register_tool(&mut self.core, &mut self.port, name.as_bytes(), spec).unwrap();
+            super::register_tool(&mut self.state, &mut self.port, name.as_bytes(), spec).unwrap();
         }
         self.trust = Level::Usb;
     }
@@ -399,11 +399,11 @@ impl ModelHost {
     }
 
     fn errors(&self) -> u32 {
-        self.core.agent.errors()
+        self.state.agent.errors()
     }
 
     fn registered(&self, name: &[u8]) -> Option<(u8, bool)> {
-        let t = self.core.registry.find(&self.core.rate, name)?;
+        let t = self.state.registry.find(&self.state.rate, name)?;
         Some((t.risk, t.how == How::Builtin))
     }
 
@@ -589,7 +589,7 @@ impl ModelHost {
             }
             _ => {}
         }
-        assert_eq!(self.core.trust.get(), self.trust, "{what}: trust level");
+        assert_eq!(self.state.trust.get(), self.trust, "{what}: trust level");
         if f.kind != Kind::Ask {
             // (An ask()'s own level may be above: its tools run at HTTPS.)
             assert!(f.cap as u8 <= self.top_bound as u8, "{what}: trust rose");
@@ -698,7 +698,7 @@ impl ModelHost {
             };
             if let Some(b) = expect {
                 assert_eq!(
-                    fingerprint(&self.core.breaker, now),
+                    fingerprint(&self.state.breaker, now),
                     fingerprint(&b, now),
                     "{what}: not exactly the ask()'s one report"
                 );
@@ -706,7 +706,7 @@ impl ModelHost {
             // A half-open trial is always reported — but for one that a
             // call of the chain took and a later gate refused.
             if st != Status::Aborted && self.late_refusals == f.late0 {
-                let mut b = self.core.breaker;
+                let mut b = self.state.breaker;
                 assert!(
                     b.state(now) != Cb::HalfOpen || b.allow(now),
                     "{what}: left a half-open trial pending"
@@ -721,7 +721,7 @@ impl ModelHost {
         let now = self.now();
         if ok {
             assert_eq!(
-                fingerprint(&self.core.breaker, now),
+                fingerprint(&self.state.breaker, now),
                 fingerprint(&CircuitBreaker::new(), now),
                 "{what}: a tool that returned is a success"
             );
@@ -730,7 +730,7 @@ impl ModelHost {
             let (_, _, mut b) = f.ran.clone().expect("a raised tool ran");
             b.failure(now);
             assert_eq!(
-                fingerprint(&self.core.breaker, now),
+                fingerprint(&self.state.breaker, now),
                 fingerprint(&b, now),
                 "{what}: a tool that raised is one failure"
             );
@@ -782,7 +782,7 @@ impl ModelHost {
         let raised = answered && answer == failed;
         if answered {
             // The last result is the answer's first bytes.
-            assert_eq!(self.core.agent.last_result(), cut(answer.as_bytes(), 47));
+            assert_eq!(self.state.agent.last_result(), cut(answer.as_bytes(), 47));
         }
         self.check_tool_breaker(f, ok, raised, what);
     }
@@ -843,7 +843,7 @@ impl ModelHost {
                 );
                 let base = f.base + 1;
                 let regd = {
-                    let c = &self.core;
+                    let c = &self.state;
                     c.registry
                         .find(&c.rate, &p.name)
                         .map(|t| (t.risk, t.how == How::Builtin))
@@ -898,8 +898,11 @@ impl ModelHost {
 impl Host for ModelHost {
     type Files = MemPort;
 
-    fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut MemPort) -> R) -> Option<R> {
-        Some(f(&mut self.core, &mut self.port))
+    fn with_state<R>(
+        &mut self,
+        f: impl FnOnce(&mut State<Registry, super::Agent>, &mut MemPort) -> R,
+    ) -> Option<R> {
+        Some(f(&mut self.state, &mut self.port))
     }
 
     fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Result<usize, NoReply> {
@@ -913,7 +916,7 @@ impl Host for ModelHost {
         reached(|r| r.max_posts_top = r.max_posts_top.max(self.top_posts));
         let f = self.frames.last().expect("a post inside a call");
         assert_eq!(f.kind, Kind::Ask, "only ask() posts");
-        let breaker = self.core.breaker;
+        let breaker = self.state.breaker;
         let summary = self.check_body(body);
         // The transport: no answer once disconnected.
         let r = match self.connected {
@@ -983,9 +986,9 @@ impl Host for ModelHost {
         reached(|r| r.tool_runs += 1);
         let (name, risk) = {
             let t = self
-                .core
+                .state
                 .registry
-                .tool(&self.core.rate, usize::from(slot))
+                .tool(&self.state.rate, usize::from(slot))
                 .expect("a registered slot");
             (t.name.to_vec(), t.risk)
         };
@@ -1010,8 +1013,8 @@ impl Host for ModelHost {
             Kind::Other => panic!("a tool ran inside connect/disconnect"),
         };
         reached(|r| r.max_depth = r.max_depth.max(depth));
-        assert_eq!(self.core.agent.chain.depth(), depth, "chain depth");
-        assert_eq!(self.core.agent.chain.level(), cap, "the chain's trust");
+        assert_eq!(self.state.agent.chain.depth(), depth, "chain depth");
+        assert_eq!(self.state.agent.chain.level(), cap, "the chain's trust");
         assert!(depth <= CALL_DEPTH_MAX);
         assert!(cap.allows(risk), "{name:?} (risk {risk}) ran at {cap:?}");
         assert!(cap as u8 <= self.top_bound as u8, "trust rose in the chain");
@@ -1043,7 +1046,7 @@ impl Host for ModelHost {
             }
         };
         out[..text.len()].copy_from_slice(&text);
-        let breaker = self.core.breaker;
+        let breaker = self.state.breaker;
         let f = self.frames.last_mut().unwrap();
         let ran = match outcome {
             ToolOutcome::Returned(_) => Some(true),
@@ -1137,7 +1140,7 @@ fn run_program(setup: &Setup, prog: &[Top]) -> ModelHost {
     // Summary requests come with compaction before a drop (both opt-in).
     values[10] = i32::from(setup.backend_summary);
     let c = config::set(
-        &mut m.core.agent.config,
+        &mut m.state.agent.config,
         &mut m.port,
         &values,
         (3 << 7) | (1 << 10),
@@ -1147,14 +1150,14 @@ fn run_program(setup: &Setup, prog: &[Top]) -> ModelHost {
     for i in 0..setup.history {
         let text = format!("earlier exchange {i} ").repeat(8);
         for role in [Role::User, Role::Assistant] {
-            m.core
+            m.state
                 .session
                 .add(&mut m.port, role, text.as_bytes())
                 .unwrap();
         }
     }
     for _ in 0..setup.failures {
-        m.core.breaker.failure(m.port.now);
+        m.state.breaker.failure(m.port.now);
     }
     if setup.cooled {
         m.port.now += 30_000;
@@ -1169,9 +1172,9 @@ fn run_program(setup: &Setup, prog: &[Top]) -> ModelHost {
                 m.top_posts = 0;
                 let _ = m.call(call, 0, None);
                 assert!(m.frames.is_empty());
-                assert_eq!(m.core.agent.chain.depth(), 0, "{call:?}: chain left");
+                assert_eq!(m.state.agent.chain.depth(), 0, "{call:?}: chain left");
                 assert_eq!(m.port.open_count(), 0, "{call:?}: a file left open");
-                let ring = m.core.session.ring(&mut m.port);
+                let ring = m.state.session.ring(&mut m.port);
                 for msg in ring.iter() {
                     assert!(
                         std::str::from_utf8(&msg.text).is_ok() && !msg.text.contains(&0),
@@ -1183,13 +1186,13 @@ fn run_program(setup: &Setup, prog: &[Top]) -> ModelHost {
             Top::Advance(ms) => m.port.now = m.port.now.wrapping_add(*ms),
             Top::Trust(l) => {
                 let l = Level::from_c(*l);
-                m.core.trust.set(l);
+                m.state.trust.set(l);
                 m.trust = l;
             }
             Top::Config(i, v) => {
                 let mut values = [0i32; config::KEYS.len()];
                 values[*i] = *v;
-                let got = config::set(&mut m.core.agent.config, &mut m.port, &values, 1 << i);
+                let got = config::set(&mut m.state.agent.config, &mut m.port, &values, 1 << i);
                 if let Ok(c) = got {
                     m.backend_summary = c.backend_summary;
                     m.send_tools = c.send_tools;
@@ -1523,17 +1526,17 @@ fn a_trial_taken_inside_an_ask_that_hits_its_request_limit() {
     let mut m = ModelHost::new();
     m.connected = true;
     m.trust = Level::Https;
-    m.core.trust.set(Level::Https);
+    m.state.trust.set(Level::Https);
     m.replies = replies.into();
     m.acts = vec![acting(calls, ok())].into();
     assert_eq!(m.call(&ask("go"), 0, None), Status::RequestLimit);
     assert_eq!(m.late_refusals, 1);
     // The refused wipe_memory took the trial; nothing reports it ...
     let now = m.now();
-    assert_eq!(m.core.breaker.state(now), Cb::HalfOpen);
-    assert!(!m.core.breaker.allow(now));
+    assert_eq!(m.state.breaker.state(now), Cb::HalfOpen);
+    assert!(!m.state.breaker.allow(now));
     // ... and it lapses after another cooldown (SPEC §5).
-    assert!(m.core.breaker.allow(now + 30_000));
+    assert!(m.state.breaker.allow(now + 30_000));
 }
 
 /// Issue 10, first bullet: with history to compact and the backend down,
@@ -1546,9 +1549,9 @@ fn two_failed_asks_are_two_failures() {
     };
     let ask = |s: &str| Top::Call(Call::Ask(s.as_bytes().to_vec()), vec![Reply::Fail], vec![]);
     let mut m = run_program(&setup, &[ask("one"), ask("two")]);
-    assert_eq!(m.core.agent.errors(), 2);
+    assert_eq!(m.state.agent.errors(), 2);
     let now = m.now();
-    assert_eq!(m.core.breaker.state(now), Cb::Closed);
+    assert_eq!(m.state.breaker.state(now), Cb::Closed);
 }
 
 /// Issue 10, third bullet: a risk-0 tool the backend asked for cannot reach
@@ -1565,7 +1568,7 @@ fn trust_does_not_leak_through_nested_calls() {
     let mut m = ModelHost::new();
     m.connected = true;
     m.trust = Level::Https;
-    m.core.trust.set(Level::Https);
+    m.state.trust.set(Level::Https);
     crate::memory::set(&mut m.port, b"k", b"kept").unwrap();
     m.replies = vec![Reply::ToolCall("py0".into(), None)].into();
     m.acts = vec![acting(calls, ok())].into();
@@ -1612,11 +1615,11 @@ fn a_failed_summary_and_a_raised_tool_are_one_failure() {
         &setup,
         &[Top::Call(Call::Ask(b"go".to_vec()), replies, acts)],
     );
-    assert_eq!(m.core.agent.errors(), 1);
+    assert_eq!(m.state.agent.errors(), 1);
     let mut one = CircuitBreaker::new();
     one.failure(m.now());
     assert_eq!(
-        fingerprint(&m.core.breaker, m.now()),
+        fingerprint(&m.state.breaker, m.now()),
         fingerprint(&one, m.now())
     );
 }

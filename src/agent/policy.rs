@@ -9,10 +9,12 @@
 //! that request fails, the digest is used and the failure is the `ask()`'s
 //! one breaker failure.
 
-use super::{Account, Host, Status, Ui, core, wire};
-use crate::core::Core;
+use super::registry::Registry;
+use super::{Account, Agent, Host, Status, Ui, wire, with_state_or_busy};
+use crate::message::MSG_MAX_BYTES;
 use crate::port::Port;
-use crate::session::ring::{MAX_MSGS, MSG_MAX_BYTES};
+use crate::session::ring::MAX_MSGS;
+use crate::state::State;
 
 /// An RTC reading before 2024-01-01T00:00:00Z means "not set" (a board
 /// whose RTC starts at 2000 after a power-on).
@@ -61,7 +63,7 @@ pub fn run_command<H: Host>(
 ) -> Result<usize, Status> {
     match cmd {
         Command::New => {
-            let ok = core(h, |c, p| {
+            let ok = with_state_or_busy(h, |c, p| {
                 let _ = c.config_cached();
                 let ok = c.session.start_new_loaded(p).is_ok();
                 if ok {
@@ -78,7 +80,7 @@ pub fn run_command<H: Host>(
             Ok(put(reply, &[b"new session"]))
         }
         Command::Compact => {
-            let (keep, fold, ask_backend) = core(h, |c, _| {
+            let (keep, fold, ask_backend) = with_state_or_busy(h, |c, _| {
                 let cfg = c.config_cached();
                 let fold = c.session.fold_plan(usize::from(cfg.compact_keep));
                 let ask = cfg.backend_summary && !c.agent.last_request_failed;
@@ -91,7 +93,7 @@ pub fn run_command<H: Host>(
                 // the breaker admits a request; otherwise the digest, no error.
                 let ask_backend = ask_backend
                     && h.connected()
-                    && core(h, |c, p| {
+                    && with_state_or_busy(h, |c, p| {
                         c.agent.chain.requests_left() && c.breaker.allow(p.ticks_ms())
                     })?;
                 let mut acct = Account::new();
@@ -101,7 +103,7 @@ pub fn run_command<H: Host>(
                     None
                 };
                 local = summary.is_none();
-                n = core(h, |c, p| {
+                n = with_state_or_busy(h, |c, p| {
                     let text = summary.and_then(|len| reply.get(..len));
                     let n = c.session.compact_loaded(p, text, keep).unwrap_or(0);
                     if c.session.is_dirty() {
@@ -122,7 +124,7 @@ pub fn run_command<H: Host>(
             };
             let len = put(reply, &[b"compacted ", digits, tail]);
             let text = reply.get(..len).unwrap_or(&[]);
-            core(h, |c, _| c.agent.set_last_result(&[text]))?;
+            with_state_or_busy(h, |c, _| c.agent.set_last_result(&[text]))?;
             h.ui(Ui::LastResult, text);
             Ok(len)
         }
@@ -131,7 +133,12 @@ pub fn run_command<H: Host>(
 
 /// Whether the session is due for a fresh start (idle timeout, daily
 /// reset); `now_s` is the RTC (0: not set).
-fn reset_due<P: Port>(c: &mut Core, p: &mut P, now_s: u32, cfg: &super::config::Config) -> bool {
+fn reset_due<P: Port>(
+    c: &mut State<Registry, Agent>,
+    p: &mut P,
+    now_s: u32,
+    cfg: &super::config::Config,
+) -> bool {
     let last = c.session.stats_loaded().last_active;
     let now = if now_s >= RTC_SET_AFTER { now_s } else { 0 };
     if cfg.idle_timeout_s > 0 {
@@ -157,7 +164,7 @@ fn reset_due<P: Port>(c: &mut Core, p: &mut P, now_s: u32, cfg: &super::config::
 }
 
 /// Context bytes of the summary and the `fold` turns after it.
-fn fold_bytes(c: &Core, fold: usize) -> usize {
+fn fold_bytes(c: &State<Registry, Agent>, fold: usize) -> usize {
     let ring = c.session.ring_loaded();
     let head = usize::from(ring.summary().is_some());
     ring.iter()
@@ -176,7 +183,7 @@ pub fn prepare<H: Host>(
     acct: &mut Account,
 ) -> Result<(), Status> {
     let now_s = h.time_s();
-    let (ask_backend, keep) = match core(h, |c, p| {
+    let (ask_backend, keep) = match with_state_or_busy(h, |c, p| {
         let cfg = c.config_cached();
         if reset_due(c, p, now_s, &cfg) && c.session.start_new_loaded(p).is_ok() {
             // (An archive that cannot be written keeps the session; the next
@@ -219,7 +226,7 @@ pub fn prepare<H: Host>(
     } else {
         None
     };
-    core(h, |c, p| {
+    with_state_or_busy(h, |c, p| {
         let text = summary.and_then(|len| reply.get(..len));
         let _ = c.session.compact_loaded(p, text, keep);
     })?;
@@ -232,7 +239,7 @@ pub fn prepare<H: Host>(
 /// `ask()`'s USER turn and its TOOL turns. No request in the middle of a
 /// tool round.
 /// The settings and the ring were read before (see `log_tool`).
-pub fn before_tool_turn<P: Port>(c: &mut Core, p: &mut P, round: u8) {
+pub fn before_tool_turn<P: Port>(c: &mut State<Registry, Agent>, p: &mut P, round: u8) {
     let cfg = c.config_cached();
     if !cfg.auto_compact
         || !cfg.compact_before_drop
@@ -255,7 +262,7 @@ fn summary_request<H: Host>(
     body: &mut [u8],
     acct: &mut Account,
 ) -> Result<Option<usize>, Status> {
-    let built = core(h, |c, _| {
+    let built = with_state_or_busy(h, |c, _| {
         if !c.agent.chain.take_request() {
             return None;
         }
@@ -290,7 +297,7 @@ fn summary_request<H: Host>(
         Some(n) => {
             let (tin, tout) = h.tokens();
             let now_s = h.time_s();
-            core(h, |c, p| {
+            with_state_or_busy(h, |c, p| {
                 Account::end_trial(c, p);
                 let ctx = c.session.stats_loaded().context_bytes as usize;
                 account(c, p, body_len, n, ctx, tin, tout, now_s);
@@ -298,7 +305,7 @@ fn summary_request<H: Host>(
             Ok((n > 0).then_some(n))
         }
         None => {
-            core(h, |c, p| {
+            with_state_or_busy(h, |c, p| {
                 c.agent.last_request_failed = true;
                 acct.failure(c, p);
                 c.agent.set_last_result(&[b"summary failed"]);
@@ -313,7 +320,7 @@ fn summary_request<H: Host>(
 /// Counts one answered request into the session's statistics.
 #[allow(clippy::too_many_arguments)]
 pub fn account<P: Port>(
-    c: &mut Core,
+    c: &mut State<Registry, Agent>,
     p: &mut P,
     body_len: usize,
     reply_len: usize,

@@ -1,8 +1,10 @@
 //! What `status()`, `safety()` and TACP STATUS report, read from RAM.
 
+use super::Agent;
+use super::registry::Registry;
 use super::wire;
-use crate::core::Core;
 use crate::port::Port;
+use crate::state::State;
 
 /// `status()` as one value: the vendor's keys first, then the library's.
 #[derive(Clone, Copy, Debug)]
@@ -66,7 +68,11 @@ impl Default for StatusBufs {
 /// The state `status()` reports, from RAM (the caller loads the ring
 /// first: [`crate::session::Session::ring`]); the texts are copied to
 /// `bufs`.
-pub fn status_doc<'a>(c: &Core, connected: bool, bufs: &'a mut StatusBufs) -> StatusDoc<'a> {
+pub fn status_doc<'a>(
+    c: &State<Registry, Agent>,
+    connected: bool,
+    bufs: &'a mut StatusBufs,
+) -> StatusDoc<'a> {
     let st = c.session.stats_loaded();
     let copy = |dst: &'a mut [u8], src: &[u8]| -> &'a str {
         let n = src.len().min(dst.len());
@@ -114,7 +120,11 @@ pub struct SafetyDoc {
 
 /// The state `safety()` reports. Reading the breaker moves it from open to
 /// half-open once the cooldown is over (as the vendor's `claw_cb_state()`).
-pub fn safety_doc<P: Port>(c: &mut Core, p: &mut P, connected: bool) -> SafetyDoc {
+pub fn safety_doc<P: Port>(
+    c: &mut State<Registry, Agent>,
+    p: &mut P,
+    connected: bool,
+) -> SafetyDoc {
     use crate::safety::breaker::State as Cb;
     use crate::safety::trust::Level;
     let now = p.ticks_ms();

@@ -1,10 +1,10 @@
 //! The agent's state and vocabulary (feature `agent`): its limits, the
 //! exact status texts, what a call and a tool may return, the call chain and
-//! [`Agent`], the part of the library's state ([`crate::core::Core`]) that
-//! the agent keeps. Nothing here reaches the core or the host, so the core
-//! can hold an [`Agent`] without a circle of imports.
+//! [`Agent`], the part of the library's state ([`crate::state::State`]) that
+//! the agent keeps, and the methods of that state that only the agent has.
 
 use super::config;
+use super::registry::Registry;
 use crate::safety::trust::Level;
 use crate::text::floor_char_boundary;
 
@@ -500,7 +500,7 @@ impl Chain {
     }
 }
 
-/// The agent's state in [`Core`].
+/// The agent's state in [`crate::state::State`].
 pub struct Agent {
     pub(crate) errors: u32,
     /// Tool calls admitted (`status()["exec_count"]`).
@@ -617,6 +617,25 @@ impl Agent {
     /// A new VM (soft reset): what the previous one left is forgotten.
     pub fn reset(&mut self) {
         *self = Agent::new();
+    }
+}
+
+impl crate::state::State<Registry, Agent> {
+    /// The agent's settings (read at first use), passing on what the
+    /// session needs of them.
+    pub fn config<P: crate::port::Port>(&mut self, p: &mut P) -> config::Config {
+        let c = self.agent.config(p);
+        self.session.archive = c.archive;
+        c
+    }
+
+    /// [`Self::config`] without I/O: the settings it read last, or the
+    /// defaults (for the deep frames of a tool round; the caller read them
+    /// first from a shallow one).
+    pub fn config_cached(&mut self) -> config::Config {
+        let c = self.agent.config_cached();
+        self.session.archive = c.archive;
+        c
     }
 }
 

@@ -3,9 +3,10 @@
 //! a character at a time, from the rule as `crate::text::escape` states it.
 
 use crate::memory;
+use crate::message::Message;
 use crate::port::Port;
 use crate::session::Session;
-use crate::session::ring::{Message, SessionRing};
+use crate::session::ring::SessionRing;
 
 const MEMORY_HEADER: &[u8] = b"Memory:\n";
 const CONVERSATION_HEADER: &[u8] = b"Conversation:\n";

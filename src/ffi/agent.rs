@@ -12,13 +12,12 @@ use core::mem::MaybeUninit;
 
 use cty::{c_char, c_void};
 
-use super::{c_bytes, out_slice, sys, with_state};
+use super::{State, c_bytes, out_slice, sys, with_state};
 use crate::agent::registry::{How, Spec};
 use crate::agent::{
     self, Arg, Host, Origin, Status, ToolOutcome, Ui, Value, config, tacp as tacp_mod,
 };
 use crate::context;
-use crate::core::Core;
 
 /// `claw_status_t`: how an agent call ended (0 = done). A fixed-size
 /// integer, not a C enum. `claw_status_text()` and `claw_status_kind()`
@@ -287,7 +286,7 @@ impl CHost {
 impl Host for CHost {
     type Files = super::CPort;
 
-    fn with_core<R>(&mut self, f: impl FnOnce(&mut Core, &mut super::CPort) -> R) -> Option<R> {
+    fn with_state<R>(&mut self, f: impl FnOnce(&mut State, &mut super::CPort) -> R) -> Option<R> {
         if !self.on_task {
             return None;
         }
@@ -330,7 +329,7 @@ impl Host for CHost {
         // SAFETY: `text` and `out` are valid for their lengths; `len` is a
         // valid out-pointer; `ctx` is the binding's, passed back untouched.
         // No borrow of the state is held (the agent calls this between
-        // `with_core` closures), so the tool may call back in.
+        // `with_state` closures), so the tool may call back in.
         let r = unsafe {
             sys::claw_port_tool(
                 self.ctx,
@@ -613,7 +612,7 @@ const DESCRIPTION_MAX: usize = CLAW_TOOL_DESCRIPTION_MAX;
 /// # Safety
 /// `d` passed [`def_ok`].
 unsafe fn add_def(
-    s: &mut Core,
+    s: &mut State,
     p: &mut super::CPort,
     d: &claw_tool_def_t,
 ) -> Result<usize, Status> {
@@ -1421,7 +1420,7 @@ pub unsafe extern "C" fn claw_agent_status(out: *mut claw_agent_status_t) -> boo
 /// # Safety
 /// `out` valid for writes of one element.
 #[inline(never)]
-unsafe fn status_into(s: &crate::core::Core, connected: bool, out: *mut claw_agent_status_t) {
+unsafe fn status_into(s: &State, connected: bool, out: *mut claw_agent_status_t) {
     let mut bufs = agent::report::StatusBufs::new();
     let d = agent::report::status_doc(s, connected, &mut bufs);
     let mut v = claw_agent_status_t {

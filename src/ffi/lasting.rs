@@ -15,7 +15,7 @@ pub const CLAW_ROLE_SUMMARY: u8 = 4;
 pub const CLAW_ARCHIVE_MAX: u32 = 8192;
 
 // The constants are literal for cbindgen; these keep them equal to the core's.
-const _: () = assert!(CLAW_ROLE_SUMMARY == crate::session::ring::Role::Summary as u8);
+const _: () = assert!(CLAW_ROLE_SUMMARY == crate::message::Role::Summary as u8);
 const _: () = assert!(CLAW_ARCHIVE_MAX == crate::session::archive::ARCHIVE_MAX);
 
 /// Byte and token accounting of the session (`claw_session_stats`).

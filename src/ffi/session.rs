@@ -4,7 +4,7 @@ use cty::c_char;
 
 use super::{c_bytes, out_slice, with_state};
 use crate::memory::{self, KEY_MAX_BYTES, VAL_MAX_BYTES};
-use crate::session::ring::Role;
+use crate::message::{MSG_MAX_BYTES, Role};
 use crate::{context, session};
 
 /// Messages kept in the ring.
@@ -21,7 +21,7 @@ pub const CLAW_MEM_MAX_ENTRIES: usize = 32;
 // The C constants are literals (cbindgen prints them as written); these
 // checks keep them equal to the core's.
 const _: () = assert!(CLAW_SESSION_MAX_MSGS == session::ring::MAX_MSGS);
-const _: () = assert!(CLAW_MSG_MAX_LEN == session::ring::MSG_MAX_BYTES + 1);
+const _: () = assert!(CLAW_MSG_MAX_LEN == MSG_MAX_BYTES + 1);
 const _: () = assert!(CLAW_MEM_KEY_MAX == KEY_MAX_BYTES + 1);
 const _: () = assert!(CLAW_MEM_VAL_MAX == VAL_MAX_BYTES + 1);
 const _: () = assert!(CLAW_MEM_MAX_ENTRIES == memory::MAX_ENTRIES);

@@ -24,8 +24,8 @@ use super::lines::{
     ByteReader, Line, LineWriter, SCALAR_NAME_MAX, Scalar, ScalarSet, StrField, read_fields,
     scalar_name,
 };
+use crate::message::{MSG_MAX_BYTES, Message, Role};
 use crate::port::{Errno, Port};
-use crate::session::ring::{MSG_MAX_BYTES, Message, Role};
 
 // [`Record::len`] is a byte.
 const _: () = assert!(MSG_MAX_BYTES <= u8::MAX as usize);

@@ -15,8 +15,8 @@
 //! turns are dropped, never the newest). A failed append leaves at most a
 //! torn last line, which the next trim drops.
 
-use super::ring::Message;
 use crate::format::lines::LineWriter;
+use crate::message::Message;
 use crate::port::{Errno, Mode, Port};
 
 pub use crate::port::{ARCHIVE_PATH, ARCHIVE_TMP_PATH};
@@ -165,7 +165,8 @@ pub fn read<P: Port>(port: &mut P, offset: u32, out: &mut [u8]) -> Result<usize,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::ring::{Role, SessionRing};
+    use crate::message::Role;
+    use crate::session::ring::SessionRing;
     use crate::testing::MemPort;
 
     #[test]

@@ -29,8 +29,8 @@ pub mod frame;
 
 use serde::Serialize;
 
-use super::{Account, Arg, Host, Status, Ui, Value, core, wire};
-use crate::session::ring::Role;
+use super::{Account, Arg, Host, Status, Ui, Value, wire, with_state_or_busy};
+use crate::message::Role;
 use crate::text::floor_char_boundary;
 
 /// Device → IDE once it is up.
@@ -102,7 +102,7 @@ fn refused<H: Host>(h: &mut H, what: &[u8], s: Status) {
 pub fn ready<H: Host>(h: &mut H, fw: &[u8], board: &[u8], work: &mut [u8]) -> Result<(), Status> {
     super::ready(h);
     h.ui_init();
-    let tools = core(h, |c, _| c.registry.count() as u16)?;
+    let tools = with_state_or_busy(h, |c, _| c.registry.count() as u16)?;
     #[derive(Serialize)]
     struct Ready<'a> {
         fw: &'a str,
@@ -147,7 +147,7 @@ pub fn dispatch<H: Host>(
     h.ui_init();
     // A state left by a call that never finished (the vendor's rule: one
     // task, so nothing else can be running at the top level).
-    core(h, |c, _| {
+    with_state_or_busy(h, |c, _| {
         let stale = matches!(
             c.agent.state(),
             super::State::Executing | super::State::Thinking
@@ -190,7 +190,7 @@ pub fn dispatch<H: Host>(
 /// The STATS card (the vendor's five lines).
 #[inline(never)]
 fn stats<H: Host>(h: &mut H) -> Result<(), Status> {
-    let (state, tools, execs, errors) = core(h, |c, _| {
+    let (state, tools, execs, errors) = with_state_or_busy(h, |c, _| {
         (
             c.agent.state().name(),
             c.registry.count() as u32,
@@ -258,7 +258,7 @@ fn exec<H: Host>(h: &mut H, payload: &[u8], work: &mut [u8]) -> Result<(), Statu
         }
     };
     let text = out.get(..n).unwrap_or(&[]);
-    core(h, |c, _| c.agent.set_last_result(&[text]))?;
+    with_state_or_busy(h, |c, _| c.agent.set_last_result(&[text]))?;
     h.ui(Ui::LastResult, text);
     h.tacp_respond(EXEC, text);
     stats(h)
@@ -303,12 +303,12 @@ fn ask<H: Host>(h: &mut H, prompt: &[u8]) -> Result<(), Status> {
         return Ok(());
     }
     if !h.connected() {
-        core(h, |c, _| {
+        with_state_or_busy(h, |c, _| {
             let _ = c.session.add_loaded(Role::User, prompt);
         })?;
         h.ui(Ui::Status, b"Thinking...");
         h.ui(Ui::LastCmd, prompt);
-        core(h, |c, p| {
+        with_state_or_busy(h, |c, p| {
             c.agent.set_state(super::State::Idle);
             super::flush_if_dirty(c, p);
         })?;
@@ -353,7 +353,7 @@ struct StatusJson<'a> {
 #[inline(never)]
 fn status<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
     let connected = h.connected();
-    let n = core(h, |c, _| {
+    let n = with_state_or_busy(h, |c, _| {
         let doc = StatusJson {
             state: c.agent.state().name(),
             exec: c.agent.execs(),
@@ -427,7 +427,7 @@ fn tool_entry<H: Host>(
     out: Option<&mut [u8]>,
 ) -> Result<Option<usize>, Status> {
     let mut name = [0u8; 32];
-    let Some((name_len, desc, risk, confirm)) = core(h, |c, _| {
+    let Some((name_len, desc, risk, confirm)) = with_state_or_busy(h, |c, _| {
         let t = c.registry.tool(&c.rate, slot)?;
         crate::text::copy_prefix(&mut name, t.name);
         Some((
@@ -475,7 +475,7 @@ fn tool_entry<H: Host>(
 fn history<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
     let (work, scratch) = crate::ffi::agent::carve_scratch(work).ok_or(Status::WorkTooSmall)?;
     let out = work.get_mut(..WORK_SIZE).ok_or(Status::WorkTooSmall)?;
-    let n = core(h, |c, p| {
+    let n = with_state_or_busy(h, |c, p| {
         crate::context::build_loaded(p, &c.session, &mut *out, scratch)
     })?;
     h.tacp_respond(HISTORY, out.get(..n).unwrap_or(&[]));
@@ -504,7 +504,7 @@ fn remember<H: Host>(h: &mut H, payload: &[u8]) -> Result<(), Status> {
     let value = value
         .get(..floor_char_boundary(value, VAL_CUT))
         .unwrap_or(&[]);
-    let ok = core(h, |_, p| crate::memory::set(p, key, value).is_ok())?;
+    let ok = with_state_or_busy(h, |_, p| crate::memory::set(p, key, value).is_ok())?;
     h.tacp_respond(REMEMBER, if ok { b"ok" } else { b"full" });
     Ok(())
 }
@@ -587,7 +587,7 @@ struct SafetyJson<'a> {
 #[inline(never)]
 fn safety<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
     let connected = h.connected();
-    let d = core(h, |c, p| super::report::safety_doc(c, p, connected))?;
+    let d = with_state_or_busy(h, |c, p| super::report::safety_doc(c, p, connected))?;
     let doc = SafetyJson {
         circuit_breaker: d.circuit_breaker,
         cooldown_ms: d.cooldown_ms,
@@ -610,7 +610,7 @@ fn recall<H: Host>(h: &mut H, key: &[u8], work: &mut [u8]) -> Result<(), Status>
     let out = work
         .get_mut(..crate::memory::VAL_MAX_BYTES)
         .ok_or(Status::WorkTooSmall)?;
-    match core(h, |_, p| crate::memory::get(p, key, &mut *out).ok())? {
+    match with_state_or_busy(h, |_, p| crate::memory::get(p, key, &mut *out).ok())? {
         Some(n) => h.tacp_respond(RECALL, out.get(..n).unwrap_or(&[])),
         None => error(h, b"not found"),
     }
