@@ -5,12 +5,12 @@
 #
 # The policy for a goal of an issue:
 #  * a goal that is met is enforced: FAIL when a later run misses it;
-#  * a goal missed today has a ceiling, a constant in the caller (today's
+#  * a goal missed today has a ceiling, in scripts/goals.tsv (today's
 #    figure rounded up by about 5 %). The run prints one line
 #    "MISSED <what>: <figure> > <goal> (ceiling <c>: within|OVER)", counts a
 #    PASS while the figure stays within the ceiling and a FAIL when it goes
 #    over it: a missed goal does not fail the suite, and cannot get worse
-#    silently either. Once the goal is met, the ceiling constant can go.
+#    silently either. Once the goal is met, the ceiling can go.
 #
 # goal_check WHAT VALUE GOAL CEILING [UNIT]
 #   VALUE, GOAL, CEILING are decimal numbers (fractions allowed); CEILING ""
@@ -62,16 +62,41 @@ goal_check() {
     return 1
 }
 
-# Ceilings shared by both scripts (the minimal image is measured by each).
-# issue 22 budget "vendor-ABI build within 24 KiB of code" not met (it
-# replaced issue 10's 12 KiB, whose ceiling this was); ceiling =
-# measured 22069 B (M33 flags, default features) + 5 %, rounded up to 256 B;
-# raised by issue 23 (seq renumbering, keys over the cap, the context's
-# escapes: +1,398 B, measured 24,290 B) with the same 404 B of headroom,
-# rounded up to 256 B. Raised by issues 20 and 21 (a rate slot for each of
-# the vendor registry's 32 tools and the library's built-ins, their names in
-# the image; the port's task check): measured 25,038 B, +748 B, with about
-# 300 B of headroom, rounded up to 256 B. Raised by issue 23's last defects
-# (a forget or a change in a hand-edited shard the index cannot hold wins
-# everywhere: +354 B, measured 25,392 B) with the same headroom.
-MIN_CODE_CEILING=25600
+# goals_load FILE — reads the goals and ceilings of FILE (scripts/goals.tsv):
+# tab-separated, a header row, then one row a goal with the columns key,
+# issue, value, unit, ceiling, why. A row KEY sets KEY_GOAL to the value and
+# KEY_CEILING to the ceiling ("" where the goal is enforced). A goal judged
+# per export, per path or per operation has that phrase ("per ...") in its
+# ceiling column: KEY_CEILING is then an associative array, filled from the
+# rows KEY[NAME] after it (an empty value, a ceiling); a NAME without a row
+# is enforced. A row that does not parse fails. (Python reads it with
+# csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE).)
+goals_load() {
+    local file=$1 line n=0 key issue value unit ceiling why name label
+    while IFS= read -r line || [[ -n $line ]]; do
+        n=$((n + 1))
+        IFS=$'\x1f' read -r key issue value unit ceiling why <<<"${line//$'\t'/$'\x1f'}"
+        ((n == 1)) && [[ $key == key ]] && continue
+        name=$key label=""
+        [[ $key =~ ^([A-Z][A-Z0-9_]*)\[(.+)\]$ ]] && name=${BASH_REMATCH[1]} label=${BASH_REMATCH[2]}
+        if ! [[ $name =~ ^[A-Z][A-Z0-9_]*$ ]]; then
+            :
+        elif [[ -n $label ]]; then
+            if [[ -z $value && $(declare -p "${name}_CEILING" 2>/dev/null) == "declare -A"* ]] &&
+                is_number "$ceiling"; then
+                eval "${name}_CEILING[\$label]=\$ceiling"
+                continue
+            fi
+        elif is_number "$value" && [[ $ceiling == per\ * ]]; then
+            printf -v "${name}_GOAL" %s "$value"
+            declare -gA "${name}_CEILING=()"
+            continue
+        elif is_number "$value" && { [[ -z $ceiling ]] || is_number "$ceiling"; }; then
+            printf -v "${name}_GOAL" %s "$value"
+            printf -v "${name}_CEILING" %s "$ceiling"
+            continue
+        fi
+        fail "$file line $n: not a goal row (key, issue, value, unit, ceiling, why; tab-separated): $line"
+    done <"$file"
+}
+goals_load "$(dirname "${BASH_SOURCE[0]}")/goals.tsv"

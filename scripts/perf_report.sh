@@ -29,9 +29,9 @@
 #
 #   scripts/perf_report.sh    # last line: RESULT: <n> passed, <m> failed
 #
-# Goals (scripts/goals.sh): a goal that is met is enforced; a goal missed
-# today has a ceiling constant below (today's figure + about 5 %), prints a
-# line "MISSED ..." and fails only when the figure goes over the ceiling.
+# Goals (scripts/goals.tsv, read by scripts/goals.sh): a goal that is met is
+# enforced; a goal missed today has a ceiling (today's figure + about 5 %),
+# prints a line "MISSED ..." and fails only when the figure goes over it.
 # The document has no dates or host names: its figures change only when the
 # code (or the toolchain) does. Work files go to target/perf/ (and
 # target/stack/ for the nightly build).
@@ -56,90 +56,9 @@ BINDING_RE='/modbentoclaw.o|/claw_port_vfs.o'
 EXPORT_HEADERS=(--exports include/claw_session.h --exports include/claw_safety.h --exports include/claw_ext.h)
 
 # ---- goals ------------------------------------------------------------------------
-# Issue 22 (it retires issue 10's 26,616 B and 12 KiB goals: the
-# wear-levelled layout stays in every build): library + binding code in the
-# emulated (M33) firmware within 76 KiB, the vendor-ABI build within 24 KiB
-# of code (also scripts/size_report.sh); issue 10's static RAM goals stay:
-# the library within 4 KiB, the vendor-ABI build within 4 KiB.
-FW_CODE_GOAL=$((76 * 1024))
-RAM_GOAL=$((4 * 1024))
-MIN_CODE_GOAL=$((24 * 1024))
-# Issue 12: flash per ask() exchange (board geometry, 100 exchanges, default
-# configuration) within 1x the floor and 0.25 erases; remember() within 2x
-# its floor and 0.5 erases per call for stores of 10-30 keys; at most 50
-# instructions per byte read on every load or scan path;
-# claw_session_build_context at full state within 300k instructions; every
-# export's worst-case stack within 1 KiB.
-ASK_FLOOR_GOAL=1
-ASK_ERASE_GOAL=0.25
-REMEMBER_FLOOR_GOAL=2
-REMEMBER_ERASE_GOAL=0.5
-# Issue 22: on the BENTO mount, over 1,000 exchanges and 1,000 remember()s
-# on stores of 10, 20 and 30 keys, per operation: at most 1,100 B
-# programmed and 0.005 erases, and bytes read at most 256 KiB on average and
-# 1 MiB at worst.
-FLASH_PROG_GOAL=1100
-FLASH_ERASE_GOAL=0.005
-READ_MEAN_GOAL=$((256 * 1024))
-READ_MAX_GOAL=$((1024 * 1024))
-# The read goals are missed: every path lookup replays the metadata log of
-# "/", which grows to 256 KiB before littlefs compacts it (docs/DESIGN.md,
-# "On the BENTO board's mount"). Ceilings = the measured figures (ask:
-# 1,506,887 B mean, 18,092,032 B max; remember: up to 2,798,332 B mean,
-# 21,992,960 B max) + about 5 %.
-ASK_READ_MEAN_CEILING=1590000
-ASK_READ_MAX_CEILING=19000000
-REMEMBER_READ_MEAN_CEILING=2940000
-REMEMBER_READ_MAX_CEILING=23100000
-PER_BYTE_GOAL=50
-CONTEXT_GOAL=300000
-STACK_GOAL=1024
-# Issue 22: the deepest call the API allows (calls nested to CALL_DEPTH_MAX
-# through tool(), TACP, ask() with tool rounds) fits the BENTO board's
-# MicroPython stack, 8 KiB with the limit at 8 KiB - 512, measured from the
-# region's top on the emulated M33, with at least this much left below the
-# limit (tests/qemu/test_stack_depth.py checks the same margin).
-BOARD_STACK_MARGIN_GOAL=512
-# Issue 22: bentoclaw's share of the board's 64 KiB GC heap: at most 512 B
-# held between calls; a whole ask() with tool rounds and a 4 KiB prompt
-# within 12 KiB, its open files included; it works with 24 KiB free.
-HEAP_HELD_GOAL=512
-HEAP_PEAK_GOAL=$((12 * 1024))
-HEAP_FREE_GOAL=$((24 * 1024))
-
-# Ceilings of the goals missed today (scripts/goals.sh).
-# issue 22 budget "library + binding code <= 76 KiB" not met (it replaced
-# issue 10's goal of 26,616 B, whose ceiling this was); ceiling =
-# measured 68350 B (library + binding, M33 firmware) + 5 % = 71800, raised
-# to 72400 when issue 12's stack goal (every export within 1 KiB) was met:
-# measured 72044 B, about 900 B more than before (frames split out of line;
-# the store's edit inlined where a frame less was needed: REMEMBER, the
-# import). The vendor-ABI image went down (23,199 -> 22,938 B). Raised to
-# 74300 by issue 23 (seq renumbering, keys over the cap, the context's
-# escapes, reply too long, token bound): measured 73,754 B, +1,824 B, with
-# the same 470 B of headroom, rounded up to 100 B. Raised to 86700 by issues
-# 20 and 21 (the vendor's module API, TACP v2's dispatcher and framer, the
-# vendor's 32-tool registry with its rate slots, confirm, the C tools'
-# registration, the UI events; the binding's IPC panel and TACP glue):
-# measured 85,793 B, +12,039 B, with about 900 B of headroom. Raised to
-# 87300 by issue 22 (the binding frees a closed LittleFS file at once and
-# opens it with the path on the stack: the GC-heap peak of ask() 13,936 ->
-# 11,712 B; the errors naming the file where no writable file system is):
-# measured 86,906 B (76,868 + 10,038), +277 B, with about 400 B of headroom.
-FW_CODE_CEILING=87300
-# (MIN_CODE_CEILING: scripts/goals.sh, shared with scripts/size_report.sh.)
-# issue 12 goal "<= 50 instructions per byte read": met on every path
-# since, and enforced (no ceiling): the ceiling issue 22 makes of it. Kept as the place for a ceiling keyed by
-# the harness's label, should a path ever need one.
-declare -A PER_BYTE_CEILING=()
-# issue 12 goal "claw_session_build_context <= 300k": met since, and
-# enforced (no ceiling).
-CONTEXT_CEILING=""
-# issue 12 goal "every export's stack <= 1 KiB": met by every export since
-# (two at 1,024 B: claw_session_build_context, claw_memory_import), so no
-# export has a ceiling above the goal. An export over it fails. A ceiling
-# here (keyed by the export) holds in both builds measured, default and agent.
-declare -A STACK_CEILING=()
+# The goals and the ceilings of the goals missed today: scripts/goals.tsv,
+# read by scripts/goals.sh (sourced below): its row KEY sets KEY_GOAL and
+# KEY_CEILING (FW_CODE_GOAL, FW_CODE_CEILING, ...).
 
 passed=0
 failed=0
@@ -600,10 +519,10 @@ flash_goals() {
     goal_row 22 "$what: bytes read, worst operation ≤ $(fmt "$READ_MAX_GOAL") B (same run)" "$(fmt "$rx") B" "$GOAL_STATUS" "§3" "$CMD_FLASH"
     FLASH_ST[$op]=$st
 }
-flash_goals bento-short ask "\`ask()\` per exchange" "$ASK_READ_MEAN_CEILING" "$ASK_READ_MAX_CEILING"
+flash_goals bento-short ask "\`ask()\` per exchange" "${READ_MEAN_CEILING[ask]}" "${READ_MAX_CEILING[ask]}"
 for keys in 10 20 30; do
     flash_goals bento-short "remember_$keys" "\`remember()\` per call, store of $keys keys" \
-        "$REMEMBER_READ_MEAN_CEILING" "$REMEMBER_READ_MAX_CEILING"
+        "${READ_MEAN_CEILING[remember]}" "${READ_MAX_CEILING[remember]}"
 done
 
 # Issue 12's goals, on the upstream port's mount (4 KiB blocks, where they
@@ -863,8 +782,8 @@ stack_md() {
     echo
     echo "**PASS**: the goal is met, and the script fails when a later run misses it."
     echo "**MISSED**: the goal is not met today. The script holds the figure under a"
-    echo "*ceiling*, today's figure plus about 5 % (a constant in \`scripts/perf_report.sh\`"
-    echo "or \`scripts/goals.sh\`), and fails when the figure goes over it; the run prints"
+    echo "*ceiling*, today's figure plus about 5 % (\`scripts/goals.tsv\` lists the goals"
+    echo "and the ceilings), and fails when the figure goes over it; the run prints"
     echo "one \`MISSED ...\` line per missed goal. Each section below gives the command"
     echo "that regenerates its figures."
     echo
