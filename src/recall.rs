@@ -17,6 +17,8 @@
 //! twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the `+ 4`
 //! keeps a one-feature pair from scoring a full 1000 on one lucky bigram).
 
+use crate::kernel::swar::not_token;
+
 /// Bits of the query feature set.
 const QUERY_BITS: usize = 512;
 
@@ -177,11 +179,6 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
     n
 }
 
-/// A byte repeated in each byte of a word.
-const fn bytes(b: u8) -> usize {
-    usize::MAX / 0xFF * b as usize
-}
-
 /// The run of ASCII letters and digits `s` starts with (at least one):
 /// its length and the hits among its bigrams in `bits` (with `add`, it
 /// adds them instead).
@@ -233,21 +230,6 @@ fn ascii_run(s: &[u8], bits: &mut [u32; WORDS], add: bool) -> (usize, u32) {
         });
     }
     (m, hits)
-}
-
-/// The top bit of each byte of `w` that is not an ASCII letter or digit,
-/// or follows one that is not (past the first, the bytes do not matter:
-/// the sums may carry into them).
-#[inline(always)]
-fn not_token(w: usize) -> usize {
-    // Per byte, in its top bit: `b >= lo` and `b > hi`, for `b < 0x80`
-    // (no carry out of such a byte).
-    let ge = |b: usize, lo: u8| b.wrapping_add(bytes(0x80 - lo));
-    let gt = |b: usize, hi: u8| b.wrapping_add(bytes(0x7F - hi));
-    let l = w | bytes(0x20);
-    let letter = ge(l, b'a') & !gt(l, b'z');
-    let digit = ge(w, b'0') & !gt(w, b'9');
-    !((letter | digit) & !w) & bytes(0x80)
 }
 
 /// Calls `f` with the place ([`index`]) of each bigram of `run` (ASCII

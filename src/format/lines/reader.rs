@@ -1,10 +1,8 @@
 //! The byte reader over the port (or over bytes in RAM) that the parser
 //! reads from.
 
+use crate::kernel::swar::W;
 use crate::port::{Errno, Fd, Port};
-
-/// A machine word's bytes.
-pub(super) const W: usize = core::mem::size_of::<usize>();
 
 /// A descriptor no port hands out (they are never negative): a
 /// [`ByteReader`] over bytes in RAM ([`ByteReader::over`]), a [`LineWriter`]
