@@ -17,6 +17,7 @@
 //! twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the `+ 4`
 //! keeps a one-feature pair from scoring a full 1000 on one lucky bigram).
 
+use crate::kernel::bits::is_thai_mark;
 use crate::kernel::swar::not_token;
 
 /// Bits of the query feature set.
@@ -27,14 +28,6 @@ const QUERY_BITS: usize = 512;
 pub struct Query {
     /// (No features: no bit set, and every score 0.)
     bits: [u32; QUERY_BITS / 32],
-}
-
-/// Skipped when cutting features: Thai vowel signs above/below and tone
-/// marks (U+0E31, U+0E34..=U+0E3A, U+0E47..=U+0E4E).
-fn is_thai_mark(c: u32) -> bool {
-    // One bit per character from U+0E31 on.
-    let d = c.wrapping_sub(0x0E31);
-    d < 30 && (0x3FC0_03F9u32 >> d) & 1 != 0
 }
 
 /// Words of the query feature set.
@@ -582,14 +575,6 @@ mod tests {
                 same_as_reference(&[other], other, &text);
                 same_as_reference(&[&text, other], &RUN[..n], &text);
             }
-        }
-    }
-
-    #[test]
-    fn thai_marks_are_the_listed_ones() {
-        for c in 0..0x1_0000 {
-            let listed = matches!(c, 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E);
-            assert_eq!(is_thai_mark(c), listed, "{c:#x}");
         }
     }
 
