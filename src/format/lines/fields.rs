@@ -1,6 +1,6 @@
 //! The fields a caller asks a record for, and what is kept of them.
 
-use super::packed::{Packs, Word};
+use crate::kernel::packed::{Packs, Word};
 
 /// A string field the caller wants decoded into its buffer (or only
 /// checked, see [`StrField::counted`]).

@@ -1,8 +1,8 @@
 //! The JSON-line parser: one flat record a line, from a [`ByteReader`].
 
 use super::fields::{ARRAY_MAX, Scalar, ScalarField, ScalarSet, StrField, padded};
-use super::packed::{Bad, Word};
 use super::reader::{ByteReader, copy_run, skip_line};
+use crate::kernel::packed::{Bad, Word};
 use crate::kernel::swar::{W, plain_len, plain_len_in, quick_name};
 use crate::port::{Errno, Port};
 
