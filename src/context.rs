@@ -234,7 +234,7 @@ const _: () = assert!(MEMORY_LINES_MAX == 40);
 
 /// Moves `buf[from..end]` down to `to` (`to` <= `from`): in pieces of at
 /// most `from - to` bytes, each a copy between disjoint parts (`memcpy`;
-/// `copy_within` would link a `memmove` of 1.5 KB).
+/// `copy_within` would link a `memmove`, which costs flash).
 #[cfg(feature = "recall")]
 fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
     let (Some(gap), Some(mut run)) = (
@@ -279,9 +279,9 @@ struct Choice {
     /// Bitmaps of the lines (bit `i`: line `i`) in 5 bytes each (see
     /// [`bits`]): the pinned ones, and those kept: printed at
     /// `out[header..end]`, in store order (once the store is read: the
-    /// lines chosen). Bytes, not `u64`s: the choice is 4-aligned and 160
-    /// bytes, which takes the scratch (on the stack of a
-    /// `claw_session_build_context`) from 640 to 632.
+    /// lines chosen). Bytes, not `u64`s: the choice stays 4-aligned, which
+    /// makes the scratch (on the stack of a `claw_session_build_context`)
+    /// smaller.
     pinned: [u8; 5],
     kept: [u8; 5],
     /// The query of the newest turns.

@@ -36,7 +36,7 @@ pub fn is_utf8(s: &[u8]) -> bool {
 /// UTF-8 checked a byte at a time (so that a field can be checked without
 /// keeping it): no overlong forms, surrogates or code points past U+10FFFF.
 /// Also what [`is_utf8`] uses, instead of `core::str::from_utf8` (its
-/// fast paths cost 370 bytes of flash).
+/// fast paths cost flash).
 // One word (the code point so far in bits 0..21, the bytes still needed in
 // bits 24..26, the sequence's continuation bytes in bits 28..30, which give
 // the smallest code point it may encode): it sits on the JSON reader's
