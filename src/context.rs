@@ -22,6 +22,8 @@
 //! first), then older turns newest first (whole). The chosen parts are
 //! printed as: memory, then the summary and the turns oldest first.
 
+#[cfg(feature = "recall")]
+use crate::kernel::bits::{bits, put};
 use crate::memory;
 use crate::message::Message;
 use crate::port::Port;
@@ -251,22 +253,6 @@ fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
         crate::text::copy_prefix(dst, rest);
         run = rest;
     }
-}
-
-/// A bitmap of the first 40 lines from its 5 bytes.
-#[cfg(feature = "recall")]
-#[inline(always)]
-fn bits(b: [u8; 5]) -> u64 {
-    let [b0, b1, b2, b3, b4] = b;
-    u64::from_le_bytes([b0, b1, b2, b3, b4, 0, 0, 0])
-}
-
-/// The 5 bytes of bitmap `v` (of the first 40 lines).
-#[cfg(feature = "recall")]
-#[inline(always)]
-fn put(v: u64) -> [u8; 5] {
-    let [b0, b1, b2, b3, b4, ..] = v.to_le_bytes();
-    [b0, b1, b2, b3, b4]
 }
 
 /// The memory lines read so far, and those kept in the buffer.
