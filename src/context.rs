@@ -22,6 +22,8 @@
 //! first), then older turns newest first (whole). The chosen parts are
 //! printed as: memory, then the summary and the turns oldest first.
 
+#[cfg(feature = "recall")]
+use crate::kernel::bits::{bits, put};
 use crate::memory;
 use crate::message::Message;
 use crate::port::Port;
@@ -234,7 +236,7 @@ const _: () = assert!(MEMORY_LINES_MAX == 40);
 
 /// Moves `buf[from..end]` down to `to` (`to` <= `from`): in pieces of at
 /// most `from - to` bytes, each a copy between disjoint parts (`memcpy`;
-/// `copy_within` would link a `memmove` of 1.5 KB).
+/// `copy_within` would link a `memmove`, which costs flash).
 #[cfg(feature = "recall")]
 fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
     let (Some(gap), Some(mut run)) = (
@@ -253,22 +255,6 @@ fn move_down(buf: &mut [u8], to: usize, from: usize, end: usize) {
     }
 }
 
-/// A bitmap of the first 40 lines from its 5 bytes.
-#[cfg(feature = "recall")]
-#[inline(always)]
-fn bits(b: [u8; 5]) -> u64 {
-    let [b0, b1, b2, b3, b4] = b;
-    u64::from_le_bytes([b0, b1, b2, b3, b4, 0, 0, 0])
-}
-
-/// The 5 bytes of bitmap `v` (of the first 40 lines).
-#[cfg(feature = "recall")]
-#[inline(always)]
-fn put(v: u64) -> [u8; 5] {
-    let [b0, b1, b2, b3, b4, ..] = v.to_le_bytes();
-    [b0, b1, b2, b3, b4]
-}
-
 /// The memory lines read so far, and those kept in the buffer.
 #[cfg(feature = "recall")]
 struct Choice {
@@ -279,9 +265,9 @@ struct Choice {
     /// Bitmaps of the lines (bit `i`: line `i`) in 5 bytes each (see
     /// [`bits`]): the pinned ones, and those kept: printed at
     /// `out[header..end]`, in store order (once the store is read: the
-    /// lines chosen). Bytes, not `u64`s: the choice is 4-aligned and 160
-    /// bytes, which takes the scratch (on the stack of a
-    /// `claw_session_build_context`) from 640 to 632.
+    /// lines chosen). Bytes, not `u64`s: the choice stays 4-aligned, which
+    /// makes the scratch (on the stack of a `claw_session_build_context`)
+    /// smaller.
     pinned: [u8; 5],
     kept: [u8; 5],
     /// The query of the newest turns.

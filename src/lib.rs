@@ -30,6 +30,8 @@ pub mod ffi;
 /// cbindgen:ignore
 pub mod format;
 /// cbindgen:ignore
+mod kernel;
+/// cbindgen:ignore
 #[cfg(feature = "agent")]
 pub mod markdown;
 /// cbindgen:ignore

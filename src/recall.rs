@@ -17,6 +17,9 @@
 //! twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the `+ 4`
 //! keeps a one-feature pair from scoring a full 1000 on one lucky bigram).
 
+use crate::kernel::bits::is_thai_mark;
+use crate::kernel::swar::not_token;
+
 /// Bits of the query feature set.
 const QUERY_BITS: usize = 512;
 
@@ -25,14 +28,6 @@ const QUERY_BITS: usize = 512;
 pub struct Query {
     /// (No features: no bit set, and every score 0.)
     bits: [u32; QUERY_BITS / 32],
-}
-
-/// Skipped when cutting features: Thai vowel signs above/below and tone
-/// marks (U+0E31, U+0E34..=U+0E3A, U+0E47..=U+0E4E).
-fn is_thai_mark(c: u32) -> bool {
-    // One bit per character from U+0E31 on.
-    let d = c.wrapping_sub(0x0E31);
-    d < 30 && (0x3FC0_03F9u32 >> d) & 1 != 0
 }
 
 /// Words of the query feature set.
@@ -177,11 +172,6 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
     n
 }
 
-/// A byte repeated in each byte of a word.
-const fn bytes(b: u8) -> usize {
-    usize::MAX / 0xFF * b as usize
-}
-
 /// The run of ASCII letters and digits `s` starts with (at least one):
 /// its length and the hits among its bigrams in `bits` (with `add`, it
 /// adds them instead).
@@ -233,21 +223,6 @@ fn ascii_run(s: &[u8], bits: &mut [u32; WORDS], add: bool) -> (usize, u32) {
         });
     }
     (m, hits)
-}
-
-/// The top bit of each byte of `w` that is not an ASCII letter or digit,
-/// or follows one that is not (past the first, the bytes do not matter:
-/// the sums may carry into them).
-#[inline(always)]
-fn not_token(w: usize) -> usize {
-    // Per byte, in its top bit: `b >= lo` and `b > hi`, for `b < 0x80`
-    // (no carry out of such a byte).
-    let ge = |b: usize, lo: u8| b.wrapping_add(bytes(0x80 - lo));
-    let gt = |b: usize, hi: u8| b.wrapping_add(bytes(0x7F - hi));
-    let l = w | bytes(0x20);
-    let letter = ge(l, b'a') & !gt(l, b'z');
-    let digit = ge(w, b'0') & !gt(w, b'9');
-    !((letter | digit) & !w) & bytes(0x80)
 }
 
 /// Calls `f` with the place ([`index`]) of each bigram of `run` (ASCII
@@ -600,14 +575,6 @@ mod tests {
                 same_as_reference(&[other], other, &text);
                 same_as_reference(&[&text, other], &RUN[..n], &text);
             }
-        }
-    }
-
-    #[test]
-    fn thai_marks_are_the_listed_ones() {
-        for c in 0..0x1_0000 {
-            let listed = matches!(c, 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E);
-            assert_eq!(is_thai_mark(c), listed, "{c:#x}");
         }
     }
 

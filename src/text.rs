@@ -1,5 +1,7 @@
 //! UTF-8 helpers: every cut the core makes lands on a character boundary.
 
+use crate::kernel::swar::plain_run;
+
 /// The longest prefix of `s` that is at most `max` bytes and ends on a
 /// character boundary. `s` must be valid UTF-8.
 pub fn floor_char_boundary(s: &[u8], max: usize) -> usize {
@@ -34,7 +36,7 @@ pub fn is_utf8(s: &[u8]) -> bool {
 /// UTF-8 checked a byte at a time (so that a field can be checked without
 /// keeping it): no overlong forms, surrogates or code points past U+10FFFF.
 /// Also what [`is_utf8`] uses, instead of `core::str::from_utf8` (its
-/// fast paths cost 370 bytes of flash).
+/// fast paths cost flash).
 // One word (the code point so far in bits 0..21, the bytes still needed in
 // bits 24..26, the sequence's continuation bytes in bits 28..30, which give
 // the smallest code point it may encode): it sits on the JSON reader's
@@ -248,40 +250,6 @@ fn escape_of(s: &[u8], out: &mut [u8; 6]) -> (usize, usize) {
     out[2] = hex(code >> 4);
     out[3] = hex(code & 15);
     (take, 4)
-}
-
-/// Bytes at the start of `s` that [`escape`] copies as they are: up to the
-/// first that may start an escape (below 0x20, 0x7F, 0xC2 or 0xE2), a
-/// machine word a step. A word holds none when (first the common case,
-/// printable ASCII) no byte has bit 7 in `w`, in `w + 1` (0x7F) nor in
-/// `w - 0x20` (below 0x20), no carry crossing a byte; else exactly: no
-/// byte below 0x20, no zero byte in `w ^ 0x7F…` nor in
-/// `(w | 0x20…) ^ 0xE2…` (0xC2 and 0xE2).
-fn plain_run(s: &[u8]) -> usize {
-    const W: usize = core::mem::size_of::<usize>();
-    const L: usize = usize::MAX / 0xFF;
-    const H: usize = L << 7;
-    let mut i = 0usize;
-    while let Some(w) = s.get(i..i + W).and_then(|w| <[u8; W]>::try_from(w).ok()) {
-        let w = usize::from_le_bytes(w);
-        let low = w.wrapping_sub(L * 0x20);
-        if (w | w.wrapping_add(L) | low) & H != 0 {
-            let del = w ^ (L * 0x7F);
-            let lead = (w | (L * 0x20)) ^ (L * 0xE2);
-            if ((low & !w) | (del.wrapping_sub(L) & !del) | (lead.wrapping_sub(L) & !lead)) & H != 0
-            {
-                break;
-            }
-        }
-        i += W;
-    }
-    while let Some(&b) = s.get(i) {
-        if b < 0x20 || b == 0x7F || b | 0x20 == 0xE2 {
-            break;
-        }
-        i += 1;
-    }
-    i
 }
 
 /// Writes `s` into `dst` (`None`: only counts) as the context shows text:

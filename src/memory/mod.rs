@@ -507,7 +507,7 @@ pub fn pin<P: Port>(port: &mut P, key: &[u8], on: bool) -> Result<(), MemError> 
 
 /// [`set`], [`forget`] or [`pin`] (by `e`), out of line: one copy of the
 /// edit for the exports that call it (each inlining its own copy cost
-/// about 250 B of code apiece; the frame it adds is small).
+/// code apiece; the frame it adds is small).
 #[inline(never)]
 pub fn apply<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
     let value = match e {

@@ -195,8 +195,8 @@ impl Store {
     /// Entry `j` overrides the base pair just read: parks the base (closed
     /// and reopened where it was, its bytes read again up to there into
     /// `pair`'s value buffer, free until the record goes there) and opens
-    /// the shard in the store's one reader slot. A second reader would cost
-    /// its 116 bytes on the deepest stack path of every pass.
+    /// the shard in the store's one reader slot. A second reader would sit
+    /// on the deepest stack path of every pass.
     #[inline(never)]
     fn begin_override<P: Port>(
         &mut self,

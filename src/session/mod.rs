@@ -234,8 +234,8 @@ impl Session {
     }
 
     /// Forgets the RAM ring, unflushed (`claw_session_init`). In place:
-    /// a fresh `Session` built on the stack and copied would cost its 2.6 KB
-    /// of stack.
+    /// a fresh `Session` built on the stack and copied would cost its size
+    /// in stack.
     pub fn init(&mut self) {
         self.ring.clear();
         self.loaded = false;

@@ -1,6 +1,6 @@
 //! The fields a caller asks a record for, and what is kept of them.
 
-use super::packed::{Packs, Word};
+use crate::kernel::packed::{Packs, Word};
 
 /// A string field the caller wants decoded into its buffer (or only
 /// checked, see [`StrField::counted`]).
@@ -128,8 +128,8 @@ impl ScalarField {
     pub const fn new(name: &'static [u8]) -> Self {
         // Written out: built at run time (for each record read) it must not
         // cost a call. (Calling `scalar_name`, even `#[inline(always)]`,
-        // measured +5k instructions on a full `build_context` and on a
-        // memory get.)
+        // took more instructions on a full `build_context` and on a memory
+        // get.)
         let name = match *name {
             [] => [0; FIELD_NAME_MAX],
             [a] => [a, 0, 0],

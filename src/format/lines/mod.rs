@@ -16,12 +16,12 @@
 //! The parts, each using only those after it: `writer.rs` (the
 //! [`LineWriter`]), `parser.rs` ([`read_record`], [`read_fields`]: one flat
 //! record a line), `fields.rs` (the fields a caller asks for: [`StrField`],
-//! [`ScalarField`], [`ScalarSet`]), `packed.rs` (a parse step's result
-//! packed in a word), `reader.rs` (the [`ByteReader`] over the port or over
-//! RAM). The tests are in `tests.rs`.
+//! [`ScalarField`], [`ScalarSet`]), `reader.rs` (the [`ByteReader`] over the
+//! port or over RAM). The tests are in `tests.rs`. A parse step's result
+//! packed in a word, and the word-at-a-time byte tests, are in
+//! `src/kernel/`.
 
 mod fields;
-mod packed;
 mod parser;
 mod reader;
 #[cfg(test)]

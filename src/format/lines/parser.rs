@@ -1,79 +1,15 @@
 //! The JSON-line parser: one flat record a line, from a [`ByteReader`].
 
 use super::fields::{ARRAY_MAX, Scalar, ScalarField, ScalarSet, StrField, padded};
-use super::packed::{Bad, Word};
-use super::reader::{ByteReader, W, copy_run, skip_line};
+use super::reader::{ByteReader, copy_run, skip_line};
+use crate::kernel::packed::{Bad, Word};
+use crate::kernel::swar::{W, plain_len, plain_len_in, quick_name};
 use crate::port::{Errno, Port};
 
 /// Longest field name that is matched; longer names are skipped as unknown
 /// (after the same checks). At least the longest name a caller asks for:
 /// `"content"`, 7 bytes; kept small, it sits on every parse's deepest frame.
 const NAME_MAX: usize = 8;
-
-/// The length of the run of plain string bytes (not `"`, `\\`, nor below
-/// 0x20) at the start of `s`, and whether they are all ASCII: a machine
-/// word a step while none is special.
-pub(super) fn plain_len(s: &[u8]) -> (usize, bool) {
-    plain_len_in(s)
-}
-
-/// [`plain_len`] inlined: in a string's decode, once a chunk.
-#[inline(always)]
-fn plain_len_in(s: &[u8]) -> (usize, bool) {
-    const LO: usize = usize::MAX / 0xFF;
-    const HI: usize = LO << 7;
-    let mut i = 0usize;
-    let mut seen = 0usize;
-    while let Some(w) = s.get(i..i + W).and_then(|w| <[u8; W]>::try_from(w).ok()) {
-        let v = usize::from_le_bytes(w);
-        let special = specials(v);
-        if special != 0 {
-            // The bytes below the first special one.
-            let bits = special.trailing_zeros() & !7;
-            let below = (1usize << bits).wrapping_sub(1);
-            return (i + bits as usize / 8, (seen | (v & below)) & HI == 0);
-        }
-        seen |= v;
-        i += W;
-    }
-    while let Some(&c) = s.get(i) {
-        if c < 0x20 || c == b'"' || c == b'\\' {
-            break;
-        }
-        seen |= usize::from(c);
-        i += 1;
-    }
-    (i, seen & HI == 0)
-}
-
-/// The bytes of the word `v` that end a run of plain string bytes (below
-/// 0x20, `"` or `\\`): their high bits (exact up to the first one: a
-/// borrow only makes the bytes above it look special).
-#[inline(always)]
-fn specials(v: usize) -> usize {
-    const LO: usize = usize::MAX / 0xFF;
-    let (q, b) = (v ^ (0x22 * LO), v ^ (0x5C * LO));
-    ((v.wrapping_sub(0x20 * LO) & !v) | (q.wrapping_sub(LO) & !q) | (b.wrapping_sub(LO) & !b))
-        & (LO << 7)
-}
-
-/// A field name that is a run of plain ASCII bytes and its closing quote
-/// within the first word of `s` (after the opening quote): its length and
-/// that word (the name's bytes are its first ones, as [`decode_string`]
-/// would give them: without a pass of its loop and a copy); `None` for any
-/// other (it decodes them).
-#[inline(always)]
-fn quick_name(s: &[u8]) -> Option<(usize, [u8; W])> {
-    let w = *s.first_chunk::<W>()?;
-    let v = usize::from_le_bytes(w);
-    // Its first byte that is special or not ASCII (exact: see `specials`).
-    let stop = specials(v) | v & (usize::MAX / 0xFF) << 7;
-    let bits = stop.trailing_zeros() & !7;
-    if stop == 0 || (v >> bits) as u8 != b'"' {
-        return None;
-    }
-    Some((bits as usize / 8, w))
-}
 
 /// What one call of [`read_record`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,10 +1,8 @@
 //! The byte reader over the port (or over bytes in RAM) that the parser
 //! reads from.
 
+use crate::kernel::swar::W;
 use crate::port::{Errno, Fd, Port};
-
-/// A machine word's bytes.
-pub(super) const W: usize = core::mem::size_of::<usize>();
 
 /// A descriptor no port hands out (they are never negative): a
 /// [`ByteReader`] over bytes in RAM ([`ByteReader::over`]), a [`LineWriter`]
@@ -134,8 +132,8 @@ impl<'a> ByteReader<'a> {
         Ok(())
     }
 
-    // Out of line (as `consume`): inlined at its twenty-odd calls it costs
-    // 600 bytes of flash.
+    // Out of line (as `consume`): inlined at its twenty-odd calls it would
+    // cost flash.
     #[inline(never)]
     pub(super) fn bump(&mut self) {
         if self.pos < self.len {
@@ -195,7 +193,7 @@ impl<'a> ByteReader<'a> {
 
 /// Copies `src` (at most a chunk) to the start of `dst` (as much as fits)
 /// a word at a time, then the last bytes: inline loads and stores without
-/// a `memcpy` call, whose frames (64 to 88 bytes with its callers) would
+/// a `memcpy` call, whose frames (with its callers') would
 /// sit at the bottom of every parse's deepest path.
 #[inline(always)]
 fn copy_chunk(dst: &mut [u8], src: &[u8]) {

@@ -1,7 +1,7 @@
 //! The JSON Lines writer.
 
-use super::parser::plain_len;
 use super::reader::{NO_FD, copy_run};
+use crate::kernel::swar::plain_len;
 use crate::port::{Errno, Fd, Port};
 
 /// Bytes collected before a port write.

@@ -8,12 +8,12 @@ use crate::port::Errno;
 /// (`Result<Scalar, Bad>`, `Result<Option<u8>, Bad>`) are two words and
 /// come back in registers: a word each on the deepest frames of every load.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) struct Bad(pub(super) i32);
+pub(crate) struct Bad(pub(crate) i32);
 
 #[allow(non_upper_case_globals)]
 impl Bad {
     /// Not JSON, or not a flat record (an errno is never negative).
-    pub(super) const Syntax: Bad = Bad(i32::MIN);
+    pub(crate) const Syntax: Bad = Bad(i32::MIN);
 }
 
 impl From<Errno> for Bad {
@@ -25,12 +25,13 @@ impl From<Errno> for Bad {
 /// A parse step's result packed in a `u64` (the high word 0 and the low
 /// one the [`Bad`], or the high word what [`Packs`] makes of the value):
 /// it comes back in registers, where a `Result` of two words would take a
-/// slot of `parser::fields`' frame, which is on the deepest path of every load.
+/// slot of `format::lines::parser::fields`' frame, which is on the deepest
+/// path of every load.
 #[derive(Clone, Copy)]
-pub(super) struct Word(pub(super) u64);
+pub(crate) struct Word(pub(crate) u64);
 
 /// A value [`Word`] holds: (a tag, not 0; a word).
-pub(super) trait Packs: Sized {
+pub(crate) trait Packs: Sized {
     fn pack(self) -> (u32, u32);
     fn unpack(tag: u32, low: u32) -> Self;
 }
@@ -60,7 +61,7 @@ impl Packs for Option<u8> {
 
 impl Word {
     #[inline(always)]
-    pub(super) fn of<T: Packs>(got: Result<T, Bad>) -> Self {
+    pub(crate) fn of<T: Packs>(got: Result<T, Bad>) -> Self {
         let (tag, low) = match got {
             Ok(v) => v.pack(),
             Err(b) => (0, b.0 as u32),
@@ -69,7 +70,7 @@ impl Word {
     }
 
     #[inline(always)]
-    pub(super) fn get<T: Packs>(self) -> Result<T, Bad> {
+    pub(crate) fn get<T: Packs>(self) -> Result<T, Bad> {
         let (tag, low) = ((self.0 >> 32) as u32, self.0 as u32);
         if tag == 0 {
             return Err(Bad(low as i32));
