@@ -5,32 +5,12 @@
 
 use super::fold::{Gone, fold, superseded};
 use super::hash::{fnv, hash16, small_place};
+use super::plan::{Check, Outcome, Scan};
 use super::reader::{Loc, ValueAt, bit64, read_at};
 use super::shard::shard_edit;
 use super::{Edit, HASHED, MAX_ENTRIES, MemError, SHARD_PATHS, Store};
 use crate::format::memory::{KeyRec, Pair};
 use crate::port::{Errno, MEMORY_TMP_PATH, Port};
-
-/// What the first pass over the store found.
-pub(super) struct Scan {
-    maybe_dup: bool,
-    skipped: bool,
-    /// A shard the index could not hold: its keys are not counted (see
-    /// [`OVERFLOW`](super::OVERFLOW)); the edit folds, and the fold knows them.
-    overflow: bool,
-    pairs: usize,
-    /// Where the key's last line is (its value is read there: the scan
-    /// keeps no value buffer).
-    pub(super) at: Option<Loc>,
-    /// Another key has the key's shard and fingerprint.
-    collides: bool,
-    /// The base's generation.
-    pub(super) generation: u32,
-    /// The key holds a place of the base.
-    in_base: bool,
-    /// The largest `"n"` of the shards.
-    max_n: u8,
-}
 
 // The passes of an edit stay out of line: each has its own pair buffer, and
 // inlined into one frame they would add up on a 1 KiB stack budget.
@@ -310,65 +290,6 @@ fn begin<P: Port>(
         superseded(port, gone)?;
     }
     Ok(Some(found.is_some_and(|(_, p)| p)))
-}
-
-/// Whether a failed commit may have landed (then [`edit`] reads the store
-/// again, from its own frame: not under the commit's buffers).
-#[derive(Clone, Copy)]
-pub(super) enum Check {
-    No,
-    /// A shard write failed.
-    Landed,
-    /// A fold's rename failed and its temporary file is gone (when it did
-    /// not land, the temporary file is removed once more, as it was).
-    LandedElseRemove,
-}
-
-/// A step of [`edit`]'s result, `Result<bool, (MemError, Check)>` packed in
-/// a `u64` that comes back in registers (no result slot on its frame): the
-/// error's kind and the check in the high word, an `Errno` in the low.
-pub(super) struct Outcome(u64);
-
-impl Outcome {
-    #[inline(always)]
-    pub(super) fn of(r: Result<bool, (MemError, Check)>) -> Self {
-        let (err, check) = match r {
-            Ok(b) => return Outcome(u64::from(b)),
-            Err(failed) => failed,
-        };
-        let (kind, errno) = match err {
-            MemError::Invalid => (1, 0),
-            MemError::Full => (2, 0),
-            MemError::NotFound => (3, 0),
-            MemError::TooSmall => (4, 0),
-            MemError::Io(e) => (5, e.0 as u32),
-        };
-        let check: u64 = match check {
-            Check::No => 0,
-            Check::Landed => 1,
-            Check::LandedElseRemove => 2,
-        };
-        Outcome((kind << 32) | (check << 40) | u64::from(errno))
-    }
-
-    #[inline(always)]
-    fn get(self) -> Result<bool, (MemError, Check)> {
-        let errno = Errno(self.0 as u32 as i32);
-        let err = match (self.0 >> 32) as u8 {
-            0 => return Ok(self.0 != 0),
-            1 => MemError::Invalid,
-            2 => MemError::Full,
-            3 => MemError::NotFound,
-            4 => MemError::TooSmall,
-            _ => MemError::Io(errno),
-        };
-        let check = match (self.0 >> 40) as u8 {
-            0 => Check::No,
-            1 => Check::Landed,
-            _ => Check::LandedElseRemove,
-        };
-        Err((err, check))
-    }
 }
 
 /// The edit written in the key's shard when it fits there (packed:

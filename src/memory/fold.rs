@@ -4,8 +4,8 @@
 
 use core::ffi::CStr;
 
-use super::edit::{Check, Outcome};
 use super::hash::hash;
+use super::plan::{Check, Outcome};
 use super::reader::{open_opt, put_reader};
 use super::{Edit, HASHED, MAX_ENTRIES, MemError, SHARD_PATHS, Store};
 use crate::format::lines::LineWriter;

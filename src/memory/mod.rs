@@ -72,6 +72,7 @@ mod edit;
 mod fold;
 mod hash;
 mod load;
+mod plan;
 mod reader;
 mod shard;
 

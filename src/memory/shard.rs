@@ -4,8 +4,8 @@
 
 use core::ffi::CStr;
 
-use super::edit::Scan;
 use super::hash::sig;
+use super::plan::Scan;
 #[cfg(feature = "recall")]
 use super::reader::read_at;
 use super::reader::{open_opt, put_reader};
