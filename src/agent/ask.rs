@@ -48,9 +48,6 @@ const _: () = assert!(BODY_AREA >= BODY_OVERHEAD + PROMPT_MAX + TOOL_RESULT_MAX 
 const _: () = assert!(BODY_AREA >= REPLY_MAX + NAME_ECHO_MAX);
 const _: () = assert!(BODY_AREA >= SCRATCH_LEN);
 
-/// Bytes a [`crate::context::Scratch`] takes in a byte area, aligned.
-const SCRATCH_LEN: usize = crate::ffi::agent::SCRATCH_LEN;
-
 /// Bytes of work buffer `ask(prompt)` needs: [`ASK_WORK`], plus what the
 /// prompt's escaped form takes beyond [`PROMPT_MAX`] (quotes, backslashes,
 /// control characters), so that every prompt leaves the body the same room.

@@ -221,8 +221,7 @@ pub(super) fn post_request<H: Host>(
         // left for them (whatever still does not fit: write_body).
         for _ in 0..2 {
             let out_len = (cap + 1).min(area.len());
-            let (_, scratch) =
-                crate::ffi::agent::carve_scratch(w.body).ok_or(Status::WorkTooSmall)?;
+            let (_, scratch) = H::carve_scratch(w.body).ok_or(Status::WorkTooSmall)?;
             let out = area.get_mut(..out_len).unwrap_or(&mut []);
             n = crate::context::build_loaded(p, &c.session, out, scratch);
             let esc = wire::escaped_len(out.get(..n).unwrap_or(&[]));

@@ -47,7 +47,7 @@ pub mod wire;
 pub use ask::*;
 pub(crate) use body::*;
 pub use host::{Account, Host, NoReply};
-use host::{nested, with_state_or_busy};
+use host::{SCRATCH_LEN, nested, with_state_or_busy};
 pub use state::*;
 pub use tools::*;
 

@@ -1,5 +1,5 @@
 //! `confirm()` and `ask()`: the work area an ask needs and how it is
-//! carved (`SCRATCH_LEN`, `carve_scratch`).
+//! carved (`carve_scratch`).
 
 use super::*;
 
@@ -85,13 +85,8 @@ pub unsafe extern "C" fn claw_ask_work_size(prompt: *const u8, len: usize) -> us
     unsafe { bytes(prompt, len) }.map_or(0, agent::ask_work_size)
 }
 
-/// Bytes a context scratch takes in a byte area: its size and room to
-/// align it.
-pub(crate) const SCRATCH_LEN: usize =
-    core::mem::size_of::<context::Scratch>() + core::mem::align_of::<context::Scratch>() - 1;
-
 /// Carves a context scratch, aligned, out of the end of `area` (at least
-/// [`SCRATCH_LEN`] bytes): (the bytes before it, the scratch). The agent's
+/// [`agent::host::SCRATCH_LEN`] bytes): (the bytes before it, the scratch). The agent's
 /// work areas lend theirs to it while a context is rendered (`ask()`'s
 /// body area, TACP HISTORY's work buffer).
 pub(crate) fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> {

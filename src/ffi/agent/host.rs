@@ -34,6 +34,10 @@ impl Host for CHost {
         with_state(None, |s, p| f.take().map(|f| f(s, p)))
     }
 
+    fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> {
+        carve_scratch(area)
+    }
+
     fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Result<usize, agent::NoReply> {
         if !self.on_task {
             return Err(agent::NoReply::Failed);
