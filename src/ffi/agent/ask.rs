@@ -89,7 +89,7 @@ pub unsafe extern "C" fn claw_ask_work_size(prompt: *const u8, len: usize) -> us
 /// [`agent::host::SCRATCH_LEN`] bytes): (the bytes before it, the scratch). The agent's
 /// work areas lend theirs to it while a context is rendered (`ask()`'s
 /// body area, TACP HISTORY's work buffer).
-pub(crate) fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> {
+pub fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratch)> {
     let size = core::mem::size_of::<context::Scratch>();
     let align = core::mem::align_of::<context::Scratch>();
     let last = area.len().checked_sub(size)?;
