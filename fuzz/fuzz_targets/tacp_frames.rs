@@ -74,6 +74,10 @@ impl Host for FuzzHost {
         Some(f(&mut self.state, &mut self.port))
     }
 
+    fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut bentoclaw::context::Scratch)> {
+        bentoclaw::ffi::agent::carve_scratch(area)
+    }
+
     fn post(&mut self, _body: &[u8], reply: &mut [u8]) -> Result<usize, agent::NoReply> {
         // An ASK while connected: the backend echoes.
         let r = b"pong";

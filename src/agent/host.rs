@@ -7,6 +7,12 @@ use crate::port::Port;
 use crate::safety::trust::Level;
 use crate::state::State;
 
+/// Bytes a context scratch takes in a byte area: its size and room to
+/// align it.
+pub(crate) const SCRATCH_LEN: usize = core::mem::size_of::<crate::context::Scratch>()
+    + core::mem::align_of::<crate::context::Scratch>()
+    - 1;
+
 /// Everything outside the core.
 pub trait Host {
     /// Files and the tick clock.
@@ -24,6 +30,11 @@ pub trait Host {
     /// [`NoReply::Failed`] for any other failure (refused, timeout,
     /// non-200, truncated).
     fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Result<usize, NoReply>;
+    /// Carves a context scratch, aligned, out of the end of `area` (at
+    /// least [`SCRATCH_LEN`] bytes): (the bytes before it, the scratch).
+    /// The one `unsafe` step of the agent's work areas, so the FFI layer's
+    /// (`carve_scratch`), handed down through the host.
+    fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut crate::context::Scratch)>;
     /// Runs the Python tool in `slot` with `arg` (`Arg::Other`: the
     /// caller's own object). The text of its result or exception goes to
     /// `out`, cut to fit.

@@ -905,6 +905,10 @@ impl Host for ModelHost {
         Some(f(&mut self.state, &mut self.port))
     }
 
+    fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut crate::context::Scratch)> {
+        crate::ffi::agent::carve_scratch(area)
+    }
+
     fn post(&mut self, body: &[u8], reply: &mut [u8]) -> Result<usize, NoReply> {
         reached(|r| r.posts += 1);
         self.top_posts += 1;

@@ -53,7 +53,7 @@ for k in ("name", "city", "lang"):
     bentoclaw.remember(k, "a value of " + k)
 PROMPT = "p" * bentoclaw.PROMPT_MAX
 RESULT = "r" * 1000
-WORK = 9472  # bentoclaw's ask() work buffer (ASK_WORK, src/agent/mod.rs)
+WORK = 9472  # bentoclaw's ask() work buffer (ASK_WORK, src/agent/ask.rs)
 HOLD = [None] * 64
 ROOMS = [None] * 8
 TINY = [None]

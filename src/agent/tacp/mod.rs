@@ -73,7 +73,7 @@ const TOOLS_MARGIN: usize = 64;
 /// Bytes of work buffer [`dispatch`] needs: one answer, and after it the
 /// room of HISTORY's context scratch (nothing is kept between requests).
 pub fn work_size<H: Host>(_h: &mut H, _sub: u8, _payload: &[u8]) -> usize {
-    WORK_SIZE + crate::ffi::agent::SCRATCH_LEN
+    WORK_SIZE + super::SCRATCH_LEN
 }
 
 /// The error answer `text`.
@@ -473,7 +473,7 @@ fn tool_entry<H: Host>(
 
 #[inline(never)]
 fn history<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
-    let (work, scratch) = crate::ffi::agent::carve_scratch(work).ok_or(Status::WorkTooSmall)?;
+    let (work, scratch) = H::carve_scratch(work).ok_or(Status::WorkTooSmall)?;
     let out = work.get_mut(..WORK_SIZE).ok_or(Status::WorkTooSmall)?;
     let n = with_state_or_busy(h, |c, p| {
         crate::context::build_loaded(p, &c.session, &mut *out, scratch)
