@@ -3,7 +3,7 @@
 # 3: tool -> tacp()/ask() -> the same tool ... exhausted the heap and then
 # segfaulted).
 #
-# The bounds (src/agent/mod.rs, Chain): every call that enters the chain —
+# The bounds (src/agent/state.rs, Chain): every call that enters the chain —
 # tool(), a TACP TOOL line, ask() and each tool its backend asks for,
 # connect(), disconnect() — is one level; a call that would be level
 # CALL_DEPTH_MAX + 1 (5) is refused with RuntimeError("calls nested too deep
