@@ -939,9 +939,10 @@ stack_md() {
     echo "\`tests/mpy/bench_flash.py\` on the MicroPython unix port: \`vfs.VfsLfs2\` on a"
     echo "RAM block device that counts the bytes LittleFS programs (\`writeblocks\`), the"
     echo "blocks it erases and the bytes it reads (\`readblocks\`); the backend is"
-    echo "\`mpy/examples/backend.py\` on loopback. After every operation the files are read"
-    echo "back with \`tests/mpy/claw_rig.py\`'s own reader of the layout and compared with"
-    echo "the module's view (those reads are not counted)."
+    echo "\`mpy/examples/backend.py\` on loopback. After each of the first 100 operations of a"
+    echo "run, every 10th after them and the last, the files are read back with"
+    echo "\`tests/mpy/claw_rig.py\`'s own reader of the layout and compared with the"
+    echo "module's view (those reads are not counted)."
     echo
     echo "* **Mounts**: *BENTO* — as the BENTO firmware mounts its QSPI flash at \`/\`"
     echo "  (\`VfsLfs2(psoc_edge.QSPI_Flash(), progsize=0x200, readsize=0x200)\`,"
