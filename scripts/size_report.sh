@@ -15,13 +15,16 @@
 # so the link fails when a panic path survives). The hard-float option
 # (thumbv8m.main-none-eabihf, -mfloat-abi=hard) is checked for a reachable
 # panic and measured beside it, the thumbv7m-none-eabi build for comparison.
-# Writes docs/SIZE.md.
+# The figures go to target/size-report/figures.tsv; scripts/render_report.py
+# checks them against the goals and writes docs/SIZE.md (its prose:
+# docs/templates/SIZE.md). Rerun the renderer alone on the saved figures:
+#   python3 scripts/render_report.py size target/size-report/figures.tsv -o docs/SIZE.md
 #
 # Goals: the vendor-ABI build for the board (thumbv8m.main-none-eabi in a
 # softfp image) within 24 KiB of code (issue 22's budget; it retired issue
 # 10's 12 KiB) and 4 KiB of static RAM (issue 10); both in scripts/goals.tsv.
-# A goal missed today has a ceiling there (scripts/goals.sh: a MISSED line,
-# and a FAIL only over the ceiling); scripts/perf_report.sh measures
+# A goal missed today has a ceiling there (scripts/render_report.py: a MISSED
+# line, and a FAIL only over the ceiling); scripts/perf_report.sh measures
 # the same image and tables it with the other goals (docs/PERFORMANCE.md).
 #
 #   scripts/size_report.sh     # last line: RESULT: <n> passed, <m> failed
@@ -37,19 +40,18 @@ V7=thumbv7m-none-eabi
 PANIC_SYM=bentoclaw_panic_is_reachable
 HEAP_RE='^(malloc|free|calloc|realloc|_sbrk|sbrk|_malloc_r|_free_r|_calloc_r|_realloc_r|__rust_alloc|__rust_dealloc|__rust_realloc|__rust_alloc_zeroed|__rg_alloc)$'
 
-passed=0
-failed=0
-pass() { echo "PASS $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL $*"; failed=$((failed + 1)); }
-# goal_le, figure_ok, status_le: an empty or unparsable figure fails.
+# The figures (scripts/render_report.py's FIGURES): pass, fail and fig
+# write rows; the renderer counts and checks them.
+FIG=$OUT/figures.tsv
+: >"$FIG"
+# shellcheck source=scripts/report_lib.sh
+source scripts/report_lib.sh
+# image_share MAP ARCHIVE: the archive's share of a map (map_share.awk).
 # shellcheck source=scripts/figures.sh
 source scripts/figures.sh
-# goal_check; MIN_CODE_GOAL, MIN_CODE_CEILING, RAM_GOAL (scripts/goals.tsv).
-# shellcheck source=scripts/goals.sh
-source scripts/goals.sh
+# finish: the checks alone, when a build or link leaves nothing to report.
 finish() {
-    echo "RESULT: $passed passed, $failed failed"
-    ((failed == 0))
+    python3 scripts/render_report.py size "$FIG" --no-doc
     exit $?
 }
 
@@ -130,30 +132,21 @@ else
         { fail "image link without panic-check"; sed 's/^/    /' "$OUT/link-v8m.log"; finish; }
 fi
 
+fig panic "$panic_status"
 LIBNAME8=libbentoclaw-v8m-panic-check.a
 [[ $panic_status == "no reachable panic" ]] || LIBNAME8=libbentoclaw-v8m.a
 CODE8="" RAM8="" CODE8_NB=""
 read -r CODE8 RAM8 CODE8_NB <<<"$(share "$MAP8" "$LIBNAME8")"
-DATA8=$(awk -v lib="$LIBNAME8" -v only=data -f tests/image/map_share.awk "$MAP8")
-goal_check "issue 22: vendor-ABI minimal image code (budget 24 KiB)" "$CODE8" "$MIN_CODE_GOAL" "$MIN_CODE_CEILING" " B"
-CODE8_ST=$GOAL_STATUS
-goal_check "issue 10: vendor-ABI minimal image static RAM" "$RAM8" "$RAM_GOAL" "" " B"
-RAM8_ST=$GOAL_STATUS
-figure_ok "code without compiler_builtins" "$CODE8_NB"
-figure_ok ".data" "$DATA8"
+fig code8 "$CODE8"
+fig ram8 "$RAM8"
+fig code8_nb "$CODE8_NB"
+fig data8 "$(awk -v lib="$LIBNAME8" -v only=data -f tests/image/map_share.awk "$MAP8")"
 
 # Heap: nothing in the archive asks for an allocator, and the image has none.
-heap_refs=$( {
+fig heap_refs "$( {
     arm-none-eabi-nm -u "$LIB8" 2>/dev/null | awk '{print $NF}'
     arm-none-eabi-nm "$ELF8" | awk '{print $NF}'
-} | grep -E "$HEAP_RE" | sort -u | tr '\n' ' ')
-if [[ -z $heap_refs ]]; then
-    HEAP="0"
-    pass "heap use 0 (no malloc/free/_sbrk/__rust_alloc referenced)"
-else
-    HEAP="referenced: $heap_refs"
-    fail "heap functions referenced: $heap_refs"
-fi
+} | grep -E "$HEAP_RE" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
 echo "== largest symbols in the $V8 image (decimal sizes)"
 arm-none-eabi-nm --size-sort -S -C -t d "$ELF8" | tail -n 15 |
@@ -184,21 +177,14 @@ fi
 
 # ---- the `recall` feature (claw_ext.h), for its cost ---------------------------
 echo "== cargo rustc --release --crate-type staticlib --target $V8 --features panic-check,recall"
-CODE8_RECALL=-
-RAM8_RECALL=-
 if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-check,recall >&2; then
     cp "$LIB8" "$OUT/libbentoclaw-v8m-recall.a"
     if arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -DBENTOCLAW_EXT "${LDFLAGS[@]}" \
         -Wl,-Map="$OUT/image-v8m-recall.map" tests/image/image.c "$OUT/libbentoclaw-v8m-recall.a" \
         -o "$OUT/image-v8m-recall.elf" >"$OUT/link-v8m-recall.log" 2>&1; then
-        CODE8_RECALL="" RAM8_RECALL=""
-        read -r CODE8_RECALL RAM8_RECALL _ <<<"$(share "$OUT/image-v8m-recall.map" libbentoclaw-v8m-recall.a)"
-        if figure_ok "code with feature recall" "$CODE8_RECALL" && is_count "$CODE8"; then
-            pass "feature recall: links without a reachable panic (code $CODE8_RECALL B, +$((CODE8_RECALL - CODE8)) B)"
-        fi
-        goal_le "static RAM with feature recall" "$RAM8_RECALL" "$RAM_GOAL" " B"
-        [[ -n $CODE8_RECALL ]] || CODE8_RECALL=-
-        [[ -n $RAM8_RECALL ]] || RAM8_RECALL=-
+        read -r code ram _ <<<"$(share "$OUT/image-v8m-recall.map" libbentoclaw-v8m-recall.a)"
+        fig code8_recall "${code-}"
+        fig ram8_recall "${ram-}"
     else
         fail "feature recall: image link (reachable panic?)"
         sed 's/^/    /' "$OUT/link-v8m-recall.log"
@@ -213,9 +199,6 @@ fi
 # new export is covered without editing this script) and links the agent's
 # port callbacks as stubs (tests/image/agent_ports.c).
 echo "== cargo rustc --release --crate-type staticlib --target $V8 --features panic-check,agent"
-AGENT_PANIC=-
-CODE8_AGENT=-
-RAM8_AGENT=-
 if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-check,agent >&2; then
     cp "$LIB8" "$OUT/libbentoclaw-v8m-agent.a"
     mapfile -t ext_fns < <(grep -hoE '\bclaw_[a-z0-9_]+\(' include/claw_ext.h | tr -d '(' | sort -u)
@@ -228,7 +211,7 @@ if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-
         echo "};"
     } >"$OUT/agent_refs.c"
     if ((${#ext_fns[@]} < 30)); then
-        fail "feature agent: only ${#ext_fns[@]} claw_* functions found in include/claw_ext.h"
+        fig agent_exports "${#ext_fns[@]}"
     elif arm-none-eabi-gcc "${ARCH_V8[@]}" "${CFLAGS[@]}" -DBENTOCLAW_EXT "${LDFLAGS[@]}" \
         -Wl,--undefined=g_claw_agent_table \
         -Wl,-Map="$OUT/image-v8m-agent.map" tests/image/image.c tests/image/agent_ports.c \
@@ -244,18 +227,13 @@ if cargo rustc --release --crate-type staticlib --target "$V8" --features panic-
         for f in "${ext_fns[@]}"; do
             grep -qE " [Tt] $f\$" "$OUT/image-v8m-agent.nm" && kept=$((kept + 1))
         done
-        read -r CODE8_AGENT RAM8_AGENT _ <<<"$(share "$OUT/image-v8m-agent.map" libbentoclaw-v8m-agent.a)"
-        figure_ok "code with feature agent" "$CODE8_AGENT" || CODE8_AGENT=-
-        figure_ok "static RAM with feature agent" "$RAM8_AGENT" || RAM8_AGENT=-
-        if ((kept == ${#ext_fns[@]})); then
-            AGENT_PANIC="no reachable panic (${#ext_fns[@]} exports of claw_ext.h, all in the image)"
-            pass "feature agent: links without a reachable panic (${#ext_fns[@]} exports of claw_ext.h, all $kept in the image)"
-        else
-            AGENT_PANIC="not shown: only $kept of ${#ext_fns[@]} exports in the image"
-            fail "feature agent: only $kept of ${#ext_fns[@]} claw_ext.h exports are in the image (the check would prove nothing)"
-        fi
+        read -r code ram _ <<<"$(share "$OUT/image-v8m-agent.map" libbentoclaw-v8m-agent.a)"
+        fig code8_agent "${code-}"
+        fig ram8_agent "${ram-}"
+        fig agent_exports "${#ext_fns[@]}"
+        fig agent_kept "$kept"
     else
-        AGENT_PANIC="a panic is reachable (or the image does not link)"
+        fig agent_panic "a panic is reachable (or the image does not link)"
         fail "feature agent: image link (reachable panic?)"
         sed 's/^/    /' "$OUT/link-v8m-agent.log" | head -20
     fi
@@ -269,23 +247,15 @@ fi
 # too; its size is for comparison. (It does not link into a softfp image:
 # ld refuses objects that pass floats in VFP registers there.)
 echo "== cargo rustc --release --crate-type staticlib --target $V8HF --features panic-check"
-CODE8HF=-
-RAM8HF=-
-HF_PANIC=-
 if cargo rustc --release --crate-type staticlib --target "$V8HF" --features panic-check >&2; then
     cp "$ROOT/target/$V8HF/release/libbentoclaw.a" "$OUT/libbentoclaw-v8mhf-panic-check.a"
     if link_image ARCH_V8HF "$OUT/libbentoclaw-v8mhf-panic-check.a" "$OUT/image-v8mhf.elf" \
         "$OUT/image-v8mhf.map" "$OUT/link-v8mhf.log"; then
-        HF_PANIC="no reachable panic"
-        CODE8HF="" RAM8HF=""
-        read -r CODE8HF RAM8HF _ <<<"$(share "$OUT/image-v8mhf.map" libbentoclaw-v8mhf-panic-check.a)"
-        if figure_ok "$V8HF code" "$CODE8HF" && figure_ok "$V8HF static RAM" "$RAM8HF"; then
-            pass "$V8HF (hard-float option): links without a reachable panic (code $CODE8HF B, static RAM $RAM8HF B)"
-        fi
-        [[ -n $CODE8HF ]] || CODE8HF=-
-        [[ -n $RAM8HF ]] || RAM8HF=-
+        read -r code ram _ <<<"$(share "$OUT/image-v8mhf.map" libbentoclaw-v8mhf-panic-check.a)"
+        fig code8hf "${code-}"
+        fig ram8hf "${ram-}"
     else
-        HF_PANIC="a panic is reachable (or the image does not link)"
+        fig hf_panic "a panic is reachable (or the image does not link)"
         fail "$V8HF (hard-float option): image link (reachable panic?)"
         sed 's/^/    /' "$OUT/link-v8mhf.log" | head -20
     fi
@@ -295,8 +265,6 @@ fi
 
 # ---- thumbv7m for comparison -------------------------------------------------
 echo "== cargo rustc --release --crate-type staticlib --target $V7"
-CODE7_MEMBER=-
-CODE7=-
 if cargo rustc --release --crate-type staticlib --target "$V7" >&2; then
     LIB7=$ROOT/target/$V7/release/libbentoclaw.a
     cp "$LIB7" "$OUT/libbentoclaw-v7m.a"
@@ -313,15 +281,12 @@ if cargo rustc --release --crate-type staticlib --target "$V7" >&2; then
         # `ar x` without member names would extract the whole archive.
         CODE7_MEMBER=""
     fi
-    figure_ok "$V7 object member bentoclaw-*.o .text+.rodata" "$CODE7_MEMBER" || CODE7_MEMBER=-
+    fig code7_member "$CODE7_MEMBER"
     if link_image ARCH_V7 "$OUT/libbentoclaw-v7m.a" "$OUT/image-v7m.elf" \
         "$OUT/image-v7m.map" "$OUT/link-v7m.log"; then
-        CODE7="" RAM7=""
-        read -r CODE7 RAM7 _ <<<"$(share "$OUT/image-v7m.map" libbentoclaw-v7m.a)"
-        if figure_ok "$V7 code" "$CODE7" && figure_ok "$V7 static RAM" "$RAM7"; then
-            pass "$V7 image links (code $CODE7 B, static RAM $RAM7 B)"
-        fi
-        [[ -n $CODE7 ]] || CODE7=-
+        read -r code ram _ <<<"$(share "$OUT/image-v7m.map" libbentoclaw-v7m.a)"
+        fig code7 "${code-}"
+        fig ram7 "${ram-}"
     else
         fail "$V7 image link"
         sed 's/^/    /' "$OUT/link-v7m.log"
@@ -330,56 +295,12 @@ else
     fail "cargo build for $V7"
 fi
 
-# ---- docs/SIZE.md (deterministic: no dates) ----------------------------------
-status() { status_le "$@"; }
-RUSTC=$(rustc --version | cut -d' ' -f1-2)
-GCC=$(arm-none-eabi-gcc -dumpversion)
-{
-    echo "# Code and RAM size of libbentoclaw.a"
-    echo
-    echo "Generated by \`scripts/size_report.sh\` (do not edit; rerun it to update)."
-    echo "The library's share of a minimal Cortex-M33 image (\`tests/image/image.c\`:"
-    echo "all 22 \`claw_*\` functions of the vendor ABI referenced, stub port) linked with"
-    echo "\`arm-none-eabi-gcc ${ARCH_V8[*]} -nostartfiles -Wl,--gc-sections\`,"
-    echo "summed from the linker map over input sections from \`libbentoclaw.a\`"
-    echo "(including the \`compiler_builtins\` members such as \`memcpy\`)."
-    echo "The board build is \`$V8\`, the soft-float calling convention: it links"
-    echo "with the softfp objects of the BENTO firmware (docs/BUILD.md). \`$V8HF\`"
-    echo "is the option for hard-float firmwares, measured in the same image linked with"
-    echo "\`${ARCH_V8HF[*]}\`."
-    echo
-    echo "| figure | value | goal | status |"
-    echo "|---|---:|---:|---|"
-    echo "| $V8 .text+.rodata | $CODE8 B | ≤ $MIN_CODE_GOAL B (24 KiB, issue 22: the 12 KiB of issue 10 retired) | $CODE8_ST |"
-    echo "| $V8 .text+.rodata without compiler_builtins | $CODE8_NB B | — | info |"
-    echo "| $V8 .data+.bss | $RAM8 B | ≤ $RAM_GOAL B (4 KiB, issue 10) | $RAM8_ST |"
-    echo "| $V8 .data (its initial image also sits in flash) | $DATA8 B | — | info |"
-    echo "| $V8 .text+.rodata with feature \`recall\` (claw_ext.h's recall functions referenced too) | $CODE8_RECALL B | — (option) | info |"
-    echo "| $V8 .data+.bss with feature \`recall\` | $RAM8_RECALL B | ≤ $RAM_GOAL B (4 KiB) | $(status "$RAM8_RECALL" "$RAM_GOAL") |"
-    echo "| $V8 .text+.rodata with feature \`agent\` (every claw_ext.h export referenced; what the MicroPython module links) | $CODE8_AGENT B | — (library + binding: docs/PERFORMANCE.md) | info |"
-    echo "| $V8 .data+.bss with feature \`agent\` | $RAM8_AGENT B | — (library in the firmware: docs/PERFORMANCE.md) | info |"
-    echo "| heap | $HEAP | 0 | $([[ $HEAP == 0 ]] && echo PASS || echo FAIL) |"
-    echo "| panic paths (link with \`--features panic-check\`) | $panic_status | none | $([[ $panic_status == "no reachable panic" ]] && echo PASS || echo FAIL) |"
-    echo "| panic paths with feature \`agent\` (link with \`--features panic-check,agent\`) | $AGENT_PANIC | none | $([[ $AGENT_PANIC == "no reachable panic"* ]] && echo PASS || echo FAIL) |"
-    echo "| $V8HF (hard-float option) .text+.rodata | $CODE8HF B | — | info |"
-    echo "| $V8HF (hard-float option) .data+.bss | $RAM8HF B | — | info |"
-    echo "| panic paths of the hard-float option (link with \`--features panic-check\`) | $HF_PANIC | none | $([[ $HF_PANIC == "no reachable panic" ]] && echo PASS || echo FAIL) |"
-    echo "| $V7 .text+.rodata, linked image | $CODE7 B | — | info |"
-    echo "| $V7 .text+.rodata, object member bentoclaw-*.o of the archive | $CODE7_MEMBER B | — | info |"
-    echo
-    echo "PASS: the goal is met, and the script fails when a later run misses it."
-    echo "**MISSED**: the goal is not met today; the script holds the figure under a"
-    echo "ceiling (today's figure plus about 5 %, row \`MIN_CODE\` of \`scripts/goals.tsv\`)"
-    echo "and fails when it goes over it. The library and the MicroPython binding in the"
-    echo "emulated M33 firmware (feature \`agent\`), the stack, flash and instruction figures"
-    echo "are in docs/PERFORMANCE.md (\`scripts/perf_report.sh\`, which measures this image too)."
-    echo
-    echo "Toolchain: $RUSTC, arm-none-eabi-gcc $GCC."
-    echo
-    echo "Regenerate: \`scripts/size_report.sh\` (builds with"
-    echo "\`cargo rustc --release --crate-type staticlib --target $V8 --features panic-check\`,"
-    echo "the same for \`--target $V8HF\`, and"
-    echo "\`cargo rustc --release --crate-type staticlib --target $V7\`; map, ELF and logs in \`target/size-report/\`)."
-} >docs/SIZE.md
-echo "== wrote docs/SIZE.md"
-finish
+# ---- docs/SIZE.md: the checks and the document (deterministic: no dates) -----
+fig v8 "$V8"
+fig v8hf "$V8HF"
+fig v7 "$V7"
+fig arch_v8 "${ARCH_V8[*]}"
+fig arch_v8hf "${ARCH_V8HF[*]}"
+fig rustc "$(rustc --version | cut -d' ' -f1-2)"
+fig gcc "$(arm-none-eabi-gcc -dumpversion)"
+python3 scripts/render_report.py size "$FIG" -o docs/SIZE.md
