@@ -1,7 +1,10 @@
 # shellcheck shell=bash
-# figures.sh — checks on measured figures, for the report scripts
-# (scripts/size_report.sh, scripts/perf_report.sh; sourced, not run). The
-# caller defines pass() and fail().
+# figures.sh — checks on measured figures in bash (sourced, not run), and
+# image_share, scripts/size_report.sh's parse of a linker map. The caller
+# defines pass() and fail(). The report scripts themselves no longer compare
+# figures in bash: scripts/render_report.py makes their checks (the same
+# rules, and its goals from scripts/goals.tsv); goal_le and status_le stay
+# for scripts/test_harness_selftest.sh, which feeds them empty figures.
 #
 # A figure compared with a goal must first be a figure: bash arithmetic reads
 # an empty string as 0, so `((x <= goal))` passes when a linker-map parse

@@ -1265,7 +1265,7 @@ def main():
         if args.output:
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(doc)
-            checks.say("== wrote " + os.path.relpath(args.output, os.getcwd()))
+            checks.say("== wrote " + args.output)
         else:
             sys.stdout.write(doc)
     checks.result()
