@@ -8,7 +8,7 @@
 # ARM link test beside a stand-in of the vendor's libbento_mpy.a → no-panic
 # link and size report → MicroPython tests on the unix port (real LittleFS,
 # real HTTP on loopback) → the archive under the vendor binding's call
-# sequences → the store in /flash (BENTOCLAW_STORE_DIR) → harness self-test → Python stubs → the bundled
+# sequences → the store in /flash (BENTOCLAW_STORE_DIR) → harness self-test → the report renderer's unit tests → Python stubs → the bundled
 # backend and its OpenAI bridge → the CMake build path → reliability report →
 # the MicroPython suite on an emulated Cortex-M33 (qemu mps2-an505, serial
 # bridge to the backend) and the offline set on a Cortex-M55 → performance
@@ -65,6 +65,7 @@ step "micropython tests" bash scripts/test_mpy.sh
 step "vendor binding tests" bash scripts/test_vendor_binding.sh
 step "store directory (/flash)" bash scripts/test_store_dir.sh
 step "harness self-test" bash scripts/test_harness_selftest.sh
+step "report renderer" python3 tests/report/test_render_report.py
 step "python stubs" bash scripts/test_stubs.sh --no-build
 step "backend and bridge" env BENTOCLAW_REQUIRE_DEVICE=1 bash scripts/test_backend.sh
 step "cmake build" bash scripts/test_cmake.sh

@@ -18,7 +18,7 @@
 #     --no-cargo   skip the real cargo run (it builds the lib's unit tests)
 # Needs the interpreter of scripts/build_micropython.sh. Last line:
 # "RESULT: <n> passed, <m> failed".
-# shellcheck disable=SC2030,SC2317 # subshells on purpose; pass/fail called by figures.sh
+# shellcheck disable=SC2030,SC2317 # subshells on purpose
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1
@@ -191,18 +191,18 @@ EOF
 fi
 
 # ---- figures: scripts/figures.sh, map_share.awk, map_share.py -----------------------------
-# fig FUNCTION ARGS... — runs a figures.sh function with counting pass/fail:
-# "<passed> <failed>".
+# fig METHOD ARGS... — one check of scripts/render_report.py's Checks (the one
+# place a figure is judged), its line appended to fig.out: "<passed> <failed>".
 fig() {
-    (
-        passed=0 failed=0
-        pass() { echo "PASS $*" >>"$work/fig.out"; passed=$((passed + 1)); }
-        fail() { echo "FAIL $*" >>"$work/fig.out"; failed=$((failed + 1)); }
-        # shellcheck source=scripts/figures.sh
-        source scripts/figures.sh
-        "$@" >/dev/null 2>&1
-        echo "$passed $failed"
-    )
+    python3 - "$work/fig.out" "$@" <<'PY' 2>/dev/null || echo "error"
+import sys
+sys.path.insert(0, "scripts")
+import render_report as rr
+with open(sys.argv[1], "a") as out:
+    c = rr.Checks(out)
+    getattr(c, sys.argv[2])(*sys.argv[3:])
+print(c.passed, c.failed)
+PY
 }
 : >"$work/empty.map"
 printf 'Archive member included to satisfy reference by file (symbol)\n\nMemory Configuration\n' >"$work/nomap.map"
@@ -224,11 +224,14 @@ Linker script and memory map
  .bss.STATE     0x20000000       0x10 libbentoclaw.a(bentoclaw-1.o)
 EOF
 
-# image_share (scripts/size_report.sh's parse) then goal_le, as size_report.sh does.
+# image_share (scripts/size_report.sh's parse), then the renderer's goal_le.
 share_goal() { # MAP -> "<passed> <failed>" of goal_le code + goal_le "static RAM"
     local code="" ram=""
     read -r code ram _ <<<"$( (source scripts/figures.sh; image_share "$1" libbentoclaw.a) 2>/dev/null)"
-    fig eval "goal_le code '$code' 12288 ' B'; goal_le 'static RAM' '$ram' 4096 ' B'"
+    local a b
+    read -r a _ <<<"$(fig goal_le code "$code" 12288 " B")"
+    read -r b _ <<<"$(fig goal_le "static RAM" "$ram" 4096 " B")"
+    echo "$((a + b)) $((2 - a - b))"
 }
 expect "size: an empty map fails both figures" "0 2" "$(share_goal "$work/empty.map")"
 expect "size: a map without its memory map part fails" "0 2" "$(share_goal "$work/nomap.map")"
@@ -241,12 +244,15 @@ expect "map_share.awk: empty map, exit 1 and nothing on stdout" "1 0" "$? $(wc -
 awk -v lib=libbentoclaw.a -v only=data -f tests/image/map_share.awk "$work/other.map" >"$work/awk.out" 2>/dev/null
 expect "map_share.awk only=data: map without the archive, exit 1 and nothing" "1 0" "$? $(wc -c <"$work/awk.out")"
 
-# map_share.py then goal_le, as perf_report.sh does.
+# map_share.py, then the renderer's goal_le, as the performance report does.
 py_goal() {
     local code="" ram=""
     read -r code ram _ _ < <(python3 scripts/map_share.py "$1" 'lib=libbentoclaw.a(' 2>/dev/null |
         sed -nE 's/^SHARE lib code=([0-9]+) ram=([0-9]+) data=([0-9]+) builtins=([0-9]+) shared=[0-9]+$/\1 \2 \3 \4/p')
-    fig eval "goal_le 'library code' '$code' 12288 ' B'; goal_le 'library static RAM' '$ram' 4096 ' B'"
+    local a b
+    read -r a _ <<<"$(fig goal_le "library code" "$code" 12288 " B")"
+    read -r b _ <<<"$(fig goal_le "library static RAM" "$ram" 4096 " B")"
+    echo "$((a + b)) $((2 - a - b))"
 }
 expect "perf: an empty map fails both figures" "0 2" "$(py_goal "$work/empty.map")"
 expect "perf: a map without the archive fails" "0 2" "$(py_goal "$work/other.map")"
@@ -262,9 +268,6 @@ expect "goal_le: over the goal fails" "0 1" "$(fig goal_le code 12289 12288 " B"
 expect "goal_le: at the goal passes" "1 0" "$(fig goal_le code 12288 12288 " B")"
 expect "goal_eq: an empty count fails" "0 1" "$(fig goal_eq "stack: recursion" "" 0)"
 expect "goal_eq: 0 == 0 passes" "1 0" "$(fig goal_eq "stack: recursion" 0 0)"
-expect "status_le: an empty figure is FAIL in a table" FAIL "$(source scripts/figures.sh; status_le "" 4096)"
-expect "status_le: '-' is FAIL in a table" FAIL "$(source scripts/figures.sh; status_le - 4096)"
-expect "status_le: a figure within its goal is PASS" PASS "$(source scripts/figures.sh; status_le 4000 4096)"
 
 echo "RESULT: $ok passed, $bad failed"
 ((bad == 0))

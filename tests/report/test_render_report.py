@@ -155,4 +155,8 @@ class SizeReport(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    # The count line scripts/steps.sh reads (scripts/test.sh's step "report renderer").
+    result = unittest.main(exit=False).result
+    bad = len(result.failures) + len(result.errors)
+    print("RESULT: %d passed, %d failed" % (result.testsRun - bad, bad))
+    sys.exit(1 if bad or not result.testsRun else 0)
