@@ -3,7 +3,7 @@
 
     python3 scripts/render_report.py size target/size-report/figures.tsv [-o docs/SIZE.md]
     python3 scripts/render_report.py perf target/perf/figures.tsv [-o docs/PERFORMANCE.md]
-    python3 scripts/render_report.py reliability build/reliability/figures.tsv [-o docs/RELIABILITY.md]
+    python3 scripts/render_report.py reliability target/reliability/figures.tsv [-o docs/RELIABILITY.md]
     python3 scripts/render_report.py REPORT FIGURES --no-doc   # the checks alone
 
 The report scripts (scripts/size_report.sh, scripts/perf_report.sh,
