@@ -108,7 +108,7 @@ pub const LINE_MAX: usize = 255;
 /// ([`memory_line_len`]) into `buf` at `at` when it fits (the callers make
 /// room for it first); returns where it ends. Four words of arguments:
 /// all in registers (the callers keep no `Out` on their frames).
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn print_pair(buf: &mut [u8], at: usize, p: &memory::Pair, len: usize) -> usize {
     let (key, value) = (p.key(), p.value());
     let end = at + len;
@@ -132,7 +132,7 @@ fn print_pair(buf: &mut [u8], at: usize, p: &memory::Pair, len: usize) -> usize 
 }
 
 /// [`print_pair`] of a line with escapes into `line`, exactly its length.
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn print_escaped(line: &mut [u8], p: &memory::Pair) -> Option<()> {
     let (key, value) = (p.key(), p.value());
     let (dash, rest) = line.split_at_mut_checked(2)?;
@@ -159,7 +159,7 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
 /// read (after room for the header). Returns the length printed (the
 /// header included; 0 when none) and `used` with their bytes added.
 #[cfg(not(feature = "recall"))]
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn choose_memory<P: Port>(
     port: &mut P,
     _ring: &SessionRing,
@@ -300,7 +300,7 @@ impl Choice {
     }
 
     /// Takes the next line of the store; false past the lines considered.
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     fn take(&mut self, p: &memory::Pair, out: &mut [u8]) -> bool {
         let i = usize::from(self.lines);
         let (Some(n), Some(s)) = (self.need.get_mut(i), self.score.get_mut(i)) else {
@@ -363,7 +363,7 @@ impl Choice {
     /// (A line chosen now never has to give way: when this one is chosen
     /// now, it and the kept lines chosen now take at most `room` bytes,
     /// which the buffer holds after the header.)
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     fn pick(&mut self, i: usize) {
         let room = usize::from(self.room);
         let mut buf = [0u16; MEMORY_LINES_MAX];
@@ -385,7 +385,6 @@ impl Choice {
 /// order, line `j` `need[j]` bytes) that are in `keep` down over those
 /// that are not, each run of them once; returns where they end.
 #[cfg(feature = "recall")]
-#[inline(never)]
 fn compact(
     out: &mut [u8],
     was: u64,
@@ -463,7 +462,7 @@ fn choose_memory<P: Port>(
 /// Loads the scratch's store (its pair clobbered). Out of line: the
 /// addresses of the two are not held on the frame of the scratch.
 #[cfg(feature = "recall")]
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn load<P: Port>(port: &mut P, scratch: &mut Scratch) -> Result<(), crate::port::Errno> {
     scratch.store.load_with(port, &mut scratch.pair)
 }
@@ -471,7 +470,7 @@ fn load<P: Port>(port: &mut P, scratch: &mut Scratch) -> Result<(), crate::port:
 /// The lines of the loaded store, each taken into the choice; closes the
 /// store.
 #[cfg(feature = "recall")]
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn take_lines<P: Port>(port: &mut P, out: &mut [u8], scratch: &mut Scratch) {
     let Scratch {
         store,
@@ -489,7 +488,7 @@ fn take_lines<P: Port>(port: &mut P, out: &mut [u8], scratch: &mut Scratch) {
 /// A new choice of lines in what `cap` bytes leave after `used` and the
 /// header, with the query of the newest turns.
 #[cfg(feature = "recall")]
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn start(c: &mut Choice, ring: &SessionRing, cap: usize, used: usize) {
     *c = Choice::new();
     let room = cap.saturating_sub(used + MEMORY_HEADER.len());
@@ -538,7 +537,7 @@ impl Choice {
 
     /// The end of [`choose_memory`] (its results), once the store is read:
     /// leaves the chosen lines in `kept`.
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     fn finish(&mut self, used: usize, out: &mut [u8]) -> (usize, usize) {
         let c = self;
         let mut buf = [0u16; MEMORY_LINES_MAX];

@@ -15,7 +15,6 @@ pub(super) const ERROR: u8 = 2;
 pub(super) const UNKNOWN: u8 = 3;
 
 /// A tool's value other than text, as the text the backend hears.
-#[inline(never)]
 pub(super) fn value_text(v: Value, result: &mut [u8]) -> usize {
     let mut buf = [0u8; 10];
     let text: &[u8] = match v {
@@ -30,7 +29,7 @@ pub(super) fn value_text(v: Value, result: &mut [u8]) -> usize {
 }
 
 /// [`note`] for an argument refused: "arg must not contain NUL".
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 pub(super) fn arg_note<H: Host>(
     h: &mut H,
     mode: Mode,
@@ -49,7 +48,7 @@ pub(super) fn arg_note<H: Host>(
 }
 
 /// A TOOL turn for a request that did not run, and its text as the result.
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 pub(crate) fn note<H: Host>(
     h: &mut H,
     mode: Mode,
@@ -84,7 +83,6 @@ struct Plan {
 
 /// The [`Plan`] of the next body, over the pending result `reply[..rl]`
 /// and its tool's name after it.
-#[inline(never)]
 fn plan_body(
     c: &mut crate::state::State<registry::Registry, Agent>,
     prompt: &[u8],
@@ -126,7 +124,6 @@ fn plan_body(
 /// configured budget, and the body's room (a sixteenth of it left for the
 /// escapes of the context rendered first; [`post_request`] renders it again
 /// shorter when they take more).
-#[inline(never)]
 fn context_room(
     c: &mut crate::state::State<registry::Registry, Agent>,
     prompt: &[u8],
@@ -149,7 +146,7 @@ fn pending_len(pending: Option<Pending>) -> usize {
 /// when control characters make it too long escaped), the pending tool
 /// result, the tools when configured. Returns (body length, context bytes
 /// sent).
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn write_body(
     c: &mut crate::state::State<registry::Registry, Agent>,
     prompt: &[u8],
@@ -201,7 +198,7 @@ fn write_body(
 /// pending tool result, then the body), counts it into the chain, POSTs
 /// it, accounts the exchange. Returns the reply length. `RequestFailed`
 /// for any failure of the request itself.
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 pub(super) fn post_request<H: Host>(
     h: &mut H,
     prompt: &[u8],

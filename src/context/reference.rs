@@ -89,7 +89,6 @@ fn memory_line_len(key: &[u8], value: &[u8]) -> usize {
 /// Store order: each memory line that fits. Returns the bitmap of chosen
 /// lines and adds their bytes to `used`.
 #[cfg(not(feature = "recall"))]
-#[inline(never)]
 fn choose_memory<P: Port>(port: &mut P, _ring: &SessionRing, cap: usize, used: &mut usize) -> u64 {
     let mut chosen: u64 = 0;
     let mut index = 0usize;
@@ -115,7 +114,6 @@ const QUERY_TURNS: usize = 3;
 /// then by relevance to the newest turns (ties: the newer line), each that
 /// fits. Returns the bitmap of chosen lines and adds their bytes to `used`.
 #[cfg(feature = "recall")]
-#[inline(never)]
 fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &mut usize) -> u64 {
     let mut query = crate::recall::Query::new();
     for m in ring.iter().skip(ring.len().saturating_sub(QUERY_TURNS)) {
@@ -195,7 +193,6 @@ fn choose_memory<P: Port>(port: &mut P, ring: &SessionRing, cap: usize, used: &m
 }
 
 /// Prints the chosen memory lines (out of line: see `choose_memory`).
-#[inline(never)]
 fn render_memory<P: Port>(port: &mut P, o: &mut Out<'_>, chosen: u64) {
     o.push(MEMORY_HEADER);
     let mut index = 0usize;

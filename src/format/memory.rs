@@ -8,6 +8,7 @@
 use crate::format::lines::{
     ByteReader, Line, LineWriter, Scalar, ScalarField, StrField, read_record,
 };
+use crate::kernel::packed::{Packed, Tagged, out_of_line};
 use crate::port::{Errno, Fd, Port};
 
 /// The string fields' names.
@@ -129,22 +130,20 @@ const SEQ: usize = 1;
 const DEL: usize = 2;
 const PIN: usize = 3;
 
-/// What [`PairReader::rec`] gives back, packed in a `u64` so that it comes
-/// back in registers (not in a slot of the caller's frame, which is on the
-/// deepest path of every store read): the high word's low byte is what
-/// (0: an error, 1: the end, 2: a pair, 3: a forgotten key, 4: a header),
-/// its next bytes the key's and the value's length and whether pinned; the
-/// low word the errno, the pair's `n` or the header's generation.
-#[derive(Clone, Copy)]
-pub(crate) struct RecWord(u64);
+/// What [`PairReader::rec`] gives back: the record, the key's and the
+/// value's length, whether pinned; `None` at the end of the file.
+pub(crate) type Got = Option<(Rec, u8, u8, bool)>;
 
-impl RecWord {
+/// [`Got`] packed ([`Packed`]): the high word's low byte is what (1: the
+/// end, 2: a pair, 3: a forgotten key, 4: a header; 0 is an error's), its
+/// next bytes the key's and the value's length and whether pinned; the low
+/// word the pair's `n` or the header's generation.
+impl Tagged for Got {
     #[inline(always)]
-    fn of(got: Result<Option<(Rec, u8, u8, bool)>, Errno>) -> Self {
-        let (tag, low, kl, vl, pinned) = match got {
-            Err(e) => (0, e.0 as u32, 0, 0, false),
-            Ok(None) => (1, 0, 0, 0, false),
-            Ok(Some((rec, kl, vl, pinned))) => {
+    fn tag(self) -> (u32, u32) {
+        let (tag, low, kl, vl, pinned) = match self {
+            None => (1, 0, 0, 0, false),
+            Some((rec, kl, vl, pinned)) => {
                 let (tag, low) = match rec {
                     Rec::Pair(n) => (2, u32::from(n)),
                     Rec::Del => (3, 0),
@@ -153,22 +152,19 @@ impl RecWord {
                 (tag, low, kl, vl, pinned)
             }
         };
-        let high = u32::from_le_bytes([tag, kl, vl, u8::from(pinned)]);
-        RecWord(u64::from(high) << 32 | u64::from(low))
+        (u32::from_le_bytes([tag, kl, vl, u8::from(pinned)]), low)
     }
 
     #[inline(always)]
-    pub(crate) fn get(self) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
-        let low = self.0 as u32;
-        let [tag, kl, vl, pinned] = ((self.0 >> 32) as u32).to_le_bytes();
+    fn untag(high: u32, low: u32) -> Self {
+        let [tag, kl, vl, pinned] = high.to_le_bytes();
         let rec = match tag {
-            0 => return Err(Errno(low as i32)),
-            1 => return Ok(None),
+            1 => return None,
             2 => Rec::Pair(low as u8),
             3 => Rec::Del,
             _ => Rec::Header(low),
         };
-        Ok(Some((rec, kl, vl, pinned != 0)))
+        Some((rec, kl, vl, pinned != 0))
     }
 }
 
@@ -239,19 +235,21 @@ impl<'a> PairReader<'a> {
         port: &mut P,
         key: &mut [u8; KEY_MAX_BYTES],
         val: &mut [u8],
-    ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
+    ) -> Result<Got, Errno> {
         self.rec_word(port, key, val).get()
     }
 
-    /// [`PairReader::rec`]'s one body, its result packed ([`RecWord`]).
-    #[inline(never)]
+    /// [`PairReader::rec`]'s one body, out of line, its result packed.
+    #[inline(always)]
     pub(crate) fn rec_word<P: Port>(
         &mut self,
         port: &mut P,
         key: &mut [u8; KEY_MAX_BYTES],
         val: &mut [u8],
-    ) -> RecWord {
-        RecWord::of(self.rec_in(port, key, val))
+    ) -> Packed<Result<Got, Errno>> {
+        out_of_line((self, port), key, val, (), |(me, port), key, val, ()| {
+            me.rec_in(port, key, val)
+        })
     }
 
     /// [`PairReader::rec`] inlined (a reader of its own port type: the
@@ -262,7 +260,7 @@ impl<'a> PairReader<'a> {
         port: &mut P,
         key: &mut [u8; KEY_MAX_BYTES],
         val: &mut [u8],
-    ) -> Result<Option<(Rec, u8, u8, bool)>, Errno> {
+    ) -> Result<Got, Errno> {
         loop {
             let mut value = if val.is_empty() {
                 StrField::counted(&VALUE, VAL_MAX_BYTES)

@@ -10,6 +10,7 @@ use super::reader::{Loc, ValueAt, bit64, read_at};
 use super::shard::shard_edit;
 use super::{Edit, HASHED, MAX_ENTRIES, MemError, SHARD_PATHS, Store};
 use crate::format::memory::{KeyRec, Pair};
+use crate::kernel::packed::out_of_line;
 use crate::port::{Errno, MEMORY_TMP_PATH, Port};
 
 // The passes of an edit stay out of line: each has its own pair buffer, and
@@ -224,16 +225,18 @@ impl Scan {
 }
 
 /// [`edit`] up to the fold: the passes before the write and the shard
-/// write. Whether the store must fold (with the pairs it leaves out in
-/// `gone`).
-#[inline(never)]
+/// write, out of line. Whether the store must fold (with the pairs it
+/// leaves out in `gone`).
+#[inline(always)]
 fn scan_and_commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut Gone) -> Outcome {
-    Outcome::of(scan_and_commit_in(port, key, e, gone))
+    // (`e` by reference: a copy of it by value would take the body's frame.)
+    out_of_line(port, key, &e, gone, |port, key, e, gone| {
+        scan_then_commit(port, key, *e, gone)
+    })
 }
 
 /// [`scan_and_commit`]'s body.
-#[inline(always)]
-fn scan_and_commit_in<P: Port>(
+fn scan_then_commit<P: Port>(
     port: &mut P,
     key: &[u8],
     e: Edit<'_>,
@@ -316,13 +319,13 @@ fn commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan, pinned: bool
         };
         if let Some(n) = n {
             match shard_edit(port, key, e, n, s, pinned) {
-                Ok(true) => return Outcome::of(Ok(false)),
+                Ok(true) => return Outcome::new(Ok(false)),
                 Ok(false) => {}
-                Err(err) => return Outcome::of(Err((err, Check::Landed))),
+                Err(err) => return Outcome::new(Err((err, Check::Landed))),
             }
         }
     }
-    Outcome::of(Ok(true))
+    Outcome::new(Ok(true))
 }
 
 /// Whether the store holds `e` applied to `key` (the last line counts):

@@ -12,6 +12,7 @@ use crate::format::lines::LineWriter;
 use crate::format::memory::{
     KEY_MAX_BYTES, Pair, PairReader, Rec, VAL_MAX_BYTES, write_header, write_pair,
 };
+use crate::kernel::packed::out_of_line;
 use crate::port::{Errno, MEMORY_PATH, MEMORY_TMP_PATH, Mode, Port};
 
 /// Pairs among which duplicated keys are merged by a rewrite.
@@ -82,10 +83,12 @@ fn first_gen<P: Port>(
 }
 
 /// The fold: the merged store with the edit made, under the next
-/// generation, through the temporary file and a rename.
-#[inline(never)]
+/// generation, through the temporary file and a rename; out of line.
+#[inline(always)]
 pub(super) fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &Gone) -> Outcome {
-    Outcome::of(fold_in(port, key, e, gone).map(|()| false))
+    out_of_line(port, key, &e, gone, |port, key, e, gone| {
+        fold_in(port, key, *e, gone).map(|()| false)
+    })
 }
 
 /// [`fold`]'s body.

@@ -5,7 +5,8 @@ use super::edit::Tally;
 use super::hash::{fnv, place, sig};
 use super::reader::{Slot, bit64, open_opt, put_reader};
 use super::{OVERFLOW, PART_BASE, SHARD_PATHS, SHARDS, Store};
-use crate::format::memory::{KEY_MAX_BYTES, Rec, RecWord};
+use crate::format::memory::{Got, KEY_MAX_BYTES, Rec};
+use crate::kernel::packed::Packed;
 use crate::port::{Errno, MEMORY_PATH, Port};
 
 impl Store {
@@ -94,7 +95,7 @@ impl Store {
     fn load_rec<P: Port>(
         &mut self,
         port: &mut P,
-        got: RecWord,
+        got: Packed<Result<Got, Errno>>,
         key: &[u8; KEY_MAX_BYTES],
         mut sink: Option<&mut Tally<'_>>,
     ) {

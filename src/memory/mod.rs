@@ -329,7 +329,7 @@ impl Store {
             .step(port, &mut pair.key, &mut pair.val, Pass::Resolve)
             .get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
-        Ok(got.map(|_| ()))
+        Ok(got.at().map(|_| ()))
     }
 
     /// Closes the files being read (after an error, or to stop early).

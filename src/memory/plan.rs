@@ -5,6 +5,7 @@
 
 use super::MemError;
 use super::reader::Loc;
+use crate::kernel::packed::{Packed, Packs};
 use crate::port::Errno;
 
 /// What the first pass over the store found.
@@ -40,16 +41,16 @@ pub(super) enum Check {
     LandedElseRemove,
 }
 
-/// A step of `edit`'s result, `Result<bool, (MemError, Check)>` packed in
-/// a `u64` that comes back in registers (no result slot on its frame): the
-/// error's kind and the check in the high word, an `Errno` in the low.
-pub(super) struct Outcome(u64);
+/// A step of `edit`'s result, packed ([`Packed`]) so that it comes back
+/// in registers (no result slot on its frame): the error's kind and the
+/// check in the high word, an `Errno` in the low.
+pub(super) type Outcome = Packed<Result<bool, (MemError, Check)>>;
 
-impl Outcome {
+impl Packs for Result<bool, (MemError, Check)> {
     #[inline(always)]
-    pub(super) fn of(r: Result<bool, (MemError, Check)>) -> Self {
-        let (err, check) = match r {
-            Ok(b) => return Outcome(u64::from(b)),
+    fn pack(self) -> u64 {
+        let (err, check) = match self {
+            Ok(b) => return u64::from(b),
             Err(failed) => failed,
         };
         let (kind, errno) = match err {
@@ -64,21 +65,21 @@ impl Outcome {
             Check::Landed => 1,
             Check::LandedElseRemove => 2,
         };
-        Outcome((kind << 32) | (check << 40) | u64::from(errno))
+        (kind << 32) | (check << 40) | u64::from(errno)
     }
 
     #[inline(always)]
-    pub(super) fn get(self) -> Result<bool, (MemError, Check)> {
-        let errno = Errno(self.0 as u32 as i32);
-        let err = match (self.0 >> 32) as u8 {
-            0 => return Ok(self.0 != 0),
+    fn unpack(word: u64) -> Self {
+        let errno = Errno(word as u32 as i32);
+        let err = match (word >> 32) as u8 {
+            0 => return Ok(word != 0),
             1 => MemError::Invalid,
             2 => MemError::Full,
             3 => MemError::NotFound,
             4 => MemError::TooSmall,
             _ => MemError::Io(errno),
         };
-        let check = match (self.0 >> 40) as u8 {
+        let check = match (word >> 40) as u8 {
             0 => Check::No,
             1 => Check::Landed,
             _ => Check::LandedElseRemove,

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::format::lines::NO_FD;
 use crate::format::memory::{KEY_MAX_BYTES, KeyRec, Pair, PairReader, Rec};
+use crate::kernel::packed::{Packed, Tagged, out_of_line};
 use crate::port::{Errno, Fd, MEMORY_PATH, Mode, Port};
 
 /// A reader of `fd` set up in `slot` (one copy of its set-up for every
@@ -123,20 +124,9 @@ impl Store {
     }
 
     /// Nothing is open: opens what is read next (the base, or the shard of
-    /// the next new key): [`Stepped::READY`], or what [`Store::step`]
-    /// returns ([`Stepped::END`] at the store's end, or the error). Packed:
-    /// back in registers, not in a slot of the step's frame.
-    #[inline(never)]
-    fn open_next<P: Port>(&mut self, port: &mut P) -> Stepped {
-        match self.open_next_in(port) {
-            Ok(true) => Stepped::READY,
-            Ok(false) => Stepped::END,
-            Err(e) => Stepped::err(e),
-        }
-    }
-
+    /// the next new key); false at the store's end.
     #[inline(always)]
-    fn open_next_in<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
+    fn open_next<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         if self.phase == PART_BASE {
             match open_opt(port, MEMORY_PATH)? {
                 Some(fd) => {
@@ -254,7 +244,7 @@ impl Store {
     ) -> Result<Option<ValueAt>, Errno> {
         let got = self.step(port, &mut pair.key, &mut [], Pass::Keys).get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
-        Ok(got)
+        Ok(got.at())
     }
 
     /// [`Store::next_key`] over the base's lines only (`None` at the base's
@@ -271,7 +261,7 @@ impl Store {
             .step(port, &mut pair.key, &mut [], Pass::BaseKeys)
             .get()?;
         (pair.key_len, pair.val_len, pair.pinned) = self.got;
-        Ok(got)
+        Ok(got.at())
     }
 
     /// One reader slot, one call site of the record reader (a small frame
@@ -290,20 +280,26 @@ impl Store {
         loop {
             let Some(r) = self.reader.as_mut() else {
                 if mode == Pass::BaseKeys && self.phase != PART_BASE {
-                    return Stepped::END;
+                    return Step::End.word();
                 }
-                let ready = self.open_next(port);
-                if ready.0 != Stepped::READY.0 {
-                    return ready;
+                // (Out of line, its result packed: back in registers, not
+                // in a slot of this frame.)
+                match out_of_line(&mut *self, &mut *port, (), (), |s, p, (), ()| {
+                    s.open_next(p)
+                })
+                .get()
+                {
+                    Ok(true) => continue,
+                    Ok(false) => return Step::End.word(),
+                    Err(e) => return failed(e),
                 }
-                continue;
             };
             if !self.seek.on {
                 self.rec_off = self.base_off.saturating_add(r.offset());
             }
             let got = match r.rec(port, key, val) {
                 Ok(got) => got,
-                Err(e) => return Stepped::err(e),
+                Err(e) => return failed(e),
             };
             let rec = match got {
                 Some((rec, kl, vl, pinned)) => {
@@ -339,7 +335,7 @@ impl Store {
                     Some(rec) if self.seek.k == self.seek.j => {
                         self.end_seek(port);
                         if matches!(rec, Rec::Pair(_)) {
-                            return Stepped::PAIR;
+                            return Step::Pair.word();
                         }
                     }
                     Some(_) => self.seek.k = self.seek.k.saturating_add(1),
@@ -354,7 +350,7 @@ impl Store {
                     None => self.close(port),
                     Some(Rec::Pair(_)) => {
                         let began = self.begin_check(port, key);
-                        if began.0 != Stepped::READY.0 {
+                        if !began.get().is_ok_and(Step::ready) {
                             return began;
                         }
                     }
@@ -379,21 +375,21 @@ impl Store {
                         // (A shard not indexed: a check, or its end.)
                         if self.overflowed() {
                             let began = self.begin_check(port, key);
-                            if began.0 != Stepped::READY.0 {
+                            if !began.get().is_ok_and(Step::ready) {
                                 return began;
                             }
                             continue;
                         }
-                        return Stepped::PAIR;
+                        return Step::Pair.word();
                     };
                     self.rematch = has(self.matched, j);
                     self.matched |= bit64(j);
                     if !has(self.dels, j) {
                         if mode != Pass::Resolve {
-                            return Stepped::pending(j);
+                            return Step::Pending(j).word();
                         }
                         if let Err(e) = self.begin_override(port, val, j) {
-                            return Stepped::err(e);
+                            return failed(e);
                         }
                     }
                 }
@@ -403,11 +399,11 @@ impl Store {
     }
 
     /// The pair just read (its key in `key`), when it may be checked
-    /// ([`SCAN`]): read again after a check, [`Stepped::PAIR`] (returned as
-    /// it is) or [`Stepped::READY`] (left out); else a check begins when it
+    /// ([`SCAN`]): read again after a check, [`Step::Pair`] (returned as
+    /// it is) or [`Step::Ready`] (left out); else a check begins when it
     /// is a pair of the base whose key's shard the index could not hold
     /// (its key's hash in [`Store::last_fnv`]), or a pair of such a shard
-    /// ([`Stepped::READY`]), or not ([`Stepped::PAIR`]).
+    /// ([`Step::Ready`]), or not ([`Step::Pair`]).
     #[inline(never)]
     fn begin_check<P: Port>(&mut self, port: &mut P, key: &mut [u8; KEY_MAX_BYTES]) -> Stepped {
         let part = self.phase & PART;
@@ -415,9 +411,9 @@ impl Store {
         self.phase = part;
         if after != 0 {
             return if after == DROP {
-                Stepped::READY
+                Step::Ready.word()
             } else {
-                Stepped::PAIR
+                Step::Pair.word()
             };
         }
         let s = if part == PART_BASE {
@@ -427,7 +423,7 @@ impl Store {
             usize::from(self.ld.file.wrapping_sub(1))
         };
         if !has(self.dels, OVERFLOW + s) {
-            return Stepped::PAIR;
+            return Step::Pair.word();
         }
         self.seek.j = self.got.0;
         self.base_off = self.rec_off;
@@ -436,8 +432,8 @@ impl Store {
         let parked = self.park(port, key, s);
         self.seek.on = true;
         match parked {
-            Ok(()) => Stepped::READY,
-            Err(e) => Stepped::err(e),
+            Ok(()) => Step::Ready.word(),
+            Err(e) => failed(e),
         }
     }
 
@@ -461,41 +457,64 @@ impl Store {
     }
 }
 
-/// [`Store::step`]'s result in a `u64`, which comes back in two registers:
-/// a `Result` of its size comes back through memory, a slot on the frame
-/// of every pass (which the record reader is under). The high word: 0 an
-/// error (the low word its number), 1 the end, 2 a pair, 3 a pair whose
-/// override is pending (the low word its entry).
+/// What a [`Store::step`] found: the end, a pair, a pair whose override
+/// is pending (its entry), or ([`Store::begin_check`] only) a file open to
+/// read on.
 #[derive(Clone, Copy)]
-#[repr(transparent)]
-pub(super) struct Stepped(u64);
+pub(super) enum Step {
+    End,
+    Pair,
+    Pending(usize),
+    Ready,
+}
 
-impl Stepped {
-    const END: Stepped = Stepped(1 << 32);
-    const PAIR: Stepped = Stepped(2 << 32);
-    /// [`Store::open_next`]: a file is open (never returned by a step).
-    const READY: Stepped = Stepped(4 << 32);
+/// [`Store::step`]'s result packed ([`Packed`]): a `Result` of its size
+/// comes back through memory, a slot on the frame of every pass (which the
+/// record reader is under).
+pub(super) type Stepped = Packed<Result<Step, Errno>>;
 
-    fn err(e: Errno) -> Self {
-        Stepped(u64::from(e.0 as u32))
+fn failed(e: Errno) -> Stepped {
+    Packed::new(Err(e))
+}
+
+impl Step {
+    fn word(self) -> Stepped {
+        Packed::new(Ok(self))
     }
 
-    fn pending(j: usize) -> Self {
-        Stepped(3 << 32 | u64::from(j as u32))
+    fn ready(self) -> bool {
+        matches!(self, Step::Ready)
+    }
+
+    /// Where the pair's value is; `None` at the end.
+    pub(super) fn at(self) -> Option<ValueAt> {
+        match self {
+            Step::Pair => Some(ValueAt::Line),
+            Step::Pending(j) => Some(ValueAt::Entry(j)),
+            Step::End | Step::Ready => None,
+        }
+    }
+}
+
+impl Tagged for Step {
+    #[inline(always)]
+    fn tag(self) -> (u32, u32) {
+        match self {
+            Step::End => (1, 0),
+            Step::Pair => (2, 0),
+            Step::Pending(j) => (3, j as u32),
+            Step::Ready => (4, 0),
+        }
     }
 
     #[inline(always)]
-    pub(super) fn get(self) -> Result<Option<ValueAt>, Errno> {
-        let (tag, low) = ((self.0 >> 32) as u32, self.0 as u32);
-        if tag == 0 {
-            return Err(Errno(low as i32));
+    fn untag(tag: u32, low: u32) -> Self {
+        match tag {
+            1 => Step::End,
+            2 => Step::Pair,
+            3 => Step::Pending(low as usize),
+            _ => Step::Ready,
         }
-        let at = if tag > 2 {
-            ValueAt::Entry(low as usize)
-        } else {
-            ValueAt::Line
-        };
-        Ok((tag > 1).then_some(at))
     }
 }
 

@@ -42,9 +42,6 @@ pub use super::MemError;
 /// Forgets the whole store (the `wipe_memory` tool): an empty base of a new
 /// generation retires every shard, then the files are removed. A store that
 /// is not there is already wiped.
-// Out of line: its store and pair buffer stay out of the tool dispatcher's
-// frame.
-#[inline(never)]
 pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     let _ = port.remove(MEMORY_TMP_PATH);
     let mut store = Store::new();
@@ -206,7 +203,6 @@ fn bit64(j: usize) -> u64 {
 
 impl Store {
     /// Reads the base's generation and the shards' keys.
-    #[inline(never)]
     pub fn open<P: Port>(port: &mut P) -> Result<Store, Errno> {
         let mut s = Store::new();
         s.load_with(port, &mut Pair::new())?;
@@ -244,7 +240,6 @@ impl Store {
     /// are read through the store's own reader slot, free until the first
     /// [`Store::next`]: the frames of a load hold no reader nor pair of
     /// their own.
-    #[inline(never)]
     fn load_with<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<(), Errno> {
         *self = Store::new();
         let generation = base_gen(port, &mut self.reader, pair)?.unwrap_or(0);
@@ -342,7 +337,6 @@ impl Store {
     }
 
     /// Reads entry `j`'s record into `pair`; false when it is not there.
-    #[inline(never)]
     fn read_entry<P: Port>(&self, port: &mut P, j: usize, pair: &mut Pair) -> Result<bool, Errno> {
         let Some(s) = (0..SHARDS).find(|&s| {
             let a = usize::from(self.start.get(s).copied().unwrap_or(0));
@@ -466,7 +460,6 @@ impl Default for Store {
 /// Calls `f` for each pair of the merged store (base duplicates included).
 /// One frame holds the reader and the pair, whoever calls (`dyn`: the
 /// callers' closures do not each get a copy of it inlined).
-#[inline(never)]
 pub fn for_each<P: Port>(port: &mut P, f: &mut dyn FnMut(&Pair)) -> Result<(), Errno> {
     let mut store = Store::new();
     let mut pair = Pair::new();
@@ -594,9 +587,8 @@ struct Scan {
     value_len: u8,
 }
 
-// The passes of an edit stay out of line: each has its own pair buffer, and
-// inlined into one frame they would add up on a 1 KiB stack budget.
-#[inline(never)]
+// The passes of an edit: each has its own pair buffer (a test reference:
+// no stack budget here).
 fn scan<P: Port>(port: &mut P, key: &[u8], value: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut store = Store::new();
     let mut pair = Pair::new();
@@ -738,7 +730,6 @@ enum Change<'a> {
 /// Rewrites the key's shard with `change`; false (nothing written) when
 /// the shard would pass [`SHARD_MAX`] or holds another key with the same
 /// fingerprint: then the caller folds.
-#[inline(never)]
 fn shard_edit<P: Port>(
     port: &mut P,
     key: &[u8],
@@ -943,7 +934,6 @@ fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &mut Scan) -> bool 
 /// Copies the merged store, keeping only the last line of a key the base
 /// holds twice and applying `e` to `key` in place. Returns how many other
 /// pairs were copied and whether `key` existed.
-#[inline(never)]
 fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
@@ -996,7 +986,6 @@ fn bit(i: usize) -> u128 {
 /// look-ahead reads are not nested under the copy's pair buffer (1 KiB
 /// stack budget). Covers the first [`DEDUP_PAIRS`] pairs; a hand-made store
 /// longer than that keeps later duplicates (reads still take the last line).
-#[inline(never)]
 fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
     let mut hashes = KeyHashes {
         hashes: [0; HASHED],
@@ -1046,7 +1035,6 @@ fn superseded<P: Port>(port: &mut P) -> Result<u128, Errno> {
 }
 
 /// Whether `key` is the key of a pair of the base after its first `index`.
-#[inline(never)]
 fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool, Errno> {
     let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(false);

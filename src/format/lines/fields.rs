@@ -1,6 +1,6 @@
 //! The fields a caller asks a record for, and what is kept of them.
 
-use crate::kernel::packed::{Packs, Word};
+use crate::kernel::packed::{Bad, Packed, Tagged};
 
 /// A string field the caller wants decoded into its buffer (or only
 /// checked, see [`StrField::counted`]).
@@ -273,7 +273,7 @@ impl<'a> ScalarSet<'a> {
     // (The name as [`padded`] gives it and the value packed: all in
     // registers.)
     #[inline(never)]
-    pub(super) fn set(&mut self, key: u32, v: Word) {
+    pub(super) fn set(&mut self, key: u32, v: Packed<Result<Scalar, Bad>>) {
         let v: Scalar = v.get().unwrap_or(Scalar::Absent);
         let Some(i) = self
             .names
@@ -354,9 +354,9 @@ impl<'a> ScalarSet<'a> {
     }
 }
 
-impl Packs for Scalar {
+impl Tagged for Scalar {
     #[inline(always)]
-    fn pack(self) -> (u32, u32) {
+    fn tag(self) -> (u32, u32) {
         match self {
             Scalar::Absent => (1, 0),
             Scalar::True => (2, 0),
@@ -366,7 +366,7 @@ impl Packs for Scalar {
         }
     }
     #[inline(always)]
-    fn unpack(tag: u32, low: u32) -> Self {
+    fn untag(tag: u32, low: u32) -> Self {
         match tag {
             2 => Scalar::True,
             3 => Scalar::Other,

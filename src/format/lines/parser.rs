@@ -2,7 +2,7 @@
 
 use super::fields::{ARRAY_MAX, Scalar, ScalarField, ScalarSet, StrField, padded};
 use super::reader::{ByteReader, copy_run, skip_line};
-use crate::kernel::packed::{Bad, Word};
+use crate::kernel::packed::{Bad, Packed, Tagged, out_of_line};
 use crate::kernel::swar::{W, plain_len, plain_len_in, quick_name};
 use crate::port::{Errno, Port};
 
@@ -48,57 +48,36 @@ pub fn read_fields<P: Port + ?Sized>(
     scalars: &mut [ScalarField],
     set: Option<&mut ScalarSet<'_>>,
 ) -> Result<Line, Errno> {
-    fields(port, r, strs, scalars, set).get()
+    // One body, out of line, its result packed.
+    out_of_line(
+        (port, r),
+        strs,
+        scalars,
+        set,
+        |(port, r), strs, scalars, set| fields(port, r, strs, scalars, set),
+    )
+    .get()
 }
 
-/// A `Result<Line, Errno>` packed in a `u64` (the line's variant in the
-/// high word, or the errno in the low one): it comes back in registers,
-/// not in a slot of the caller's frame, which is on the deepest path of
-/// every load.
-#[derive(Clone, Copy)]
-struct LineWord(u64);
-
-impl LineWord {
-    fn ok(line: Line) -> Self {
-        LineWord((line as u64 + 1) << 32)
+impl Tagged for Line {
+    #[inline(always)]
+    fn tag(self) -> (u32, u32) {
+        (self as u32 + 1, 0)
     }
 
     #[inline(always)]
-    fn get(self) -> Result<Line, Errno> {
-        Ok(match (self.0 >> 32) as u32 {
-            0 => return Err(Errno(self.0 as u32 as i32)),
+    fn untag(tag: u32, _: u32) -> Self {
+        match tag {
             1 => Line::Record,
             2 => Line::RecordAtEof,
             3 => Line::Skipped,
             _ => Line::Eof,
-        })
-    }
-}
-
-impl From<Result<Line, Errno>> for LineWord {
-    #[inline(always)]
-    fn from(got: Result<Line, Errno>) -> Self {
-        match got {
-            Ok(line) => LineWord::ok(line),
-            Err(e) => LineWord(u64::from(e.0 as u32)),
         }
     }
 }
 
-/// [`read_fields`]' one body.
-#[inline(never)]
-fn fields<P: Port + ?Sized>(
-    port: &mut P,
-    r: &mut ByteReader<'_>,
-    strs: &mut [StrField<'_>],
-    scalars: &mut [ScalarField],
-    set: Option<&mut ScalarSet<'_>>,
-) -> LineWord {
-    fields_in(port, r, strs, scalars, set).into()
-}
-
 #[inline(always)]
-fn fields_in<P: Port + ?Sized>(
+fn fields<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
     strs: &mut [StrField<'_>],
@@ -171,12 +150,7 @@ fn fields_in<P: Port + ?Sized>(
 /// call (a field is `"name"`, `:`, its value, then `,` or `}`).
 #[inline(always)]
 fn sep<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Result<Peeked, Bad> {
-    let w = sep_word(port, r, want).0;
-    let low = w as u32;
-    if w >> 32 == 0 {
-        return Err(Bad(low as i32));
-    }
-    Ok(Peeked(low))
+    sep_word(port, r, want).get()
 }
 
 /// [`sep`] where only the port's error can come (`Bad` as it is).
@@ -194,6 +168,18 @@ fn sep_io<P: Port + ?Sized>(
 /// is: no `Option` to rebuild.
 #[derive(Clone, Copy)]
 struct Peeked(u32);
+
+impl Tagged for Peeked {
+    #[inline(always)]
+    fn tag(self) -> (u32, u32) {
+        (1, self.0)
+    }
+
+    #[inline(always)]
+    fn untag(_: u32, low: u32) -> Self {
+        Peeked(low)
+    }
+}
 
 impl Peeked {
     /// The byte peeked, `None` at the end of the file.
@@ -216,21 +202,24 @@ const SOME: u32 = 0x100;
 const MATCHED: u32 = 0x200;
 
 /// [`sep`] out of line (the one frame between a parse and the port), its
-/// result packed by hand: the high word 0 and the low one the [`Bad`], or
-/// the high word 1 and the low one the byte, [`SOME`] and [`MATCHED`].
+/// result packed.
 #[inline(never)]
-fn sep_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, mut want: u32) -> Word {
+fn sep_word<P: Port + ?Sized>(
+    port: &mut P,
+    r: &mut ByteReader<'_>,
+    mut want: u32,
+) -> Packed<Result<Peeked, Bad>> {
     loop {
         let b = match r.peek(port) {
             Ok(b) => b,
-            Err(e) => return Word(u64::from(e.0 as u32)),
+            Err(e) => return Packed::new(Err(e.into())),
         };
         match b {
             Some(b' ' | b'\t' | b'\r') => {}
             Some(b) if u32::from(b) == want => want = MATCHED,
             _ => {
                 let low = b.map_or(0, |b| u32::from(b) | SOME) | (want & MATCHED);
-                return Word(1 << 32 | u64::from(low));
+                return Packed::new(Ok(Peeked(low)));
             }
         }
         r.pass(1);
@@ -320,7 +309,7 @@ fn parse_object<P: Port + ?Sized>(
                     if let Some(f) = scalars.iter_mut().find(|f| f.is(name)) {
                         f.set(v);
                     } else if let Some(u) = set.as_deref_mut() {
-                        u.set(padded(name), Word::of::<Scalar>(Ok(v)));
+                        u.set(padded(name), Packed::new(Ok(v)));
                     }
                 }
                 None => return Err(Bad::Syntax),
@@ -614,12 +603,7 @@ fn parse_scalar<P: Port + ?Sized>(
 /// any other number `Other`.
 #[inline(always)]
 fn parse_number<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
-    number_word(port, r).get()
-}
-
-#[inline(never)]
-fn number_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Word {
-    Word::of(number_in(port, r))
+    out_of_line(port, r, (), (), |port, r, (), ()| number_in(port, r)).get()
 }
 
 #[inline(always)]
@@ -657,12 +641,11 @@ fn literal<P: Port + ?Sized>(
     r: &mut ByteReader<'_>,
     rest: &[u8; 4],
 ) -> Result<(), Bad> {
-    literal_word(port, r, u32::from_le_bytes(*rest)).get()
-}
-
-#[inline(never)]
-fn literal_word<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, rest: u32) -> Word {
-    Word::of(literal_in(port, r, rest))
+    let rest = u32::from_le_bytes(*rest);
+    out_of_line(port, r, rest, (), |port, r, rest, ()| {
+        literal_in(port, r, rest)
+    })
+    .get()
 }
 
 #[inline(always)]
