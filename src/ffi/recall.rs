@@ -108,7 +108,7 @@ pub unsafe extern "C" fn claw_memory_search(
     q.add(query);
     let mut n = 0usize;
     let ok = with_state(false, |_, p| {
-        memory::for_each(p, &mut |pair| n = take_hit(&mut q, hits, n, pair)).is_ok()
+        memory::for_each(p, &mut |pair| n = take_hit(&q, hits, n, pair)).is_ok()
     });
     if ok { n } else { 0 }
 }
@@ -118,7 +118,7 @@ pub unsafe extern "C" fn claw_memory_search(
 /// frame that reads the store.
 #[inline(never)]
 fn take_hit(
-    q: &mut crate::recall::Query,
+    q: &crate::recall::Query,
     hits: &mut [claw_memory_hit_t],
     n: usize,
     pair: &memory::Pair,
