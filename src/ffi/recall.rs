@@ -114,9 +114,7 @@ pub unsafe extern "C" fn claw_memory_search(
 }
 
 /// Scores a pair and keeps it among the `n` best hits so far when it
-/// scores; returns the new count. Out of line: the scoring is not on the
-/// frame that reads the store.
-#[inline(never)]
+/// scores; returns the new count.
 fn take_hit(
     q: &crate::recall::Query,
     hits: &mut [claw_memory_hit_t],
