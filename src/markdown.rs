@@ -582,9 +582,7 @@ pub fn import<P: Port>(
 
 /// Pass 1 of [`import`] and the room check: the text's keys (their
 /// count), and `Full` when they and the store's would pass
-/// [`MAX_ENTRIES`]. Out of line: its state (and `bad`'s) is off the stack
-/// when pass 2 edits the store.
-#[inline(never)]
+/// [`MAX_ENTRIES`].
 fn check_keys<P: Port>(
     p: &mut P,
     text: &[u8],
@@ -614,6 +612,7 @@ fn check_keys<P: Port>(
 /// Pass 1 of [`import`]: checks every line and lists the text's keys in
 /// `work`; returns how many (its own frame, not on the stack under the
 /// store's).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn text_keys(
     text: &[u8],
@@ -650,6 +649,7 @@ fn text_keys(
 /// with: each pair is parsed into it, so that no parsed copy is on the
 /// stack while the store is edited. Inlined: its few locals join the
 /// export's frame rather than add a frame above the store's edit.
+// stack: see docs/STACK.md
 #[inline(always)]
 fn store_pairs<P: Port>(p: &mut P, text: &[u8], work: &mut [u8]) -> Result<(), ImportError> {
     let mut comment = false;
@@ -686,6 +686,7 @@ fn store_pairs<P: Port>(p: &mut P, text: &[u8], work: &mut [u8]) -> Result<(), I
 
 /// [`parse_line`] for a pair, copied into `work`: the key at 0, the value
 /// at [`KEY_MAX_BYTES`]. Returns (key length, value length, pinned).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn parse_into(line: &[u8], comment: &mut bool, work: &mut [u8]) -> Option<(usize, usize, bool)> {
     let mut pair = ParsedPair {

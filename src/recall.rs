@@ -42,14 +42,14 @@ const ESCAPES: u32 = 1 << 31;
 
 /// Counts the features of `text` (UTF-8: the store's pairs and the turns
 /// are checked when they come in) and those of them in `bits`: (hits,
-/// features). With `add`, also adds each feature to `bits` (scoring, each
-/// word is written back as it was: one loop body for both).
+/// features). With `add`, also adds each feature to it (a query being
+/// built: one loop body for both).
 ///
 /// One loop with no closure call per feature: a run of ASCII letters and
 /// digits at once ([`ascii_run`]), any other character on its own. A
 /// character either extends the token (a bigram with the previous
 /// character) or ends it (a token of one character is its own feature).
-fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
+fn tally(text: &[u8], bits: &[u32; WORDS], mut add: Option<&mut [u32; WORDS]>) -> (u32, u32) {
     /// No previous character: between tokens.
     const NONE: u32 = u32::MAX;
     /// Not a token character: a separator.
@@ -67,7 +67,7 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
         // (ASCII letters and digits) or it again, whether the run goes on
         // past it, and whether a separator (or the end) follows, passed.
         let (c, last, more, end) = if b0.is_ascii_alphanumeric() {
-            let (m, hits) = ascii_run(rest, bits, add);
+            let (m, hits) = ascii_run(rest, bits, add.as_deref_mut());
             i += m;
             n.0 += hits;
             n.1 += m as u32 - 1;
@@ -117,7 +117,7 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
         if c != SEP {
             // It extends the token or starts it.
             if prev != NONE {
-                take(&mut n, bits, add, key(prev, c));
+                take(&mut n, bits, add.as_deref_mut(), key(prev, c));
             }
             single = prev == NONE && !more;
             prev = last;
@@ -125,7 +125,7 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
         if end {
             // A separator (or the end) ends the token.
             if single {
-                take(&mut n, bits, add, prev);
+                take(&mut n, bits, add.as_deref_mut(), prev);
             }
             if i > text.len() {
                 break;
@@ -155,10 +155,8 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
             if !is_thai_mark(c) {
                 let c = wide(c);
                 let (w, h) = index(key(prev, c));
-                if let Some(word) = bits.get_mut(w) {
-                    n.0 += word.wrapping_shr(h) & 1;
-                    *word |= u32::from(add).wrapping_shl(h);
-                }
+                n.0 += hit(bits, w, h);
+                mark(add.as_deref_mut(), w, h);
                 features += 1;
                 prev = c;
             }
@@ -174,10 +172,8 @@ fn tally(text: &[u8], bits: &mut [u32; WORDS], add: bool) -> (u32, u32) {
 
 /// The run of ASCII letters and digits `s` starts with (at least one):
 /// its length and the hits among its bigrams in `bits` (with `add`, it
-/// adds them instead).
-/// Out of line: its loops keep their registers.
-#[inline(never)]
-fn ascii_run(s: &[u8], bits: &mut [u32; WORDS], add: bool) -> (usize, u32) {
+/// adds them to it instead).
+fn ascii_run(s: &[u8], bits: &[u32; WORDS], add: Option<&mut [u32; WORDS]>) -> (usize, u32) {
     /// Bytes in a word.
     const W: usize = core::mem::size_of::<usize>();
     // The length, a word at a time.
@@ -209,9 +205,9 @@ fn ascii_run(s: &[u8], bits: &mut [u32; WORDS], add: bool) -> (usize, u32) {
     let run = s.get(..m).unwrap_or(&[]);
     let mut hits = 0u32;
     // One loop for a query being built, one for scoring.
-    if add {
+    if let Some(add) = add {
         each_pair(run, |w, h| {
-            if let Some(word) = bits.get_mut(w) {
+            if let Some(word) = add.get_mut(w) {
                 *word |= 1u32.wrapping_shl(h);
             }
         });
@@ -227,7 +223,6 @@ fn ascii_run(s: &[u8], bits: &mut [u32; WORDS], add: bool) -> (usize, u32) {
 
 /// Calls `f` with the place ([`index`]) of each bigram of `run` (ASCII
 /// letters and digits).
-#[inline(always)]
 fn each_pair(run: &[u8], mut f: impl FnMut(usize, u32)) {
     let Some((_, rest)) = run.split_first() else {
         return;
@@ -250,22 +245,29 @@ fn each_pair(run: &[u8], mut f: impl FnMut(usize, u32)) {
     }
 }
 
-/// Counts feature `k` into (hits, features), with `add` adding it to
-/// `bits`.
-#[inline(always)]
-fn take(n: &mut (u32, u32), bits: &mut [u32; WORDS], add: bool, k: u32) {
+/// Counts feature `k` into (hits, features), adding it to `add`, if any.
+fn take(n: &mut (u32, u32), bits: &[u32; WORDS], add: Option<&mut [u32; WORDS]>, k: u32) {
     let (w, h) = index(k);
     n.1 += 1;
-    if let Some(word) = bits.get_mut(w) {
-        n.0 += word.wrapping_shr(h) & 1;
-        *word |= u32::from(add).wrapping_shl(h);
+    n.0 += hit(bits, w, h);
+    mark(add, w, h);
+}
+
+/// 1 when bit `h` (modulo 32) of word `w` of `bits` is set, else 0.
+fn hit(bits: &[u32; WORDS], w: usize, h: u32) -> u32 {
+    bits.get(w).map_or(0, |word| word.wrapping_shr(h) & 1)
+}
+
+/// Sets bit `h` (modulo 32) of word `w` of `add`, if any.
+fn mark(add: Option<&mut [u32; WORDS]>, w: usize, h: u32) {
+    if let Some(word) = add.and_then(|a| a.get_mut(w)) {
+        *word |= 1u32.wrapping_shl(h);
     }
 }
 
 /// A character past ASCII as [`key`] takes it: its code point + 0x80, so
 /// that its low byte cannot pass for an ASCII one (`U+0E32 U+0061` would
 /// make the key of `"2o"`).
-#[inline(always)]
 fn wide(c: u32) -> u32 {
     c + 0x80
 }
@@ -273,7 +275,6 @@ fn wide(c: u32) -> u32 {
 /// The feature of bigram `a`, `b` (of a lone `a`: `key(a, 0)`, just `a`),
 /// of characters as ASCII (lower-cased) or [`wide`]: for two ASCII
 /// characters, their two bytes read little-endian.
-#[inline(always)]
 fn key(a: u32, b: u32) -> u32 {
     a ^ (b << 8)
 }
@@ -281,7 +282,6 @@ fn key(a: u32, b: u32) -> u32 {
 /// The place of feature `k` in the query: its word and, modulo 32, its
 /// bit. A multiplicative hash: bit `(h >> 23) % 512` of the set, the top
 /// 9 bits of `h = k × K`.
-#[inline(always)]
 fn index(k: u32) -> (usize, u32) {
     let h = k.wrapping_mul(0x9E37_79B1);
     ((h >> 28) as usize, h >> 23)
@@ -297,21 +297,20 @@ impl Query {
 
     /// Adds the features of `text`.
     pub fn add(&mut self, text: &[u8]) {
-        tally(text, &mut self.bits, true);
+        // (Nothing to score: the hits are counted against no features.)
+        tally(text, &[0; WORDS], Some(&mut self.bits));
     }
 
-    /// The relevance of a pair, 0..=1000. (`&mut`: the loops that count
-    /// a text's features write each word of the set back as it was.)
-    pub fn score(&mut self, key: &[u8], value: &[u8]) -> u16 {
+    /// The relevance of a pair, 0..=1000.
+    pub fn score(&self, key: &[u8], value: &[u8]) -> u16 {
         self.score_plain(key, value).0
     }
 
     /// [`Query::score`], and whether neither the key nor the value holds
     /// a character the context escapes (see [`ESCAPES`]).
-    #[inline(always)]
-    pub fn score_plain(&mut self, key: &[u8], value: &[u8]) -> (u16, bool) {
-        let (key_hits, key_total) = tally(key, &mut self.bits, false);
-        let (value_hits, value_total) = tally(value, &mut self.bits, false);
+    pub fn score_plain(&self, key: &[u8], value: &[u8]) -> (u16, bool) {
+        let (key_hits, key_total) = tally(key, &self.bits, None);
+        let (value_hits, value_total) = tally(value, &self.bits, None);
         let plain = (key_total | value_total) & ESCAPES == 0;
         let (key_total, value_total) = (key_total & !ESCAPES, value_total & !ESCAPES);
         // The key counts twice.

@@ -53,6 +53,7 @@ impl Utf8 {
     /// Takes the next byte; false when the text cannot be UTF-8.
     // (One copy of the check: [`Utf8::fed`]; after a false the state is
     // [`Utf8::INVALID`].)
+    // stack: see docs/STACK.md
     #[inline(always)]
     pub fn feed(&mut self, b: u8) -> bool {
         *self = self.fed(b);
@@ -61,6 +62,7 @@ impl Utf8 {
 
     /// [`Utf8::feed`] inlined (a loop over a run keeps the state in
     /// registers: no frame under the JSON reader's string decode).
+    // stack: see docs/STACK.md
     #[inline(always)]
     pub fn feed_inline(&mut self, b: u8) -> bool {
         if self.complete() {
@@ -97,6 +99,7 @@ impl Utf8 {
 
     /// [`Utf8::feed`] by value (the state comes back in a register): the
     /// next state, or [`Utf8::INVALID`].
+    // stack: see docs/STACK.md
     #[inline(never)]
     pub fn fed(mut self, b: u8) -> Self {
         if self.feed_inline(b) {
@@ -107,6 +110,7 @@ impl Utf8 {
     }
 
     /// The state, `None` when [`Utf8::INVALID`].
+    // stack: see docs/STACK.md
     #[inline(always)]
     pub fn valid(self) -> Option<Self> {
         (self.0 != u32::MAX).then_some(self)
@@ -271,7 +275,6 @@ fn escape_of(s: &[u8], out: &mut [u8; 6]) -> (usize, usize) {
 /// stops before the first character whose rendering would pass it (never
 /// half a character, never half an escape). Returns (bytes of `s` taken,
 /// bytes written).
-#[inline(never)]
 pub fn escape(mut dst: Option<&mut [u8]>, s: &[u8], room: usize) -> (usize, usize) {
     let (mut i, mut o) = (0usize, 0usize);
     let mut esc = [0u8; 6];
@@ -311,6 +314,7 @@ fn copy(dst: &mut Option<&mut [u8]>, o: usize, piece: &[u8]) {
 }
 
 /// The bytes [`escape`] writes for `s`, whole.
+// stack: see docs/STACK.md
 #[inline(always)]
 pub fn escaped_len(s: &[u8]) -> usize {
     escape(None, s, usize::MAX).1

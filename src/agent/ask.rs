@@ -108,6 +108,7 @@ pub fn ask_check<H: Host>(h: &mut H, prompt: &[u8]) -> Result<usize, Status> {
 /// scratch is a part of it, so that its 600-odd bytes are not on the
 /// stack). Out of line: it tail-calls the exchange, so `claw_ask`'s frame
 /// and its own are not both under it.
+// stack: see docs/STACK.md
 #[inline(never)]
 pub fn ask<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
     check_prompt(prompt)?;
@@ -122,6 +123,7 @@ pub fn ask<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, 
 }
 
 /// [`ask`] of a command: its own frame, not the exchange's.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn ask_command<H: Host>(h: &mut H, cmd: policy::Command, work: &mut [u8]) -> Result<Reply, Status> {
     let Some(w) = split_work(work) else {
@@ -137,6 +139,7 @@ fn ask_command<H: Host>(h: &mut H, cmd: policy::Command, work: &mut [u8]) -> Res
 
 /// [`ask`] after [`ready`], for an exchange: its frames are not on the
 /// stack while the files load.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn ask_ready<H: Host>(h: &mut H, prompt: &[u8], work: &mut [u8]) -> Result<Reply, Status> {
     let Some(mut w) = split_work(work) else {
@@ -180,7 +183,6 @@ fn ask_chained<H: Host>(h: &mut H, prompt: &[u8], w: &mut Work<'_>) -> Result<Re
 
 /// A failed request of this `ask()` (at most one error and one breaker
 /// failure for the whole call).
-#[inline(never)]
 fn request_failed<H: Host>(
     h: &mut H,
     acct: &mut Account,
@@ -282,6 +284,7 @@ fn exchange_rounds<H: Host>(
 /// [`NAME_ECHO_MAX`] bytes (free until the next request is built). Returns
 /// (name length, argument length). Its own frame: the parser's state is
 /// not on the stack while the tool runs.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn decode_call(w: &mut Work<'_>, n: usize) -> Option<(usize, Option<usize>)> {
     let call = wire::tool_call(w.reply.get(..n).unwrap_or(&[]))?;
@@ -305,6 +308,7 @@ fn decode_call(w: &mut Work<'_>, n: usize) -> Option<(usize, Option<usize>)> {
 
 /// The answer `w.reply[..n]`: the ask()'s one report, the ASSISTANT turn,
 /// flush at the idle point, the UI.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn answer<H: Host>(
     h: &mut H,
@@ -335,6 +339,7 @@ fn answer<H: Host>(
 }
 
 /// Shows the last result (copied out of the core: the UI may call back in).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn show_last_result<H: Host>(h: &mut H) -> Result<(), Status> {
     let (buf, n) = with_state_or_busy(h, |c, _| {

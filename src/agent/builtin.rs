@@ -63,6 +63,7 @@ fn text_out(out: &mut [u8], text: &[u8]) -> usize {
 }
 
 /// Runs a built-in (its argument already checked).
+// stack: see docs/STACK.md
 #[inline(never)]
 pub fn run<H: Host>(h: &mut H, slot: usize, arg: Arg<'_>, out: &mut [u8]) -> (ToolOutcome, Value) {
     match slot {
@@ -127,9 +128,7 @@ pub fn run<H: Host>(h: &mut H, slot: usize, arg: Arg<'_>, out: &mut [u8]) -> (To
     }
 }
 
-/// `uptime`: the milliseconds since boot (its digits out of `run`'s frame,
-/// which is under a wipe).
-#[inline(never)]
+/// `uptime`: the milliseconds since boot.
 fn uptime<H: Host>(h: &mut H, out: &mut [u8]) -> (ToolOutcome, Value) {
     let now = h.with_state(|_, p| p.ticks_ms()).unwrap_or(0);
     let mut buf = [0u8; 10];
@@ -137,9 +136,7 @@ fn uptime<H: Host>(h: &mut H, out: &mut [u8]) -> (ToolOutcome, Value) {
     (ToolOutcome::Returned(n), Value::Int(now))
 }
 
-/// A failed wipe, raised with its errno (put together after the wipe,
-/// out of the frame that calls it).
-#[inline(never)]
+/// A failed wipe, raised with its errno.
 fn wipe_failed(e: i32, out: &mut [u8]) -> (ToolOutcome, Value) {
     let mut buf = [0u8; 10];
     let mut b = super::wire::Buf::new(out);

@@ -403,6 +403,7 @@ pub fn load<P: Port>(p: &mut P) -> Result<Config, Errno> {
 }
 
 /// [`load`], into `c` (left as it was on an error).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn load_into<P: Port>(p: &mut P, c: &mut Config) -> Result<(), Errno> {
     let fd = match p.open(CONFIG_PATH, Mode::Read) {
@@ -439,6 +440,7 @@ fn load_into<P: Port>(p: &mut P, c: &mut Config) -> Result<(), Errno> {
 }
 
 /// Writes `c` (temp file + rename).
+// stack: see docs/STACK.md
 #[inline(never)]
 pub fn store<P: Port>(p: &mut P, c: &Config) -> Result<(), Errno> {
     let mut buf = [0u8; FILE_MAX];

@@ -180,6 +180,7 @@ pub(crate) fn hold<H: Host>(
 
 /// "Confirm NAME?" on the panel (its own frame: the buffer only lives for
 /// the UI call).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn show<H: Host>(h: &mut H, name: &[u8]) {
     let mut msg = [0u8; 48];

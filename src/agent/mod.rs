@@ -150,6 +150,7 @@ pub fn check_api_key(s: &[u8]) -> Result<(), Status> {
 /// sits under the frames of a tool round. A load that fails leaves the
 /// defaults and an unloaded ring: the turns of that call are then not
 /// recorded (the next call tries again).
+// stack: see docs/STACK.md
 #[inline(never)]
 pub fn ready<H: Host>(h: &mut H) {
     let _ = h.with_state(|c, p| {

@@ -54,6 +54,7 @@ fn put(out: &mut [u8], parts: &[&[u8]]) -> usize {
 }
 
 /// Runs a command; its answer (the `ask()` reply) goes to `reply`.
+// stack: see docs/STACK.md
 #[inline(never)]
 pub fn run_command<H: Host>(
     h: &mut H,
@@ -175,6 +176,7 @@ fn fold_bytes(c: &State<Registry, Agent>, fold: usize) -> usize {
 
 /// Before the USER turn of an admitted `ask()`: a due reset, then an
 /// automatic compaction when due. `reply`/`body` are scratch.
+// stack: see docs/STACK.md
 #[inline(never)]
 pub fn prepare<H: Host>(
     h: &mut H,

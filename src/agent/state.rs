@@ -28,12 +28,11 @@ pub const CALL_REQUESTS_MAX: u8 = 16;
 /// Calls that may be nested through tools (a tool calling `ask()`, `tool()`,
 /// `tacp()`, ...), the top-level call included. 4, not the 8 of before: the
 /// BENTO board runs MicroPython on an 8 KiB task stack with its limit at
-/// 8 KiB - 512, each level takes 830-860 bytes of it (the handler's
-/// interpreter frames, the binding, the core), and a memory file rewritten
-/// at the bottom about 2.7 KiB more. Measured on the emulated M33
-/// (`tests/qemu/test_stack_depth.py`, docs/PERFORMANCE.md §2): 4 levels
-/// reach 6.6-6.9 KiB from the top; 5 left 208 bytes below the limit (the
-/// test asks 512), and 8 overflowed the 8 KiB.
+/// 8 KiB - 512, each level takes the handler's interpreter frames, the
+/// binding and the core, and a memory file rewritten at the bottom more:
+/// `tests/qemu/test_stack_depth.py` measures the depth on the emulated M33
+/// (docs/PERFORMANCE.md §2); 5 levels left less than the 512 bytes it
+/// asks below the limit.
 pub const CALL_DEPTH_MAX: u8 = 4;
 /// A tool name as a tool request gave it, echoed back at most this long.
 pub(crate) const NAME_ECHO_MAX: usize = 256;

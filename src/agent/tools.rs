@@ -37,6 +37,7 @@ pub(crate) fn log_tool<H: Host>(h: &mut H, mode: Mode, name: &[u8], parts: &[&[u
 
 /// Shows the TOOL turn on the UI (its own frame: the buffer lives only
 /// for the UI call).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn show_tool<H: Host>(h: &mut H, name: &[u8], parts: &[&[u8]]) {
     let mut line = [0u8; MSG_MAX_BYTES];
@@ -211,6 +212,7 @@ enum Who<'a> {
 }
 
 /// Shows the last command (copied out of the core: the UI may call back in).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn show_last_cmd<H: Host>(h: &mut H) -> Result<(), Status> {
     let (buf, n) = with_state_or_busy(h, |c, _| {

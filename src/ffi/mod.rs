@@ -106,6 +106,7 @@ struct Guard;
 impl Guard {
     /// The guard, `begin` the call on the port, or `None` when taken. Out of
     /// line: one copy for every export.
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn take(begin: bool) -> Option<Guard> {
         if BUSY
@@ -280,6 +281,7 @@ impl CPort {
     }
 
     /// `Err(OFF_TASK)` off the MicroPython task (noted in `refused`).
+    // stack: see docs/STACK.md
     #[inline(always)]
     fn allowed(&mut self) -> Result<(), Errno> {
         if self.on_task {
@@ -306,6 +308,7 @@ impl CPort {
 
     /// The failure of an operation on `fd`, named by the descriptor's
     /// path. Two stores inlined: no frame under every file read.
+    // stack: see docs/STACK.md
     #[inline(always)]
     fn note_fd<T>(&mut self, fd: Fd, r: Result<T, Errno>) -> Result<T, Errno> {
         if let Err(e) = &r {
@@ -325,6 +328,7 @@ fn errno(r: i32) -> Errno {
 
 /// The length a read returned: a port that claims more than asked is
 /// treated as end of file.
+// stack: see docs/STACK.md
 #[inline(always)]
 fn read_len(n: i32, buf: &[u8]) -> usize {
     usize::try_from(n)
@@ -376,6 +380,7 @@ impl Port for CPort {
 
     // Inlined into the reader's refill (its one caller): the bottom of every
     // parse's deepest path is then one frame.
+    // stack: see docs/STACK.md
     #[inline(always)]
     fn read_chunk(&mut self, fd: Fd, buf: &mut [u8]) -> Result<usize, Errno> {
         // SAFETY: `buf` is valid for writes of `buf.len()` bytes.

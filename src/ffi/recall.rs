@@ -108,17 +108,15 @@ pub unsafe extern "C" fn claw_memory_search(
     q.add(query);
     let mut n = 0usize;
     let ok = with_state(false, |_, p| {
-        memory::for_each(p, &mut |pair| n = take_hit(&mut q, hits, n, pair)).is_ok()
+        memory::for_each(p, &mut |pair| n = take_hit(&q, hits, n, pair)).is_ok()
     });
     if ok { n } else { 0 }
 }
 
 /// Scores a pair and keeps it among the `n` best hits so far when it
-/// scores; returns the new count. Out of line: the scoring is not on the
-/// frame that reads the store.
-#[inline(never)]
+/// scores; returns the new count.
 fn take_hit(
-    q: &mut crate::recall::Query,
+    q: &crate::recall::Query,
     hits: &mut [claw_memory_hit_t],
     n: usize,
     pair: &memory::Pair,

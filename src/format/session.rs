@@ -86,9 +86,6 @@ const CONTENT: &[u8] = b"content";
 /// Reads the next line; the message goes to `text` (`None`: it is checked,
 /// not kept), the statistics (when [`Record::stats`]) to `stats` (`None`:
 /// checked, not kept).
-// Out of line: its decode buffers must not add up with the callers' frames
-// on a 1 KiB stack budget.
-#[inline(never)]
 pub fn read<P: Port>(
     port: &mut P,
     r: &mut ByteReader,

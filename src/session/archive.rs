@@ -35,6 +35,7 @@ pub fn write_turn<P: Port>(port: &mut P, w: &mut LineWriter, m: &Message) -> Res
 /// Appends `turns`, then trims the archive when it passed the cap. Its
 /// own frame: its writer is not on the stack under what its caller does
 /// next (a new session's clear).
+// stack: see docs/STACK.md
 #[inline(never)]
 pub fn append<'a, P: Port>(
     port: &mut P,

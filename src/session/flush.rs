@@ -73,6 +73,7 @@ impl Session {
 
     /// Bytes of the pending batch. Its own frame: its writer and statistics
     /// are not on the stack under the flush that follows.
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn batch_size<P: Port>(&self, port: &mut P) -> usize {
         // Counted, not written: the port is not called.
@@ -162,6 +163,7 @@ impl Session {
     /// While a slot cannot be removed the numbers stay at the top, and the
     /// next flush tries again: a slot left over must never be taken for a
     /// batch newer than the base.
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn renumber<P: Port>(&mut self, port: &mut P) {
         let gone = |r: Result<(), Errno>| matches!(r, Ok(()) | Err(Errno::ENOENT));
@@ -206,6 +208,7 @@ impl Session {
     }
 
     /// The batch: pending turns, a pending compaction's summary among them.
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn write_slot<P: Port>(&mut self, port: &mut P, seq: u32, part: Part) -> Result<(), Errno> {
         let path = SLOT_PATHS
@@ -237,7 +240,7 @@ impl Session {
         let pending = usize::from(self.unflushed).min(len - self.head());
         // Lines in order: (ring index, keep); the summary goes after the
         // pending turns the compaction kept. Bytes (an index is under
-        // MAX_MSGS, NO_KEEP is none): 22 bytes on the stack, not 88.
+        // MAX_MSGS, NO_KEEP is none), not words.
         const NO_KEEP: u8 = u8::MAX;
         const _: () = assert!(MAX_MSGS < u8::MAX as usize);
         let mut order = [(0u8, NO_KEEP); MAX_MSGS + 1];
@@ -280,6 +283,7 @@ impl Session {
     }
 
     /// The fold: the whole ring into the base, through a temporary file.
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn write_base<P: Port>(&mut self, port: &mut P, seq: u32) -> Result<(), Errno> {
         let fd = port.open(SESSION_TMP_PATH, Mode::Write)?;

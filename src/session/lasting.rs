@@ -131,6 +131,7 @@ impl Session {
     /// Builds the new summary and folds it into the ring. Out of line: its
     /// 255-byte buffer must not sit on the stack under the file passes.
     #[cfg(feature = "lasting")]
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn summarize(&mut self, head: usize, fold: usize, summary: Option<&[u8]>) {
         let mut text: heapless::Vec<u8, MSG_MAX_BYTES> = heapless::Vec::new();

@@ -46,10 +46,6 @@ impl Session {
     /// leaves the session unloaded (and the files alone): the next call
     /// tries again, rather than a later flush replacing a good file with an
     /// empty ring.
-    // Out of line (as the other file passes are): each pass has its own
-    // decode buffers, and inlined into one frame they would add up on a
-    // 1 KiB stack budget instead of taking turns.
-    #[inline(never)]
     pub(super) fn ensure_loaded<P: Port>(&mut self, port: &mut P) -> Result<(), Errno> {
         if self.loaded {
             return Ok(());
@@ -140,7 +136,6 @@ impl Session {
     /// (while loading, an entry's `seq` is that place: the file in its top
     /// bits, the line's offset below; `load` sets the batch numbers at the
     /// end). That costs a second read of two files, on damaged files only.
-    #[inline(never)]
     fn replay<P: Port>(
         &mut self,
         port: &mut P,
@@ -205,6 +200,7 @@ impl Session {
     /// read, then puts `r` back where it was in `file`. On an error `r` is
     /// left closed ([`NO_FD`]).
     // Inlined: its read is the same depth as `replay`'s own.
+    // stack: see docs/STACK.md
     #[inline(always)]
     fn reread<P: Port>(
         &mut self,
@@ -257,7 +253,6 @@ impl PutStats for Session {
 /// Pass 1 over one file: where its last end line ends. `None` when the file
 /// does not exist. That line's statistics (`None`: it has none) go to
 /// `stats` when given.
-#[inline(never)]
 pub(super) fn scan_file<P: Port, S: PutStats>(
     port: &mut P,
     path: &'static CStr,

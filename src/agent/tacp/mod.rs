@@ -83,7 +83,6 @@ fn error<H: Host>(h: &mut H, text: &[u8]) {
 
 /// The error answer of a refused argument: "<what> <status text>" (as the
 /// binding names an argument: "key must be valid UTF-8").
-#[inline(never)]
 fn refused<H: Host>(h: &mut H, what: &[u8], s: Status) {
     let mut buf = [0u8; 128];
     let mut b = wire::Buf::new(&mut buf);
@@ -134,9 +133,6 @@ fn json<T: Serialize>(v: &T, work: &mut [u8]) -> Option<usize> {
 /// [`Status::TacpAsk`]: an ASK while connected is an `ask()`, which the
 /// host runs as for its own caller (the same buffers, the same stack as
 /// `claw_ask`), then hands to [`ask_done`], which answers it.
-/// Inlined into its caller: no frame of its own above REMEMBER's store
-/// edit (the fold, the deepest path under a request).
-#[inline(always)]
 pub fn dispatch<H: Host>(
     h: &mut H,
     sub: u8,
@@ -188,7 +184,6 @@ pub fn dispatch<H: Host>(
 }
 
 /// The STATS card (the vendor's five lines).
-#[inline(never)]
 fn stats<H: Host>(h: &mut H) -> Result<(), Status> {
     let (state, tools, execs, errors) = with_state_or_busy(h, |c, _| {
         (
@@ -221,6 +216,7 @@ fn stats<H: Host>(h: &mut H) -> Result<(), Status> {
 }
 
 /// EXEC "name" or "name args" (split at the first space).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn exec<H: Host>(h: &mut H, payload: &[u8], work: &mut [u8]) -> Result<(), Status> {
     let (name, arg) = match payload.iter().position(|&c| c == b' ') {
@@ -296,6 +292,7 @@ fn failed(name: &[u8], out: &mut [u8]) -> usize {
 
 /// ASK: offline the prompt comes back for the IDE to send on (the vendor's
 /// proxy), online it is an `ask()`.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn ask<H: Host>(h: &mut H, prompt: &[u8]) -> Result<(), Status> {
     if let Err(s) = super::check_prompt(prompt) {
@@ -350,6 +347,7 @@ struct StatusJson<'a> {
     connected: bool,
 }
 
+// stack: see docs/STACK.md
 #[inline(never)]
 fn status<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
     let connected = h.connected();
@@ -387,6 +385,7 @@ struct ToolJson<'a> {
 
 /// TOOLS: every tool in slot order while the next entry starts more than
 /// 64 bytes before the payload's end (and fits).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn tools<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
     let out = work.get_mut(..WORK_SIZE).ok_or(Status::WorkTooSmall)?;
@@ -419,6 +418,7 @@ fn tools<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
 
 /// The entry of the tool in `slot` (a comma first unless `first`) into
 /// `out`: its length, 0 when it does not fit, `None` for an empty slot.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn tool_entry<H: Host>(
     h: &mut H,
@@ -471,7 +471,6 @@ fn tool_entry<H: Host>(
     Ok(Some(wire::write(&doc, rest).map_or(0, |n| n + comma)))
 }
 
-#[inline(never)]
 fn history<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
     let (work, scratch) = H::carve_scratch(work).ok_or(Status::WorkTooSmall)?;
     let out = work.get_mut(..WORK_SIZE).ok_or(Status::WorkTooSmall)?;
@@ -484,6 +483,7 @@ fn history<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
 
 /// REMEMBER "key=value": the key cut to 31 bytes and the value to 127, on
 /// a character boundary.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn remember<H: Host>(h: &mut H, payload: &[u8]) -> Result<(), Status> {
     let Some(eq) = payload.iter().position(|&c| c == b'=').filter(|&i| i > 0) else {
@@ -509,7 +509,6 @@ fn remember<H: Host>(h: &mut H, payload: &[u8]) -> Result<(), Status> {
     Ok(())
 }
 
-#[inline(never)]
 fn clear<H: Host>(h: &mut H) -> Result<(), Status> {
     super::session_clear(h)?;
     h.tacp_respond(CLEAR, b"ok");
@@ -517,6 +516,7 @@ fn clear<H: Host>(h: &mut H) -> Result<(), Status> {
 }
 
 /// CONNECT "host:port:api_key".
+// stack: see docs/STACK.md
 #[inline(never)]
 fn connect<H: Host>(h: &mut H, payload: &[u8], work: &mut [u8]) -> Result<(), Status> {
     let mut host: &[u8] = &[];
@@ -567,7 +567,6 @@ fn connect<H: Host>(h: &mut H, payload: &[u8], work: &mut [u8]) -> Result<(), St
     stats(h)
 }
 
-#[inline(never)]
 fn disconnect<H: Host>(h: &mut H) -> Result<(), Status> {
     super::disconnect(h)?;
     h.tacp_respond(DISCONNECT, b"ok");
@@ -584,6 +583,7 @@ struct SafetyJson<'a> {
 }
 
 /// SAFETY (extension): `safety()`'s keys.
+// stack: see docs/STACK.md
 #[inline(never)]
 fn safety<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
     let connected = h.connected();
@@ -601,6 +601,7 @@ fn safety<H: Host>(h: &mut H, work: &mut [u8]) -> Result<(), Status> {
 }
 
 /// RECALL "key" (extension): the value, or "not found".
+// stack: see docs/STACK.md
 #[inline(never)]
 fn recall<H: Host>(h: &mut H, key: &[u8], work: &mut [u8]) -> Result<(), Status> {
     if let Err(s) = super::check_key(key) {

@@ -108,7 +108,8 @@ pub fn carve_scratch(area: &mut [u8]) -> Option<(&mut [u8], &mut context::Scratc
 
 /// Writes a new scratch into `slot`, put together in place
 /// (`Scratch::new` is inlined): not on the stack first, since it is carved
-/// under `ask()`'s frames, once a request (and no 632-byte constant image).
+/// under `ask()`'s frames, once a request (and no constant image of it).
+// stack: see docs/STACK.md
 #[inline(never)]
 fn new_scratch(slot: &mut MaybeUninit<context::Scratch>) -> &mut context::Scratch {
     slot.write(context::Scratch::new())

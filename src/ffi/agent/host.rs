@@ -59,6 +59,7 @@ impl Host for CHost {
 
     // Out of line: its out-pointer is not on the frame of `call_tool`,
     // which is under a built-in's store pass.
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn run_tool(&mut self, slot: u8, arg: Arg<'_>, out: &mut [u8]) -> ToolOutcome {
         if !self.on_task {
@@ -157,6 +158,7 @@ impl Host for CHost {
 
     // Its own frame: the buffers are not on the stack under the session
     // calls of `connect()`.
+    // stack: see docs/STACK.md
     #[inline(never)]
     fn connect(&mut self, host: &[u8], port: u16, api_key: &[u8]) -> bool {
         // The binding passes NUL-terminated strings, and the agent hands the

@@ -67,6 +67,7 @@ pub unsafe extern "C" fn claw_agent_status(out: *mut claw_agent_status_t) -> boo
 ///
 /// # Safety
 /// `out` valid for writes of one element.
+// stack: see docs/STACK.md
 #[inline(never)]
 unsafe fn status_into(s: &State, connected: bool, out: *mut claw_agent_status_t) {
     let mut bufs = agent::report::StatusBufs::new();
