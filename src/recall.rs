@@ -42,14 +42,14 @@ const ESCAPES: u32 = 1 << 31;
 
 /// Counts the features of `text` (UTF-8: the store's pairs and the turns
 /// are checked when they come in) and those of them in `bits`: (hits,
-/// features). With `add`, also adds each feature to it (a query being
-/// built: one loop body for both).
+/// features); each feature is also marked in `add` (a [`Sink`]: nowhere
+/// when scoring, the query's bits when building it).
 ///
 /// One loop with no closure call per feature: a run of ASCII letters and
 /// digits at once ([`ascii_run`]), any other character on its own. A
 /// character either extends the token (a bigram with the previous
 /// character) or ends it (a token of one character is its own feature).
-fn tally(text: &[u8], bits: &[u32; WORDS], mut add: Option<&mut [u32; WORDS]>) -> (u32, u32) {
+fn tally<S: Sink>(text: &[u8], bits: &[u32; WORDS], add: &mut S) -> (u32, u32) {
     /// No previous character: between tokens.
     const NONE: u32 = u32::MAX;
     /// Not a token character: a separator.
@@ -67,7 +67,7 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut add: Option<&mut [u32; WORDS]>) -
         // (ASCII letters and digits) or it again, whether the run goes on
         // past it, and whether a separator (or the end) follows, passed.
         let (c, last, more, end) = if b0.is_ascii_alphanumeric() {
-            let (m, hits) = ascii_run(rest, bits, add.as_deref_mut());
+            let (m, hits) = ascii_run(rest, bits, add);
             i += m;
             n.0 += hits;
             n.1 += m as u32 - 1;
@@ -117,7 +117,7 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut add: Option<&mut [u32; WORDS]>) -
         if c != SEP {
             // It extends the token or starts it.
             if prev != NONE {
-                take(&mut n, bits, add.as_deref_mut(), key(prev, c));
+                take(&mut n, bits, add, key(prev, c));
             }
             single = prev == NONE && !more;
             prev = last;
@@ -125,7 +125,7 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut add: Option<&mut [u32; WORDS]>) -
         if end {
             // A separator (or the end) ends the token.
             if single {
-                take(&mut n, bits, add.as_deref_mut(), prev);
+                take(&mut n, bits, add, prev);
             }
             if i > text.len() {
                 break;
@@ -156,7 +156,7 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut add: Option<&mut [u32; WORDS]>) -
                 let c = wide(c);
                 let (w, h) = index(key(prev, c));
                 n.0 += hit(bits, w, h);
-                mark(add.as_deref_mut(), w, h);
+                add.mark(w, h);
                 features += 1;
                 prev = c;
             }
@@ -173,7 +173,7 @@ fn tally(text: &[u8], bits: &[u32; WORDS], mut add: Option<&mut [u32; WORDS]>) -
 /// The run of ASCII letters and digits `s` starts with (at least one):
 /// its length and the hits among its bigrams in `bits` (with `add`, it
 /// adds them to it instead).
-fn ascii_run(s: &[u8], bits: &[u32; WORDS], add: Option<&mut [u32; WORDS]>) -> (usize, u32) {
+fn ascii_run<S: Sink>(s: &[u8], bits: &[u32; WORDS], add: &mut S) -> (usize, u32) {
     /// Bytes in a word.
     const W: usize = core::mem::size_of::<usize>();
     // The length, a word at a time.
@@ -205,12 +205,8 @@ fn ascii_run(s: &[u8], bits: &[u32; WORDS], add: Option<&mut [u32; WORDS]>) -> (
     let run = s.get(..m).unwrap_or(&[]);
     let mut hits = 0u32;
     // One loop for a query being built, one for scoring.
-    if let Some(add) = add {
-        each_pair(run, |w, h| {
-            if let Some(word) = add.get_mut(w) {
-                *word |= 1u32.wrapping_shl(h);
-            }
-        });
+    if S::ADDS {
+        each_pair(run, |w, h| add.mark(w, h));
     } else {
         each_pair(run, |w, h| {
             if let Some(&word) = bits.get(w) {
@@ -245,12 +241,12 @@ fn each_pair(run: &[u8], mut f: impl FnMut(usize, u32)) {
     }
 }
 
-/// Counts feature `k` into (hits, features), adding it to `add`, if any.
-fn take(n: &mut (u32, u32), bits: &[u32; WORDS], add: Option<&mut [u32; WORDS]>, k: u32) {
+/// Counts feature `k` into (hits, features), and marks it in `add`.
+fn take<S: Sink>(n: &mut (u32, u32), bits: &[u32; WORDS], add: &mut S, k: u32) {
     let (w, h) = index(k);
     n.1 += 1;
     n.0 += hit(bits, w, h);
-    mark(add, w, h);
+    add.mark(w, h);
 }
 
 /// 1 when bit `h` (modulo 32) of word `w` of `bits` is set, else 0.
@@ -258,10 +254,27 @@ fn hit(bits: &[u32; WORDS], w: usize, h: u32) -> u32 {
     bits.get(w).map_or(0, |word| word.wrapping_shr(h) & 1)
 }
 
-/// Sets bit `h` (modulo 32) of word `w` of `add`, if any.
-fn mark(add: Option<&mut [u32; WORDS]>, w: usize, h: u32) {
-    if let Some(word) = add.and_then(|a| a.get_mut(w)) {
-        *word |= 1u32.wrapping_shl(h);
+/// Where [`tally`] puts the features it cuts: nowhere when scoring (`()`),
+/// a query's bits when building it. A type each, so that the scoring loop
+/// holds no test of whether it adds.
+trait Sink {
+    /// Whether [`Sink::mark`] does anything.
+    const ADDS: bool;
+    /// Sets bit `h` (modulo 32) of word `w`.
+    fn mark(&mut self, w: usize, h: u32);
+}
+
+impl Sink for () {
+    const ADDS: bool = false;
+    fn mark(&mut self, _: usize, _: u32) {}
+}
+
+impl Sink for [u32; WORDS] {
+    const ADDS: bool = true;
+    fn mark(&mut self, w: usize, h: u32) {
+        if let Some(word) = self.get_mut(w) {
+            *word |= 1u32.wrapping_shl(h);
+        }
     }
 }
 
@@ -298,7 +311,7 @@ impl Query {
     /// Adds the features of `text`.
     pub fn add(&mut self, text: &[u8]) {
         // (Nothing to score: the hits are counted against no features.)
-        tally(text, &[0; WORDS], Some(&mut self.bits));
+        tally(text, &[0; WORDS], &mut self.bits);
     }
 
     /// The relevance of a pair, 0..=1000.
@@ -309,8 +322,8 @@ impl Query {
     /// [`Query::score`], and whether neither the key nor the value holds
     /// a character the context escapes (see [`ESCAPES`]).
     pub fn score_plain(&self, key: &[u8], value: &[u8]) -> (u16, bool) {
-        let (key_hits, key_total) = tally(key, &self.bits, None);
-        let (value_hits, value_total) = tally(value, &self.bits, None);
+        let (key_hits, key_total) = tally(key, &self.bits, &mut ());
+        let (value_hits, value_total) = tally(value, &self.bits, &mut ());
         let plain = (key_total | value_total) & ESCAPES == 0;
         let (key_total, value_total) = (key_total & !ESCAPES, value_total & !ESCAPES);
         // The key counts twice.
