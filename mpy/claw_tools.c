@@ -605,13 +605,17 @@ TOOL(tool_rule_clear) {
 #if BENTOCLAW_PORT_FIRMWARE
 #include "ipc_communication.h" // IPC_CMD_LCD_PRINT, NVIC_SystemReset()
 
+bool (*bentoclaw_c_tools_ipc_send)(uint32_t cmd, int type, const char *text, size_t len);
+
 TOOL(tool_lcd_console) {
     ANSWER(a, out, out_max);
     if (len == 0) {
         PUT(a, "{\"error\":\"no text\"}");
         return (int32_t)a.len;
     }
-    bentoclaw_ipc_send(IPC_CMD_LCD_PRINT, -1, args, len);
+    if (bentoclaw_c_tools_ipc_send != NULL) {
+        bentoclaw_c_tools_ipc_send(IPC_CMD_LCD_PRINT, -1, args, len);
+    }
     PUT(a, "{\"status\":\"printed\",\"len\":%u}", (unsigned)len);
     return (int32_t)a.len;
 }

@@ -29,14 +29,9 @@ void bentoclaw_c_tools_after_call(void);
 void bentoclaw_c_tools_reset(void);
 
 #if BENTOCLAW_PORT_FIRMWARE
-#include <stdbool.h>
-#include <stdint.h>
-// One message to the CM55 over the IPC pipe, in the vendor's layout
-// (modbentoclaw.c): command `cmd`, data[0] = `type` and the text after it
-// (type >= 0, IPC_DATA_MAX_LEN - 2 bytes at most), or the text alone
-// (type < 0, IPC_DATA_MAX_LEN - 1); cut on a character boundary, NUL after.
-// False when the link is down or the pipe stayed busy.
-bool bentoclaw_ipc_send(uint32_t cmd, int type, const char *text, size_t len);
+// The LCD console's link to the CM55 (modbentoclaw.c's bentoclaw_ipc_send()),
+// handed in when the link comes up; NULL before: nothing is sent.
+extern bool (*bentoclaw_c_tools_ipc_send)(uint32_t cmd, int type, const char *text, size_t len);
 #endif
 
 #endif // BENTOCLAW_CLAW_TOOLS_H

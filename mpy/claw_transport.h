@@ -6,13 +6,9 @@
  * HTTPS client functions (claw_https_*, exported by the vendor archive
  * libbento_mpy.a), with the vendor's signatures, so the same sources build
  * for both:
- *  - BENTOCLAW_PORT_FIRMWARE=1: the firmware (mtb-mpy) supplies them. The
- *    UI panel is the binding's own there (IPC_CMD_CLAW_UI_UPDATE messages
- *    over the CM33->CM55 IPC pipe, with the vendor's layout: modbentoclaw.c),
- *    so no claw_ipc_* symbol is expected from the firmware.
- *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c,
- *    plain HTTP/1.1 over POSIX sockets on loopback, and for the UI panel an
- *    in-RAM log of its messages for the tests to read back.
+ *  - BENTOCLAW_PORT_FIRMWARE=1: the firmware (mtb-mpy) supplies them (the
+ *    UI panel is the binding's own there: no claw_ipc_* is expected);
+ *  - otherwise (the MicroPython unix port): mpy/claw_transport_unix.c.
  * All are called from the one MicroPython task; none raises or longjmps
  * (they return status codes), nothing is ISR-safe.
  */
@@ -66,7 +62,7 @@
  *   reported with the last successful claw_https_post() (response headers
  *   X-Tokens-In and X-Tokens-Out, docs/BACKEND.md §3); a count not reported
  *   is 0. True when at least one was reported. The vendor's transport has
- *   none: the firmware links the weak default in modbentoclaw.c, which
+ *   none: modbentoclaw.c's weak default (a transport's definition wins)
  *   reports none, and only byte counts are kept. */
 bool claw_https_connect(const char *host, uint16_t port, const char *api_key);
 int claw_https_post(const char *path, const char *json, size_t json_len, char *resp, size_t resp_max);
@@ -74,16 +70,16 @@ bool claw_https_connected(void);
 void claw_https_disconnect(void);
 bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out);
 
-/* The unix port's UI panel is claw_transport_unix.c's claw_port_ui(): a log
- * of the newest messages, which its test hook bentoclaw._ui_events() reads
- * after modbentoclaw.c's bentoclaw_ensure_init(), as every entry point of
- * the module does first. */
-void bentoclaw_ensure_init(void);
 #if !BENTOCLAW_PORT_FIRMWARE
-/* Its test clock (bentoclaw._clock()): while fixed, claw_port_time_s()
- * reports bentoclaw_clock_s; a new VM goes back to the real clock. */
+/* For the unix port's test hooks (modbentoclaw.c's): the UI panel's log, the
+ * messages since the last call as [(type, text)], emptied (_ui_events()); the
+ * test clock (_clock()): while fixed, claw_port_time_s() reports
+ * bentoclaw_clock_s; a new VM goes back to the real clock. */
+#include "py/obj.h"
+mp_obj_t bentoclaw_ui_events(void);
 extern bool bentoclaw_clock_fixed;
 extern uint32_t bentoclaw_clock_s;
+void bentoclaw_clock_set(size_t n_args, const mp_obj_t *args); // _clock()'s s, None: the real clock
 #endif
 
 #endif /* BENTOCLAW_CLAW_TRANSPORT_H */

@@ -4,8 +4,9 @@
  * (mpy/examples/backend.py) instead of the firmware's HTTPS, for the UI
  * panel (include/claw_port.h's claw_port_ui) an in-RAM log of its messages
  * that tests read through bentoclaw._ui_events(), and the test clock of
- * bentoclaw._clock(). Only those two test hooks use MicroPython's API: the
- * rest cannot raise, so any part of the binding or the core may call it.
+ * bentoclaw._clock(). Only what those two test hooks call uses
+ * MicroPython's API: the rest cannot raise, so any part of the binding or
+ * the core may call it.
  *
  * The HTTP client is strict: every way a backend can misbehave must end as a
  * failed request within a bounded time, not a hang or a half-trusted reply:
@@ -42,8 +43,6 @@
 
 #include "claw_ext.h"
 #include "claw_port.h"
-#include "claw_port_vfs.h"
-#include "claw_session.h"
 
 /* The whole response header block (status line + headers) must fit in this
  * many bytes; a larger one (a header flood) is a failed request. */
@@ -416,7 +415,7 @@ void claw_https_disconnect(void) {
  * (CLAW_PORT_UI_*) once claw_port_ui_init() has brought the "link" up, cut
  * to UI_TEXT_MAX - 1 bytes on a character boundary (the panel's own cut is
  * 126 bytes: IPC_DATA_MAX_LEN - 2); when the log is full the oldest goes.
- * The test hook bentoclaw._ui_events() reads and clears it.
+ * bentoclaw_ui_events() (claw_transport.h) reads and clears it.
  */
 #define UI_LOG_MAX (32)
 #define UI_TEXT_MAX (127)
@@ -458,26 +457,10 @@ void claw_port_ui(uint8_t type, const uint8_t *text, size_t len) {
     s_ui_log[s_ui_count++].text[len] = '\0';
 }
 
-// bentoclaw._context() (a test hook): the context the next ask() would send,
-// as bytes (nothing sent, no turn), empty when it does not fit.
-static mp_obj_t bentoclaw__context(void) {
-    bentoclaw_ensure_init();
-    vstr_t v;
-    vstr_init_len(&v, CLAW_CONTEXT_MAX + 1);
-    size_t n = claw_session_build_context(v.buf, CLAW_CONTEXT_MAX + 1);
-    v.len = n <= CLAW_CONTEXT_MAX ? n : 0;
-    claw_port_vfs_raise_pending();
-    return mp_obj_new_bytes_from_vstr(&v);
-}
-MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__context_obj, bentoclaw__context);
-
-// bentoclaw._ui_events() (a test hook in modbentoclaw.c's module table): the
-// UI messages since the last call, as a list of (type, text).
-static mp_obj_t bentoclaw__ui_events(void) {
+mp_obj_t bentoclaw_ui_events(void) {
     static const char *const names[] = {
         "status", "last_cmd", "last_result", "progress", "error", "clear", "stats", "user", "assistant", "tool", "led",
     };
-    bentoclaw_ensure_init();
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (size_t i = 0; i < s_ui_count; i++) {
         uint8_t type = s_ui_log[i].type;
@@ -492,26 +475,19 @@ static mp_obj_t bentoclaw__ui_events(void) {
     s_ui_count = 0;
     return list;
 }
-MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__ui_events_obj, bentoclaw__ui_events);
 
 /* --- The test clock (claw_transport.h) --- */
 
 bool bentoclaw_clock_fixed;
 uint32_t bentoclaw_clock_s;
 
-// bentoclaw._clock() -> the RTC seconds the core sees; _clock(s) fixes it at
-// s; _clock(None) goes back to the real clock.
-static mp_obj_t bentoclaw__clock(size_t n_args, const mp_obj_t *args) {
-    bentoclaw_ensure_init();
+void bentoclaw_clock_set(size_t n_args, const mp_obj_t *args) {
     if (n_args > 0) {
         bentoclaw_clock_fixed = args[0] != mp_const_none;
         if (bentoclaw_clock_fixed) {
             bentoclaw_clock_s = (uint32_t)mp_obj_get_int_truncated(args[0]);
         }
     }
-    uint32_t now = claw_port_time_s();
-    return mp_obj_new_int_from_uint(now >= CLAW_RTC_SET_AFTER ? now : 0);
 }
-MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(bentoclaw__clock_obj, 0, 1, bentoclaw__clock);
 
 #endif // !BENTOCLAW_PORT_FIRMWARE

@@ -3,11 +3,8 @@
 # The Rust staticlib comes from cmake/bentoclaw.cmake (cargo runs as part of
 # the build; the archive is an IMPORTED library that the firmware links
 # after the objects and relinks when it changes). Cache variables:
-#   BENTOCLAW_PORT_FIRMWARE  ON: the firmware's claw_https_* and IPC pipe,
-#                            not the unix test transport (claw_transport.h)
-#   BENTOCLAW_RUST_TARGET    see cmake/bentoclaw.cmake
-#   BENTO_HAS_MPY            ON (default); OFF/0 leaves this module and
-#                            libbentoclaw.a out, and cargo does not run
+#   BENTOCLAW_PORT_FIRMWARE  (below; OFF: the unix test transport, claw_transport.h)
+#   BENTOCLAW_RUST_TARGET, BENTO_HAS_MPY (OFF/0: nothing of this module): see cmake/bentoclaw.cmake
 
 option(BENTOCLAW_PORT_FIRMWARE "use the firmware's claw_https_* and IPC pipe" ON)
 

@@ -2,9 +2,7 @@
 # Build with USER_C_MODULES=<repo root>: MicroPython includes every
 # <USER_C_MODULES>/*/micropython.mk, and this one lives in <repo root>/mpy.
 # Variables (override on the make command line):
-#   BENTOCLAW_LIB          the Rust staticlib to link (default: the host
-#                          build target/release/libbentoclaw.a, or
-#                          target/<BENTOCLAW_RUST_TARGET>/release/... )
+#   BENTOCLAW_LIB          the Rust staticlib to link (default: cargo's, below)
 #   BENTOCLAW_RUST_TARGET  rustc target triple of a cross build, e.g.
 #                          thumbv8m.main-none-eabi (a softfp Cortex-M33 such
 #                          as BENTO's; thumbv8m.main-none-eabihf for a

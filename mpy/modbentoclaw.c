@@ -396,8 +396,7 @@ size_t claw_port_tool_desc(uint8_t slot, uint8_t *out, size_t out_max) {
 /* --- The agent's ports: transport, UI, clock --- */
 
 int32_t claw_port_post(const uint8_t *body, size_t body_len, uint8_t *reply, size_t reply_max) {
-    // claw_https_post() NUL-terminates: it may use one byte more than it
-    // reports.
+    // claw_https_post() NUL-terminates: one byte more than it reports.
     if (reply_max == 0) {
         return -1;
     }
@@ -418,8 +417,7 @@ bool claw_port_connected(void) {
     return claw_https_connected();
 }
 
-// The vendor transport may not report tokens: this default (weak, so the
-// unix transport's definition wins) reports none.
+// Where the transport reports no tokens (claw_transport.h).
 MP_WEAK bool claw_https_last_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
     *tokens_in = *tokens_out = 0;
     return false;
@@ -435,7 +433,8 @@ void claw_port_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
  * headers): IPC_CMD_CLAW_UI_UPDATE messages with the vendor's layout —
  * client CM55_IPC_CLAW_CLIENT_ID, data[0] the CLAW_UI_* type, the text
  * after it cut to IPC_DATA_MAX_LEN - 2 bytes (here on a character
- * boundary) and NUL-terminated — sent over the pipe, 20 tries 200 us apart.
+ * boundary) and NUL-terminated — sent over the pipe, 20 tries 200 us apart;
+ * the LCD console's (claw_tools.c) have no type byte and IPC_DATA_MAX_LEN - 1.
  * The message lives in shared memory, as the vendor's does. */
 #include "ipc_communication.h"
 #include "ipc_bentoclaw_defs.h"
@@ -443,15 +442,8 @@ void claw_port_tokens(uint32_t *tokens_in, uint32_t *tokens_out) {
 CY_SECTION_SHAREDMEM static ipc_msg_t s_ui_msg;
 static bool s_ui_up;
 
-void claw_port_ui_init(void) {
-    if (!s_ui_up) {
-        cm33_ipc_communication_setup();
-        Cy_SysLib_Delay(50);
-        s_ui_up = true;
-    }
-}
-
-bool bentoclaw_ipc_send(uint32_t cmd, int type, const char *text, size_t len) {
+// False when the link is down or the pipe stayed busy.
+static bool bentoclaw_ipc_send(uint32_t cmd, int type, const char *text, size_t len) {
     // Only while the link is up (the vendor's disconnect and clear send
     // only then too).
     if (!s_ui_up) {
@@ -474,6 +466,15 @@ bool bentoclaw_ipc_send(uint32_t cmd, int type, const char *text, size_t len) {
         Cy_SysLib_DelayUs(200);
     }
     return false;
+}
+
+void claw_port_ui_init(void) {
+    if (!s_ui_up) {
+        cm33_ipc_communication_setup();
+        Cy_SysLib_Delay(50);
+        s_ui_up = true;
+        bentoclaw_c_tools_ipc_send = bentoclaw_ipc_send; // the LCD console's link too
+    }
 }
 
 void claw_port_ui(uint8_t event, const uint8_t *text, size_t len) {
@@ -544,8 +545,8 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_ask_obj, 0, bentoclaw_ask);
 
 // The value of a tool that ran (tool(), confirm()): an int, a bool, a Python
 // tool's own result, the caller's `arg` (echo; MP_OBJ_NULL: as text), else
-// the text in `out` (a C tool's), after which tool() does the reset a tool
-// asked for (`after_call`).
+// the text in `out` (a C tool's), after which the reset a tool asked for
+// (hard_reset, safe_boot) is done, now that it has returned (`after_call`).
 static mp_obj_t tool_value(const claw_value_t *v, const bentoclaw_ctx_t *ctx, mp_obj_t arg, vstr_t *out,
     bool after_call) {
     if (v->kind == CLAW_VALUE_INT) {
@@ -614,21 +615,12 @@ static mp_obj_t bentoclaw_confirm(size_t n_args, const mp_obj_t *pos, mp_map_t *
         &ctx, (uint8_t *)out.buf, TOOL_OUT_MAX, &v, &ran);
     MP_STATE_VM(bentoclaw_held_arg) = MP_OBJ_NULL;
     bentoclaw_check(s, &ctx);
-    // A reset the confirmed tool asked for (hard_reset, safe_boot), now
-    // that it has returned.
     return ran ? tool_value(&v, &ctx, MP_OBJ_NULL, &out, true) : mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(bentoclaw_confirm_obj, 0, bentoclaw_confirm);
 
-/* --- TACP v2, the BENTO AI IDE's protocol (docs/TACP.md) ---
- *
- * The core dispatches a request and answers through claw_port_tacp_respond().
- * In the BENTO firmware the vendor's tacp.c frames the requests it finds on
- * the console UART, calls bentoclaw_tacp_dispatch() and sends the answers
- * with tacp_claw_respond(); bentoclaw_send_ready() is called once the board
- * is up. On every port bentoclaw.tacp(data) feeds bytes from the USB host to
- * the core's framer and returns the frames the device sends back, and
- * bentoclaw.tacp_ready() returns the READY frame. */
+/* --- TACP v2, the BENTO AI IDE's protocol (docs/TACP.md): the core
+ * dispatches a request and answers through claw_port_tacp_respond() --- */
 
 #ifdef MICROPY_HW_BOARD_NAME
 #define BENTOCLAW_BOARD_NAME MICROPY_HW_BOARD_NAME
@@ -651,10 +643,8 @@ typedef struct _tacp_sink_t {
     uint8_t seq;
 } tacp_sink_t;
 static tacp_sink_t *s_tacp_sink;
-// Answers sent, so that a request the core left unanswered is still
-// answered.
+// Answers sent: a request the core left unanswered is still answered.
 static uint32_t s_tacp_answers;
-
 
 void claw_port_tacp_respond(uint8_t sub, const uint8_t *payload, size_t len) {
     len = len < CLAW_TACP_PAYLOAD_MAX ? len : CLAW_TACP_PAYLOAD_MAX;
@@ -714,7 +704,7 @@ static claw_status_t tacp_run(tacp_sink_t *sink, uint8_t sub, const uint8_t *pay
 }
 
 // Called by the vendor's tacp.c (or a board's stand-in for it) for every
-// claw frame it received whole, on the MicroPython task. Raises nothing but
+// claw frame it received whole on the console UART, on the MicroPython task. Raises nothing but
 // what a tool asked for once its answer is out (safe_boot's SystemExit).
 void bentoclaw_tacp_dispatch(uint8_t sub, const char *payload, uint16_t len) {
     nlr_buf_t nlr;
@@ -1186,16 +1176,21 @@ static mp_obj_t bentoclaw_session(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_session_obj, bentoclaw_session);
 
-// history(): the vendor's — the context text in 3072 bytes (its
-// s_work_large), empty when it does not fit.
-static mp_obj_t bentoclaw_history(void) {
+// The context the next ask() would send, in `max` bytes (empty when it does
+// not fit), as str or bytes.
+static mp_obj_t context_text(size_t max, bool as_bytes) {
     bentoclaw_ensure_init();
     vstr_t v;
-    vstr_init_len(&v, 3072);
-    size_t n = claw_session_build_context(v.buf, 3072);
-    v.len = n < 3072 ? n : 0;
+    vstr_init_len(&v, max);
+    size_t n = claw_session_build_context(v.buf, max);
+    v.len = n < max ? n : 0;
     claw_port_vfs_raise_pending();
-    return mp_obj_new_str_from_vstr(&v);
+    return as_bytes ? mp_obj_new_bytes_from_vstr(&v) : mp_obj_new_str_from_vstr(&v);
+}
+
+// history(): the vendor's — the context text in 3072 bytes (its s_work_large).
+static mp_obj_t bentoclaw_history(void) {
+    return context_text(3072, false);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_history_obj, bentoclaw_history);
 
@@ -1205,9 +1200,28 @@ static mp_obj_t bentoclaw_version(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw_version_obj, bentoclaw_version);
 
 #if !BENTOCLAW_PORT_FIRMWARE
-// Test hooks of the unix port: claw_transport_unix.c's.
-extern const mp_obj_fun_builtin_fixed_t bentoclaw__ui_events_obj, bentoclaw__context_obj;
-extern const mp_obj_fun_builtin_var_t bentoclaw__clock_obj;
+// The unix port's test hooks (the UI log and the clock: claw_transport.h).
+// _context(): that context as bytes, CONTEXT_MAX at most (nothing sent, no turn).
+static mp_obj_t bentoclaw__context(void) {
+    return context_text(CLAW_CONTEXT_MAX + 1, true);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__context_obj, bentoclaw__context);
+
+static mp_obj_t bentoclaw__ui_events(void) {
+    bentoclaw_ensure_init();
+    return bentoclaw_ui_events();
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(bentoclaw__ui_events_obj, bentoclaw__ui_events);
+
+// _clock() -> the RTC seconds the core sees; _clock(s) fixes it at s;
+// _clock(None) goes back to the real clock.
+static mp_obj_t bentoclaw__clock(size_t n_args, const mp_obj_t *args) {
+    bentoclaw_ensure_init();
+    bentoclaw_clock_set(n_args, args);
+    uint32_t now = claw_port_time_s();
+    return mp_obj_new_int_from_uint(now >= CLAW_RTC_SET_AFTER ? now : 0);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(bentoclaw__clock_obj, 0, 1, bentoclaw__clock);
 #endif
 
 static const mp_rom_map_elem_t bentoclaw_module_globals_table[] = {

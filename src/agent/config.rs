@@ -9,15 +9,20 @@
 //!  "archive":false,"compact_before_drop":false}
 //! ```
 //!
-//! Written whole through `/.bentoclaw_config.tmp` and a rename, so a power
-//! cut leaves the old file or the new one; only a changed setting writes.
-//! A reader takes what it understands: an unknown key is skipped (a newer
-//! firmware's) when its value is flat (a string, number, `true`, `false`,
-//! `null`), a value out of range keeps that setting's default, a file
-//! that does not parse (torn, garbage, a value of the wrong type, an array
-//! or object as a value, a key given twice, over [`FILE_MAX`] bytes) is
-//! ignored whole: the defaults apply. The `key=value` lines ending in
-//! `end` that earlier releases wrote are still read.
+//! One line on flash, every setting. Written whole through
+//! `/.bentoclaw_config.tmp` and a rename, so a power cut leaves the old file
+//! or the new one; only a changed setting writes. The file is read lazily,
+//! at the first use after a boot or soft reset. A reader takes what it
+//! understands, so an older or newer firmware reads what it can: an unknown
+//! key is skipped (a newer firmware's) when its value is flat (a string,
+//! number, `true`, `false`, `null`), a value out of range keeps that
+//! setting's default, a file that does not parse (torn on a file system
+//! without an atomic rename, garbage, a value of the wrong type, an array or
+//! object as a value, a key given twice, over [`FILE_MAX`] bytes) is ignored
+//! whole: the defaults apply (an unreadable one is read again at the next
+//! use). The reader never descends into nested values, so its stack has a
+//! fixed bound. The `key=value` lines ending in `end` that earlier releases
+//! wrote are still read.
 //!
 //! Defaults are the seed's behaviour: nothing here changes what goes over
 //! the wire unless set (`backend_summary`, `send_tools`).

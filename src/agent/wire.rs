@@ -1,33 +1,9 @@
-//! The backend protocol's JSON (docs/BACKEND.md), with serde-json-core.
-//!
-//! # Request (device → backend), one JSON object per POST
-//!
-//! ```text
-//! {"prompt":"…","context":"…"}                                   first request
-//! {"prompt":"…","context":"…","tool_result":{"name":"led",       follow-up after
-//!   "status":"ok","result":"True"}}                               a tool round
-//! ```
-//!
-//! Opt-in (`config(send_tools=True)`): a `"tools":[{"name":"echo","risk":0},…]`
-//! member lists the registry. Opt-in (`config(backend_summary=True)`): a
-//! summary request `{"summarize":"<role: text lines>","max_bytes":255}`.
-//! Strings are kept as UTF-8 (Thai stays readable); `"`, `\` and control
-//! characters are escaped.
-//!
-//! # Reply (backend → device)
-//!
-//! A `200` body is the answer text, unless it is exactly a tool request:
-//!
-//! ```text
-//! {"tool_call":{"name":"<tool>","arg":"<text>"|null}}
-//! ```
-//!
-//! JSON whitespace between tokens, the two members in any order, `arg`
-//! optional. Anything else — another member, a repeated one, another value
-//! type, trailing bytes, a raw control character or a bad escape in a string,
-//! a lone surrogate — makes the body answer text, returned as it came.
-//! Nesting is bounded (the patched serde-json-core refuses more than 16
-//! levels), so a hostile reply cannot exhaust the stack.
+//! The backend protocol's JSON, with serde-json-core: the request bodies it
+//! writes (the prompt and context, a tool round's `tool_result`, the opt-in
+//! `tools` member and summary request) and the reply it reads (answer text,
+//! or exactly one `tool_call`). The format is described once, in
+//! `docs/BACKEND.md` (§1 the request, §2 the tool request, §4 the summary
+//! request).
 
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json_core::str::EscapedStr;

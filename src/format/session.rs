@@ -16,8 +16,9 @@
 //! | `seq` | (end line) the batch's number; a base's `seq` is the newest batch it holds |
 //! | `st` | (end line, feature `lasting`) `[in, out, tin, tout, ctx, n, at]` |
 //!
-//! A line that is not such a record (torn, garbage, invalid UTF-8, too long)
-//! is skipped; the previous release's statistics fields (`"in"`, `"out"`,
+//! A line that is not such a record (torn, garbage, invalid UTF-8, `\u0000`,
+//! nested values, too long) is skipped and the records around it survive (a
+//! line torn inside a string does not swallow the next); the previous release's statistics fields (`"in"`, `"out"`,
 //! `"tin"`, `"tout"`, `"ctx"`, `"n"`, `"at"` on end lines) are still read.
 
 use super::lines::{

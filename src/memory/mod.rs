@@ -16,7 +16,7 @@
 //! * A key is 1..=31 bytes of UTF-8, a value 0..=127 bytes (the C buffers are
 //!   `CLAW_MEM_KEY_MAX` = 32 and `CLAW_MEM_VAL_MAX` = 128 with the NUL).
 //! * The store holds at most [`MAX_ENTRIES`] keys; a new key beyond that is
-//!   refused ("full"). Replacing a key is always possible. A store with
+//!   refused ("full") before anything is written. Replacing a key is always possible. A store with
 //!   more keys on flash (a base edited by hand, a seed-form base of 40
 //!   pairs, shards edited by hand) is read whole, key by key: new keys are
 //!   refused until it holds fewer than [`MAX_ENTRIES`], replacing,
@@ -31,13 +31,16 @@
 //!   `h = FNV-1a(key) mod 8` holds a header `{"seq":G}` naming the base's
 //!   generation, then the pairs of its keys set since that base was written
 //!   (`{"key":"k","del":true}` for a forgotten key). The shard is written
-//!   whole with `"wb"`, which littlefs commits at close: a power cut leaves
-//!   the old shard or the new one (a single 256-byte page for a shard of up
-//!   to 220 bytes). A shard whose header names another generation is stale
+//!   whole with `"wb"` where the port says the file system commits a file
+//!   at close (`claw_port_atomic_write`: littlefs), through a temp file and a
+//!   rename elsewhere (FAT, a Python file system): a power cut leaves the
+//!   old shard or the new one (a single 256-byte page for a shard of up to
+//!   220 bytes). A shard whose header names another generation is stale
 //!   and ignored.
-//! * **When a shard would pass 220 bytes ("fold")**, the merged store is
-//!   written to `/.bentoclaw_memory.tmp` under `{"seq":G+1}` and renamed over
-//!   the base: one rename commits it, and every shard is stale from then on.
+//! * **When a shard would pass 220 bytes or 6 records ("fold")**, the merged
+//!   store is written to `/.bentoclaw_memory.tmp` under `{"seq":G+1}` (the
+//!   generation past the newest any file names) and renamed over the base:
+//!   one rename commits it, and every shard is stale from then on.
 //!   So is a store that needs repair (garbage lines, a key twice).
 //! * A reader takes the base's pairs in their order, each replaced by its
 //!   shard's record when there is one (a forgotten key is left out), then
@@ -54,12 +57,17 @@
 //! * Generations past `u32`: a header's number reads as what it is (one
 //!   past `u32::MAX` as `u32::MAX`). The fold after generation 4294967295
 //!   writes generation 0, beside which no shard applies, so a stale shard
-//!   of any number never comes back; the next change removes the shards and
-//!   writes generation 1.
+//!   of any number never comes back; a change to a store of generation 0
+//!   (that one, a seed-form base, no base) first removes every shard (all
+//!   stale), then folds to the generation after the newest a file still
+//!   names (1 once they are gone).
 //! * A reader skips lines that are not records (torn, garbage, invalid UTF-8,
 //!   over-long). When a key appears twice in the base (a hand-edited file),
 //!   the last line wins, and the next `set` folds, writing each key once.
 //! * Setting a key to the value it already has writes nothing.
+//! * A commit that landed but reported an error (littlefs reads a commit
+//!   back) is told apart by reading the store: when it holds the edit, the
+//!   call succeeds, so `false` always means "as before".
 
 use core::ffi::CStr;
 

@@ -1,7 +1,8 @@
 //! `/.bentoclaw_archive`: where compacted and retired turns go (feature
 //! `lasting`). Readable, never loaded into the context.
 //!
-//! The same JSON Lines as the session file, oldest first:
+//! The same JSON Lines as the session file, oldest first (roles include
+//! `summary`, for a retired summary):
 //!
 //! ```text
 //! {"role":"user","content":"my cat is called Mali"}
@@ -9,7 +10,8 @@
 //! ```
 //!
 //! Turns are appended when they are compacted away or when a session is
-//! retired. The file is capped at [`ARCHIVE_MAX`] bytes: past that, the
+//! retired, before they leave the ring; nothing changes when that append
+//! fails. The file is capped at [`ARCHIVE_MAX`] bytes: past that, the
 //! newest lines that fit in half of it are copied to
 //! `/.bentoclaw_archive.tmp`, which is renamed over the archive (the oldest
 //! turns are dropped, never the newest). A failed append leaves at most a

@@ -11,7 +11,8 @@
 //! the messages added since the last flush as one batch into the slot of
 //! its number (`"wb"`: on littlefs one metadata commit, a single 256-byte
 //! page for a short exchange). The batch's last line carries `"end":true`
-//! and its number `"seq"`; a slot without its end line is ignored.
+//! and its number `"seq"`; a slot without its end line is ignored, so a
+//! batch cut short by a power loss is dropped whole.
 //!
 //! A load reads the base (its lines up to its last end line; a file in the
 //! seed's plain form, with no end line, whole), then every slot whose batch
@@ -20,6 +21,12 @@
 //! is what it says, and the first flush writes the base), replaying them onto the ring
 //! exactly as RAM saw them: pushes, and compactions (a `summary` line with
 //! `"keep":K` keeps the newest K turns before it).
+//!
+//! **A compaction** goes into the next batch. One whose batch would pass
+//! 512 bytes (what littlefs keeps inline on the upstream port's 4 KiB
+//! blocks; 1,022 on the BENTO board's 256 KiB ones) goes to flash first in
+//! a batch of its own — the ring right after the compaction, a state the
+//! session passed through — and the exchange's turns in the next.
 //!
 //! **When the base is rewritten ("fold").** A flush overwrites the slot of
 //! batch `seq - 6`. When that batch still holds an entry of the ring as it
@@ -38,7 +45,9 @@
 //! ever numbered [`SEQ_TOP`] (`u32::MAX`): the flush that would take that
 //! number folds instead, writing the base as batch `SEQ_TOP`, which retires
 //! every slot whatever it holds, then removes the slots and writes the base
-//! again as batch 1 (should that write fail, the next flush does). A cut at
+//! again as batch 1 (should that write fail, the next flush does). While a
+//! slot cannot be removed, the numbers stay at the top (each flush a fold)
+//! and the removal is tried again. A cut at
 //! any point leaves the ring readable: the base at `SEQ_TOP` beside
 //! retired slots, or the base at 1 once they are gone. So about four
 //! billion flushes, or a file that says a number near the top, cost one
@@ -47,9 +56,12 @@
 //! # Laziness and failures
 //!
 //! `init` touches no file. The first call that needs the ring loads it; a
-//! file that exists but cannot be read is left alone and read again later.
-//! `add` never writes flash; `flush` does, and keeps the ring dirty when it
-//! fails (the retry writes the same batch again, from RAM). `clear` removes
+//! file that exists but cannot be read is left alone and read again later
+//! (the session stays unloaded and `add` refuses until then: a flush never
+//! replaces a good file with an empty ring). A damaged base (lines that are
+//! not records) is rewritten by the next flush. `add` never writes flash;
+//! `flush` does, and keeps the ring dirty when it fails (the retry writes
+//! the same batch again, from RAM, through a fresh handle). `clear` removes
 //! the base, which retires every slot at once (slots count only beside a
 //! base), then the slots; when the remove fails it writes an empty base
 //! whose `seq` retires them; only when that fails too does the clear stay

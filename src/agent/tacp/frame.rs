@@ -1,16 +1,9 @@
 //! TACP's bytes on the wire (`docs/TACP.md`): the frame of the claw
 //! sub-protocol, its CRC, and a receiver that finds the frames and the
 //! control commands in the console's byte stream, where the vendor's
-//! `tacp.c` is absent (the unix port, the emulated board).
-//!
-//! ```text
-//! control:  AA 55 CMD
-//! claw:     AA 55 30 | sub | seq | len_lo len_hi | payload | crc_lo crc_hi
-//! ```
-//!
-//! The CRC is CRC-16/CCITT (init 0xFFFF, poly 0x1021, no reflection, no
-//! final XOR) over `sub` through the end of the payload, sent little-endian.
-//! A payload holds at most [`PAYLOAD_MAX`] bytes.
+//! `tacp.c` is absent (the unix port, the emulated board). The frame layout
+//! and its CRC are described once, in `docs/TACP.md` ("Frames"); a payload
+//! holds at most [`PAYLOAD_MAX`] bytes.
 //!
 //! [`Rx`] takes one byte at a time; its state is a few bytes, the payload
 //! goes into the caller's buffer. Bytes that are not TACP come back
