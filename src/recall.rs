@@ -17,6 +17,8 @@
 //! twice, scaled to 0..=1000: `1000 × hits / (features + 4)` (the `+ 4`
 //! keeps a one-feature pair from scoring a full 1000 on one lucky bigram).
 
+use core::cell::Cell;
+
 use crate::kernel::bits::is_thai_mark;
 use crate::kernel::swar::not_token;
 
@@ -24,11 +26,16 @@ use crate::kernel::swar::not_token;
 const QUERY_BITS: usize = 512;
 
 /// The hashed feature set of a query.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Query {
-    /// (No features: no bit set, and every score 0.)
-    bits: [u32; QUERY_BITS / 32],
+    /// (No features: no bit set, and every score 0.) Cells: scoring reads
+    /// each word and stores it back unchanged, which keeps one loop body
+    /// for scoring and building with no test of which it does.
+    bits: Words,
 }
+
+/// The words of a query's feature set.
+type Words = [Cell<u32>; WORDS];
 
 /// Words of the query feature set.
 const WORDS: usize = QUERY_BITS / 32;
@@ -42,14 +49,14 @@ const ESCAPES: u32 = 1 << 31;
 
 /// Counts the features of `text` (UTF-8: the store's pairs and the turns
 /// are checked when they come in) and those of them in `bits`: (hits,
-/// features); each feature is also marked in `add` (a [`Sink`]: nowhere
-/// when scoring, the query's bits when building it).
+/// features). With `add`, also adds each feature to `bits` (scoring, each
+/// word is stored back as it was: one loop body for both).
 ///
 /// One loop with no closure call per feature: a run of ASCII letters and
 /// digits at once ([`ascii_run`]), any other character on its own. A
 /// character either extends the token (a bigram with the previous
 /// character) or ends it (a token of one character is its own feature).
-fn tally<S: Sink>(text: &[u8], bits: &[u32; WORDS], add: &mut S) -> (u32, u32) {
+fn tally(text: &[u8], bits: &Words, add: bool) -> (u32, u32) {
     /// No previous character: between tokens.
     const NONE: u32 = u32::MAX;
     /// Not a token character: a separator.
@@ -155,8 +162,7 @@ fn tally<S: Sink>(text: &[u8], bits: &[u32; WORDS], add: &mut S) -> (u32, u32) {
             if !is_thai_mark(c) {
                 let c = wide(c);
                 let (w, h) = index(key(prev, c));
-                n.0 += hit(bits, w, h);
-                add.mark(w, h);
+                n.0 += hit(bits, add, w, h);
                 features += 1;
                 prev = c;
             }
@@ -172,8 +178,8 @@ fn tally<S: Sink>(text: &[u8], bits: &[u32; WORDS], add: &mut S) -> (u32, u32) {
 
 /// The run of ASCII letters and digits `s` starts with (at least one):
 /// its length and the hits among its bigrams in `bits` (with `add`, it
-/// adds them to it instead).
-fn ascii_run<S: Sink>(s: &[u8], bits: &[u32; WORDS], add: &mut S) -> (usize, u32) {
+/// adds them instead).
+fn ascii_run(s: &[u8], bits: &Words, add: bool) -> (usize, u32) {
     /// Bytes in a word.
     const W: usize = core::mem::size_of::<usize>();
     // The length, a word at a time.
@@ -205,12 +211,16 @@ fn ascii_run<S: Sink>(s: &[u8], bits: &[u32; WORDS], add: &mut S) -> (usize, u32
     let run = s.get(..m).unwrap_or(&[]);
     let mut hits = 0u32;
     // One loop for a query being built, one for scoring.
-    if S::ADDS {
-        each_pair(run, |w, h| add.mark(w, h));
+    if add {
+        each_pair(run, |w, h| {
+            if let Some(word) = bits.get(w) {
+                word.set(word.get() | 1u32.wrapping_shl(h));
+            }
+        });
     } else {
         each_pair(run, |w, h| {
-            if let Some(&word) = bits.get(w) {
-                hits += word.wrapping_shr(h) & 1;
+            if let Some(word) = bits.get(w) {
+                hits += word.get().wrapping_shr(h) & 1;
             }
         });
     }
@@ -241,41 +251,23 @@ fn each_pair(run: &[u8], mut f: impl FnMut(usize, u32)) {
     }
 }
 
-/// Counts feature `k` into (hits, features), and marks it in `add`.
-fn take<S: Sink>(n: &mut (u32, u32), bits: &[u32; WORDS], add: &mut S, k: u32) {
+/// Counts feature `k` into (hits, features), with `add` adding it to
+/// `bits`.
+fn take(n: &mut (u32, u32), bits: &Words, add: bool, k: u32) {
     let (w, h) = index(k);
     n.1 += 1;
-    n.0 += hit(bits, w, h);
-    add.mark(w, h);
+    n.0 += hit(bits, add, w, h);
 }
 
-/// 1 when bit `h` (modulo 32) of word `w` of `bits` is set, else 0.
-fn hit(bits: &[u32; WORDS], w: usize, h: u32) -> u32 {
-    bits.get(w).map_or(0, |word| word.wrapping_shr(h) & 1)
-}
-
-/// Where [`tally`] puts the features it cuts: nowhere when scoring (`()`),
-/// a query's bits when building it. A type each, so that the scoring loop
-/// holds no test of whether it adds.
-trait Sink {
-    /// Whether [`Sink::mark`] does anything.
-    const ADDS: bool;
-    /// Sets bit `h` (modulo 32) of word `w`.
-    fn mark(&mut self, w: usize, h: u32);
-}
-
-impl Sink for () {
-    const ADDS: bool = false;
-    fn mark(&mut self, _: usize, _: u32) {}
-}
-
-impl Sink for [u32; WORDS] {
-    const ADDS: bool = true;
-    fn mark(&mut self, w: usize, h: u32) {
-        if let Some(word) = self.get_mut(w) {
-            *word |= 1u32.wrapping_shl(h);
-        }
-    }
+/// 1 when bit `h` (modulo 32) of word `w` of `bits` is set, else 0; with
+/// `add`, the bit is set after (the word is stored back either way).
+fn hit(bits: &Words, add: bool, w: usize, h: u32) -> u32 {
+    let Some(word) = bits.get(w) else {
+        return 0;
+    };
+    let v = word.get();
+    word.set(v | u32::from(add).wrapping_shl(h));
+    v.wrapping_shr(h) & 1
 }
 
 /// A character past ASCII as [`key`] takes it: its code point + 0x80, so
@@ -304,14 +296,14 @@ impl Query {
     /// An empty query (everything scores 0).
     pub const fn new() -> Self {
         Self {
-            bits: [0; QUERY_BITS / 32],
+            bits: [const { Cell::new(0) }; WORDS],
         }
     }
 
     /// Adds the features of `text`.
     pub fn add(&mut self, text: &[u8]) {
         // (Nothing to score: the hits are counted against no features.)
-        tally(text, &[0; WORDS], &mut self.bits);
+        tally(text, &self.bits, true);
     }
 
     /// The relevance of a pair, 0..=1000.
@@ -322,8 +314,8 @@ impl Query {
     /// [`Query::score`], and whether neither the key nor the value holds
     /// a character the context escapes (see [`ESCAPES`]).
     pub fn score_plain(&self, key: &[u8], value: &[u8]) -> (u16, bool) {
-        let (key_hits, key_total) = tally(key, &self.bits, &mut ());
-        let (value_hits, value_total) = tally(value, &self.bits, &mut ());
+        let (key_hits, key_total) = tally(key, &self.bits, false);
+        let (value_hits, value_total) = tally(value, &self.bits, false);
         let plain = (key_total | value_total) & ESCAPES == 0;
         let (key_total, value_total) = (key_total & !ESCAPES, value_total & !ESCAPES);
         // The key counts twice.
@@ -346,6 +338,13 @@ impl Default for Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Query {
+        /// The feature set's words.
+        fn words(&self) -> [u32; WORDS] {
+            core::array::from_fn(|i| self.bits[i].get())
+        }
+    }
 
     /// The features of `text` as they were cut before `tally` (the
     /// reference of the equivalence test).
@@ -525,8 +524,8 @@ mod tests {
             }
             let refs: Vec<&[u8]> = query.iter().map(|t| t.as_slice()).collect();
             let (bits, empty, score) = reference(&refs, &key, &value);
-            proptest::prop_assert_eq!(q.bits, bits);
-            proptest::prop_assert_eq!(q.bits == [0; WORDS], empty);
+            proptest::prop_assert_eq!(q.words(), bits);
+            proptest::prop_assert_eq!(q.words() == [0; WORDS], empty);
             proptest::prop_assert_eq!(q.score(&key, &value), score);
         }
     }
@@ -539,7 +538,7 @@ mod tests {
             q.add(t);
         }
         let (bits, _, score) = reference(query, key, value);
-        assert_eq!(q.bits, bits, "query {query:?}");
+        assert_eq!(q.words(), bits, "query {query:?}");
         assert_eq!(q.score(key, value), score, "{query:?} {key:?} {value:?}");
     }
 
