@@ -47,9 +47,28 @@ pub unsafe extern "C" fn claw_confirm(
         // SAFETY: non-NULL and valid per the contract.
         unsafe { ran.write(matches!(r, Ok(Some(_)))) };
     }
-    let v = match r {
-        Ok(Some(v)) => value_of(v),
+    let r = match r {
         Ok(None) => return CLAW_OK,
+        Ok(Some(v)) => Ok(v),
+        Err(e) => Err(e),
+    };
+    // SAFETY: per this function's contract.
+    unsafe { put_value(value, &r, &acct) };
+    done(r.map(|_| ()))
+}
+
+/// Writes what a tool call came to (its value, or the text the tool raised:
+/// `acct.raised` bytes of the output) to `value`, unless it is NULL.
+///
+/// # Safety
+/// `value` is NULL or valid for writing one element.
+pub(super) unsafe fn put_value<E>(
+    value: *mut claw_value_t,
+    r: &Result<Value, E>,
+    acct: &agent::Account,
+) {
+    let v = match *r {
+        Ok(v) => value_of(v),
         Err(_) => claw_value_t {
             kind: CLAW_VALUE_TEXT,
             ival: 0,
@@ -57,10 +76,9 @@ pub unsafe extern "C" fn claw_confirm(
         },
     };
     if !value.is_null() {
-        // SAFETY: non-NULL and valid for one element per the contract.
+        // SAFETY: non-NULL, and valid per this function's contract.
         unsafe { value.write(v) };
     }
-    done(r.map(|_| ()))
 }
 
 /// The C form of a tool's value.

@@ -362,17 +362,7 @@ pub unsafe extern "C" fn claw_tool(
     let mut host = CHost::new(ctx);
     let mut acct = agent::Account::new();
     let r = agent::tool(&mut host, name, Origin::Repl, arg, out, &mut acct);
-    let v = match r {
-        Ok(v) => value_of(v),
-        Err(_) => claw_value_t {
-            kind: CLAW_VALUE_TEXT,
-            ival: 0,
-            len: acct.raised,
-        },
-    };
-    if !value.is_null() {
-        // SAFETY: non-NULL and valid for one element per the contract.
-        unsafe { value.write(v) };
-    }
+    // SAFETY: per this function's contract.
+    unsafe { put_value(value, &r, &acct) };
     done(r.map(|_| ()))
 }
