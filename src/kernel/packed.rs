@@ -153,3 +153,42 @@ impl Tagged for bool {
         tag > 1
     }
 }
+
+/// What a packed value unpacks to is the value packed, for any value of
+/// each [`Packs`] impl (those next to their types test themselves with
+/// [`round_trip`]).
+#[cfg(test)]
+pub(crate) fn round_trip<T: Packs + Clone + PartialEq + core::fmt::Debug>(v: T) {
+    assert_eq!(Packed::new(v.clone()).get(), v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    impl core::fmt::Debug for Bad {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            write!(f, "Bad({})", self.0)
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256,
+            ..crate::testing::regressions("tests/proptest-regressions/kernel.txt")
+        })]
+        /// Every error word, and every value of the small `Ok` types.
+        #[test]
+        fn results_round_trip(word in proptest::prelude::any::<i32>(), b in proptest::prelude::any::<bool>()) {
+            round_trip::<Result<(), Bad>>(Err(Bad(word)));
+            round_trip::<Result<bool, Errno>>(Err(Errno(word)));
+            round_trip::<Result<bool, Bad>>(Ok(b));
+        }
+    }
+
+    #[test]
+    fn unit_and_syntax_round_trip() {
+        round_trip::<Result<(), Bad>>(Ok(()));
+        round_trip::<Result<(), Bad>>(Err(Bad::Syntax));
+    }
+}
