@@ -57,7 +57,7 @@ pub struct Scratch {
 impl Scratch {
     /// A scratch area (each build resets what it uses). Inlined: put
     /// together where it is written, not on the stack first.
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub const fn new() -> Self {
         Self {
             #[cfg(feature = "recall")]
@@ -200,7 +200,6 @@ const QUERY_TURNS: usize = 3;
 /// A line's place in the ranking: its pin, its score, its index (unique:
 /// lines of a weight rank by index, the newer first).
 #[cfg(feature = "recall")]
-#[inline(always)]
 fn rank_key(pinned: bool, score: u8, j: usize) -> u16 {
     (u16::from(pinned) << 14) | (u16::from(score) << 6) | (j as u16 & 63)
 }
@@ -431,7 +430,7 @@ fn compact(
 /// are among the kept ones unless one came back when a better line pushed
 /// out one ranked above it (then the store is read a second time).
 #[cfg(feature = "recall")]
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn choose_memory<P: Port>(
     port: &mut P,
     ring: &SessionRing,
@@ -606,7 +605,7 @@ struct Plan {
 /// out of line, so that the frames above the store's reader (this one,
 /// which loads the store, and `take_lines`, which reads its lines) hold
 /// little.
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn build_in<P: Port>(
     port: &mut P,
     session: &Session,
