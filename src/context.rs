@@ -571,7 +571,7 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 
 /// [`build_loaded`] in a scratch of its own (not on the stack while the
 /// ring loads; without `recall` it is empty).
-#[cfg_attr(feature = "recall", inline(never))]
+#[cfg_attr(feature = "recall", inline(never))] // stack: see docs/STACK.md
 fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
     build_in(port, session, out, &mut Scratch::new())
 }
@@ -579,7 +579,6 @@ fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize 
 /// [`build`] from the ring as it is in RAM (the caller loaded it: an
 /// `ask()` does from its top frame, see `agent::ready`) in the caller's
 /// `scratch`; the store is read.
-#[cfg_attr(feature = "recall", inline(never))]
 pub fn build_loaded<P: Port>(
     port: &mut P,
     session: &Session,
@@ -630,7 +629,6 @@ fn build_in<P: Port>(
 }
 
 /// Steps 1 and 1b, within `cap` bytes.
-#[cfg_attr(feature = "recall", inline(never))]
 fn plan(session: &Session, cap: usize) -> Plan {
     let ring = session.ring_loaded();
     let n = ring.len();
@@ -668,7 +666,6 @@ fn plan(session: &Session, cap: usize) -> Plan {
 /// Step 3 (older turns, newest first, while they fit whole, `used` bytes
 /// taken) and the turns' rendering after the `printed` bytes of memory;
 /// NUL-terminates.
-#[cfg_attr(feature = "recall", inline(never))]
 fn render_turns(session: &Session, out: &mut [u8], printed: usize, mut used: usize) -> usize {
     let Some(cap) = out.len().checked_sub(1) else {
         return 0;
