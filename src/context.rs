@@ -57,7 +57,7 @@ pub struct Scratch {
 impl Scratch {
     /// A scratch area (each build resets what it uses). Inlined: put
     /// together where it is written, not on the stack first.
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub const fn new() -> Self {
         Self {
             #[cfg(feature = "recall")]
@@ -200,7 +200,6 @@ const QUERY_TURNS: usize = 3;
 /// A line's place in the ranking: its pin, its score, its index (unique:
 /// lines of a weight rank by index, the newer first).
 #[cfg(feature = "recall")]
-#[inline(always)]
 fn rank_key(pinned: bool, score: u8, j: usize) -> u16 {
     (u16::from(pinned) << 14) | (u16::from(score) << 6) | (j as u16 & 63)
 }
@@ -431,7 +430,7 @@ fn compact(
 /// are among the kept ones unless one came back when a better line pushed
 /// out one ranked above it (then the store is read a second time).
 #[cfg(feature = "recall")]
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn choose_memory<P: Port>(
     port: &mut P,
     ring: &SessionRing,
@@ -572,7 +571,7 @@ pub fn build<P: Port>(port: &mut P, session: &mut Session, out: &mut [u8]) -> us
 
 /// [`build_loaded`] in a scratch of its own (not on the stack while the
 /// ring loads; without `recall` it is empty).
-#[cfg_attr(feature = "recall", inline(never))]
+#[cfg_attr(feature = "recall", inline(never))] // stack: see docs/STACK.md
 fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize {
     build_in(port, session, out, &mut Scratch::new())
 }
@@ -580,7 +579,6 @@ fn build_new<P: Port>(port: &mut P, session: &Session, out: &mut [u8]) -> usize 
 /// [`build`] from the ring as it is in RAM (the caller loaded it: an
 /// `ask()` does from its top frame, see `agent::ready`) in the caller's
 /// `scratch`; the store is read.
-#[cfg_attr(feature = "recall", inline(never))]
 pub fn build_loaded<P: Port>(
     port: &mut P,
     session: &Session,
@@ -606,7 +604,7 @@ struct Plan {
 /// out of line, so that the frames above the store's reader (this one,
 /// which loads the store, and `take_lines`, which reads its lines) hold
 /// little.
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn build_in<P: Port>(
     port: &mut P,
     session: &Session,
@@ -631,7 +629,6 @@ fn build_in<P: Port>(
 }
 
 /// Steps 1 and 1b, within `cap` bytes.
-#[cfg_attr(feature = "recall", inline(never))]
 fn plan(session: &Session, cap: usize) -> Plan {
     let ring = session.ring_loaded();
     let n = ring.len();
@@ -669,7 +666,6 @@ fn plan(session: &Session, cap: usize) -> Plan {
 /// Step 3 (older turns, newest first, while they fit whole, `used` bytes
 /// taken) and the turns' rendering after the `printed` bytes of memory;
 /// NUL-terminates.
-#[cfg_attr(feature = "recall", inline(never))]
 fn render_turns(session: &Session, out: &mut [u8], printed: usize, mut used: usize) -> usize {
     let Some(cap) = out.len().checked_sub(1) else {
         return 0;

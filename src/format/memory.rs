@@ -139,7 +139,7 @@ pub(crate) type Got = Option<(Rec, u8, u8, bool)>;
 /// next bytes the key's and the value's length and whether pinned; the low
 /// word the pair's `n` or the header's generation.
 impl Tagged for Got {
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     fn tag(self) -> (u32, u32) {
         let (tag, low, kl, vl, pinned) = match self {
             None => (1, 0, 0, 0, false),
@@ -155,7 +155,7 @@ impl Tagged for Got {
         (u32::from_le_bytes([tag, kl, vl, u8::from(pinned)]), low)
     }
 
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     fn untag(high: u32, low: u32) -> Self {
         let [tag, kl, vl, pinned] = high.to_le_bytes();
         let rec = match tag {
@@ -202,7 +202,6 @@ impl<'a> PairReader<'a> {
 
     /// The key of the next valid pair (its value checked, not kept), or
     /// `None` at the end of the file.
-    #[inline(never)]
     pub fn next_key<P: Port>(
         &mut self,
         port: &mut P,
@@ -229,7 +228,7 @@ impl<'a> PairReader<'a> {
     // One copy for every reader of a record (code size); the store's
     // passes call it straight from their frame (`memory::Slot`), so it is
     // not a frame more on their stack paths.
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub(crate) fn rec<P: Port>(
         &mut self,
         port: &mut P,
@@ -240,7 +239,6 @@ impl<'a> PairReader<'a> {
     }
 
     /// [`PairReader::rec`]'s one body, out of line, its result packed.
-    #[inline(always)]
     pub(crate) fn rec_word<P: Port>(
         &mut self,
         port: &mut P,
@@ -254,7 +252,7 @@ impl<'a> PairReader<'a> {
 
     /// [`PairReader::rec`] inlined (a reader of its own port type: the
     /// shard bytes an edit parses from a buffer).
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub(crate) fn rec_in<P: Port>(
         &mut self,
         port: &mut P,

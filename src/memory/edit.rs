@@ -15,7 +15,6 @@ use crate::port::{Errno, MEMORY_TMP_PATH, Port};
 
 // The passes of an edit stay out of line: each has its own pair buffer, and
 // inlined into one frame they would add up on a 1 KiB stack budget.
-#[inline(never)]
 fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
     let mut store = Store::new();
     let mut k = KeyRec::new();
@@ -75,7 +74,7 @@ fn scan<P: Port>(port: &mut P, key: &[u8], s: &mut Scan) -> Result<(), Errno> {
 /// Whether a key hash repeats among `seen`: maybe a duplicate (the
 /// rewrite pass decides). Out of line: its bitmap is not on the scan's
 /// frame.
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn repeats(seen: &[u16]) -> bool {
     // (A hash's low byte first: the lines before it are looked through
     // only when one of them has that byte.)
@@ -171,8 +170,7 @@ fn found<P: Port>(
     }
 }
 
-/// [`found`]'s read (its pair buffer out of the scan's frame).
-#[inline(never)]
+/// [`found`]'s read.
 fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool, bool)>, Errno> {
     let mut pair = Pair::new();
     Ok(read_at(port, at, &mut pair)?.then(|| (pair.value() == value, pair.pinned)))
@@ -183,7 +181,7 @@ fn check_at<P: Port>(port: &mut P, at: Loc, value: &[u8]) -> Result<Option<(bool
 /// a failure leaves the store as it was.
 // A small frame: the scan's findings live in `scan_and_commit`'s, which
 // returns before the fold (the deepest path) runs from here.
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 pub fn edit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
     // The base's pairs a fold leaves out (a store that may hold a key twice).
     let mut gone = Gone([0; 4]);
@@ -227,7 +225,6 @@ impl Scan {
 /// [`edit`] up to the fold: the passes before the write and the shard
 /// write, out of line. Whether the store must fold (with the pairs it
 /// leaves out in `gone`).
-#[inline(always)]
 fn scan_and_commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &mut Gone) -> Outcome {
     // (`e` by reference: a copy of it by value would take the body's frame.)
     out_of_line(port, key, &e, gone, |port, key, e, gone| {
@@ -256,7 +253,6 @@ fn scan_then_commit<P: Port>(
 /// the scan found it, and (for a store that may hold a key twice) the pairs
 /// a fold leaves out, into `gone`. `None` when the edit is done without
 /// a write (or is refused: `Err`); else whether the key is pinned.
-#[inline(always)]
 fn begin<P: Port>(
     port: &mut P,
     key: &[u8],
@@ -297,7 +293,7 @@ fn begin<P: Port>(
 
 /// The edit written in the key's shard when it fits there (packed:
 /// `Ok(false)`); `Ok(true)` when the store must fold instead.
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan, pinned: bool) -> Outcome {
     // Shards count only beside a base of ours (generation >= 1): the first
     // change to a seed-form store, or to none, writes the base.
@@ -329,9 +325,7 @@ fn commit<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, s: &Scan, pinned: bool
 }
 
 /// Whether the store holds `e` applied to `key` (the last line counts):
-/// the first pass again. Out of line: its locals are not on [`edit`]'s
-/// frame, which the fold's is under.
-#[inline(never)]
+/// the first pass again.
 fn landed<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> bool {
     let value = match e {
         Edit::Set(v) => v,

@@ -22,7 +22,6 @@ const DEDUP_PAIRS: usize = 128;
 /// the base's and the shards' headers, as a load finds it), `None` when
 /// there is neither a base nor a shard. Only each file's first record is
 /// read: no store state, no pair buffer.
-#[inline(never)]
 pub(super) fn newest<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
     let mut reader = None;
     let mut key = [0u8; KEY_MAX_BYTES];
@@ -38,7 +37,6 @@ pub(super) fn newest<P: Port>(port: &mut P) -> Result<Option<u32>, Errno> {
 
 /// [`wipe`](super::wipe)'s writes: an empty base past `generation`, then the files
 /// removed.
-#[inline(never)]
 pub(super) fn retire<P: Port>(port: &mut P, generation: u32) -> Result<(), Errno> {
     let tmp = port.open(MEMORY_TMP_PATH, Mode::Write)?;
     let mut w = LineWriter::new(tmp);
@@ -84,7 +82,6 @@ fn first_gen<P: Port>(
 
 /// The fold: the merged store with the edit made, under the next
 /// generation, through the temporary file and a rename; out of line.
-#[inline(always)]
 pub(super) fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &Gone) -> Outcome {
     out_of_line(port, key, &e, gone, |port, key, e, gone| {
         fold_in(port, key, *e, gone).map(|()| false)
@@ -92,7 +89,6 @@ pub(super) fn fold<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>, gone: &Gone) 
 }
 
 /// [`fold`]'s body.
-#[inline(always)]
 fn fold_in<P: Port>(
     port: &mut P,
     key: &[u8],
@@ -132,7 +128,7 @@ fn fold_in<P: Port>(
 /// holds twice and applying `e` to `key` in place (a new key set last;
 /// `Full` when there are [`MAX_ENTRIES`] others, else `NotFound` for a
 /// key not there to forget or pin).
-#[inline(always)]
+#[inline(always)] // size: see docs/STACK.md
 fn copy_pairs<P: Port>(
     port: &mut P,
     w: &mut LineWriter,
@@ -214,14 +210,13 @@ fn set_value(pair: &mut Pair, v: &[u8]) -> bool {
 
 /// Writes `pair` as a line of the base. Out of line: the fold's frame
 /// holds no arguments of a call with eight.
-#[inline(never)]
 fn put<P: Port>(port: &mut P, w: &mut LineWriter, pair: &Pair) -> Result<(), Errno> {
     write_pair(port, w, pair.key(), pair.value(), pair.pinned, 0)
 }
 
 /// Whether `gone` holds base pair `n - 1` (out of line: the fold's loop
 /// keeps a pointer, not the four words).
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn is_gone(gone: &Gone, n: u16) -> bool {
     let i = usize::from(n).saturating_sub(1);
     gone.0.get(i / 32).is_some_and(|w| w >> (i % 32) & 1 != 0)
@@ -260,7 +255,7 @@ impl KeyHashes {
 /// look-ahead reads are not nested under the copy's pair buffer (1 KiB
 /// stack budget). Covers the first [`DEDUP_PAIRS`] pairs; a hand-made store
 /// longer than that keeps later duplicates (reads still take the last line).
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 pub(super) fn superseded<P: Port>(port: &mut P, out: &mut Gone) -> Result<(), Errno> {
     let mut hashes = KeyHashes {
         hashes: [0; HASHED],
@@ -317,7 +312,6 @@ pub(super) fn superseded<P: Port>(port: &mut P, out: &mut Gone) -> Result<(), Er
 }
 
 /// Whether `key` is the key of a pair of the base after its first `index`.
-#[inline(never)]
 fn appears_after<P: Port>(port: &mut P, key: &[u8], index: usize) -> Result<bool, Errno> {
     let Some(fd) = open_opt(port, MEMORY_PATH)? else {
         return Ok(false);

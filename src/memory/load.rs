@@ -14,7 +14,6 @@ impl Store {
     /// are read through the store's own reader slot, free until the first
     /// [`Store::next`]: the frames of a load hold no reader nor pair of
     /// their own, and the record reader is called from this small frame.
-    #[inline(never)]
     pub(crate) fn load_with<P: Port, S: Slot>(
         &mut self,
         port: &mut P,
@@ -25,7 +24,6 @@ impl Store {
 
     /// [`Store::load_with`], telling `sink` the shard records (an edit's
     /// scan: the keys new since the base without reading the shards again).
-    #[inline(never)]
     pub(super) fn load_into<P: Port>(
         &mut self,
         port: &mut P,
@@ -55,7 +53,7 @@ impl Store {
 
     /// The next file of a load opened in the reader slot: the base, then
     /// each shard there is; false when all are read.
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     fn load_open<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         loop {
             let f = usize::from(self.ld.file);
@@ -91,7 +89,7 @@ impl Store {
     /// One record of a load (`None`: the end of the file): the base's first
     /// gives its generation; a shard's, its entries (a stale shard, or one
     /// with more than [`SHARD_RECORDS`](super::SHARD_RECORDS) records, gives none).
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     fn load_rec<P: Port>(
         &mut self,
         port: &mut P,

@@ -177,9 +177,6 @@ impl From<Errno> for MemError {
 /// Forgets the whole store (the `wipe_memory` tool): an empty base of a new
 /// generation retires every shard, then the files are removed. A store that
 /// is not there is already wiped.
-// Out of line: its store and writer stay out of the tool dispatcher's
-// frame (and out of each other's: the load, then the writes).
-#[inline(never)]
 pub fn wipe<P: Port>(port: &mut P) -> Result<(), Errno> {
     let _ = port.remove(MEMORY_TMP_PATH);
     match newest(port)? {
@@ -277,7 +274,6 @@ struct LoadAt {
 
 impl Store {
     /// Reads the base's generation and the shards' keys.
-    #[inline(never)]
     pub fn open<P: Port>(port: &mut P) -> Result<Store, Errno> {
         let mut s = Store::new();
         s.load_with(port, &mut Pair::new())?;
@@ -286,7 +282,7 @@ impl Store {
 
     /// A store not read yet. (One copy of its set-up, written in place:
     /// code size.)
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     pub const fn new() -> Store {
         Store {
             reader: None,
@@ -331,7 +327,7 @@ impl Store {
     }
 
     /// The next pair of the merged store, or `None` at its end.
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub fn next<P: Port>(&mut self, port: &mut P, pair: &mut Pair) -> Result<Option<()>, Errno> {
         let got = self
             .step(port, &mut pair.key, &mut pair.val, Pass::Resolve)
@@ -360,11 +356,9 @@ impl Default for Store {
 }
 
 /// Calls `f` for each pair of the merged store (base duplicates included).
-/// One frame holds the reader and the pair, out of the caller's (never
-/// inlined). Generic, not `dyn`: a closure called through a pointer is an
+/// Generic, not `dyn`: a closure called through a pointer is an
 /// indirect call, which a stack bound charges with the deepest function
 /// whose address is taken.
-#[inline(never)]
 pub fn for_each<P: Port, F: FnMut(&Pair) + ?Sized>(port: &mut P, f: &mut F) -> Result<(), Errno> {
     let mut store = Store::new();
     let mut pair = Pair::new();
@@ -382,7 +376,6 @@ pub fn for_each<P: Port, F: FnMut(&Pair) + ?Sized>(port: &mut P, f: &mut F) -> R
 
 /// Copies the value of `key` into `out`; returns its length. `out` is
 /// written only with the value returned.
-#[inline(always)]
 pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, MemError> {
     validate(key, b"")?;
     let Some(at) = find(port, key)? else {
@@ -394,7 +387,7 @@ pub fn get<P: Port>(port: &mut P, key: &[u8], out: &mut [u8]) -> Result<usize, M
 /// [`get`]'s pass: where the key's last line is (the last line wins). Its
 /// lines are read without their values (no value buffer on the stack of
 /// the pass): the value is read there afterwards.
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn find<P: Port>(port: &mut P, key: &[u8]) -> Result<Option<Loc>, Errno> {
     let mut store = Store::new();
     let mut k = KeyRec::new();
@@ -419,7 +412,6 @@ fn find<P: Port>(port: &mut P, key: &[u8]) -> Result<Option<Loc>, Errno> {
 }
 
 /// The value of the pair at `at` into `out`.
-#[inline(never)]
 fn copy_at<P: Port>(port: &mut P, at: Loc, out: &mut [u8]) -> Result<usize, MemError> {
     let mut pair = Pair::new();
     if !read_at(port, at, &mut pair)? {
@@ -441,8 +433,7 @@ pub fn at<P: Port>(port: &mut P, index: usize, f: impl FnOnce(&Pair)) -> Result<
     with_at(port, at, f)
 }
 
-/// Calls `f` with the pair at `at` (its buffer out of the pass's frame).
-#[inline(never)]
+/// Calls `f` with the pair at `at`.
 fn with_at<P: Port>(port: &mut P, at: Loc, f: impl FnOnce(&Pair)) -> Result<bool, Errno> {
     let mut pair = Pair::new();
     if !read_at(port, at, &mut pair)? {
@@ -454,7 +445,6 @@ fn with_at<P: Port>(port: &mut P, at: Loc, f: impl FnOnce(&Pair)) -> Result<bool
 
 /// Where the `index`-th pair is (the whole store read, as [`for_each`]
 /// reads it: a failure anywhere is one).
-#[inline(never)]
 fn nth<P: Port>(port: &mut P, index: usize) -> Result<Option<Loc>, Errno> {
     let mut store = Store::new();
     let mut k = KeyRec::new();
@@ -493,14 +483,12 @@ pub enum Edit<'a> {
 }
 
 /// Stores `value` under `key`; see the module docs for the commit rule.
-#[inline(always)]
 pub fn set<P: Port>(port: &mut P, key: &[u8], value: &[u8]) -> Result<(), MemError> {
     validate(key, value)?;
     edit(port, key, Edit::Set(value))
 }
 
 /// Deletes `key`; `NotFound` when it is not stored.
-#[inline(always)]
 pub fn forget<P: Port>(port: &mut P, key: &[u8]) -> Result<(), MemError> {
     validate(key, b"")?;
     edit(port, key, Edit::Forget)
@@ -508,16 +496,13 @@ pub fn forget<P: Port>(port: &mut P, key: &[u8]) -> Result<(), MemError> {
 
 /// Pins or unpins `key`; `NotFound` when it is not stored.
 #[cfg(feature = "recall")]
-#[inline(always)]
 pub fn pin<P: Port>(port: &mut P, key: &[u8], on: bool) -> Result<(), MemError> {
     validate(key, b"")?;
     edit(port, key, Edit::Pin(on))
 }
 
-/// [`set`], [`forget`] or [`pin`] (by `e`), out of line: one copy of the
-/// edit for the exports that call it (each inlining its own copy cost
-/// code apiece; the frame it adds is small).
-#[inline(never)]
+/// [`set`], [`forget`] or [`pin`] (by `e`): one entry for the exports that
+/// edit.
 pub fn apply<P: Port>(port: &mut P, key: &[u8], e: Edit<'_>) -> Result<(), MemError> {
     let value = match e {
         Edit::Set(v) => v,

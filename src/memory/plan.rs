@@ -47,7 +47,7 @@ pub(super) enum Check {
 pub(super) type Outcome = Packed<Result<bool, (MemError, Check)>>;
 
 impl Packs for Result<bool, (MemError, Check)> {
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     fn pack(self) -> u64 {
         let (err, check) = match self {
             Ok(b) => return u64::from(b),
@@ -68,7 +68,7 @@ impl Packs for Result<bool, (MemError, Check)> {
         (kind << 32) | (check << 40) | u64::from(errno)
     }
 
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     fn unpack(word: u64) -> Self {
         let errno = Errno(word as u32 as i32);
         let err = match (word >> 32) as u8 {

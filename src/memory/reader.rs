@@ -17,7 +17,7 @@ use crate::port::{Errno, Fd, MEMORY_PATH, Mode, Port};
 
 /// A reader of `fd` set up in `slot` (one copy of its set-up for every
 /// reader of the store: code size).
-#[inline(never)]
+#[inline(never)] // size: see docs/STACK.md
 pub(super) fn put_reader<'a>(
     slot: &'a mut Option<PairReader<'static>>,
     fd: Fd,
@@ -47,7 +47,6 @@ impl Slot for Pair {
     fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES] {
         &mut self.key
     }
-    #[inline(always)]
     fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
         let got = r.rec(port, &mut self.key, &mut self.val)?;
         Ok(got.map(|(rec, kl, vl, pinned)| {
@@ -63,7 +62,6 @@ impl Slot for KeyRec {
     fn key_buf(&mut self) -> &mut [u8; KEY_MAX_BYTES] {
         &mut self.key
     }
-    #[inline(always)]
     fn read<P: Port>(&mut self, r: &mut PairReader, port: &mut P) -> Result<Option<Rec>, Errno> {
         let got = r.rec(port, &mut self.key, &mut [])?;
         Ok(got.map(|(rec, kl, vl, pinned)| {
@@ -93,7 +91,6 @@ pub(super) fn bit64(j: usize) -> u64 {
 impl Store {
     /// Opens the shard of entry `j` in the reader slot (free: the base is
     /// closed or parked) and seeks `j`; false when there is no such shard.
-    #[inline(never)]
     fn open_entry<P: Port>(&mut self, port: &mut P, j: usize) -> Result<bool, Errno> {
         let Some((s, first)) = self.entry_shard(j) else {
             return Ok(false);
@@ -111,7 +108,6 @@ impl Store {
 
     /// Ends reading a shard record: closes the shard, and the base reader
     /// parked meanwhile takes the slot back.
-    #[inline(never)]
     fn end_seek<P: Port>(&mut self, port: &mut P) {
         if let Some(r) = self.reader.take() {
             let _ = port.close(r.fd());
@@ -125,7 +121,7 @@ impl Store {
 
     /// Nothing is open: opens what is read next (the base, or the shard of
     /// the next new key); false at the store's end.
-    #[inline(always)]
+    #[inline(always)] // instructions: see docs/STACK.md
     fn open_next<P: Port>(&mut self, port: &mut P) -> Result<bool, Errno> {
         if self.phase == PART_BASE {
             match open_opt(port, MEMORY_PATH)? {
@@ -187,7 +183,6 @@ impl Store {
     /// `pair`'s value buffer, free until the record goes there) and opens
     /// the shard in the store's one reader slot. A second reader would sit
     /// on the deepest stack path of every pass.
-    #[inline(never)]
     fn begin_override<P: Port>(
         &mut self,
         port: &mut P,
@@ -236,7 +231,7 @@ impl Store {
     /// fingerprint is folded, never written to a shard), the record being
     /// at [`Store::entry_at`]. No shard opened per override: for the passes
     /// that want the value of one key (read at its place afterwards).
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub(crate) fn next_key<P: Port>(
         &mut self,
         port: &mut P,
@@ -251,7 +246,6 @@ impl Store {
     /// end): the keys new since the base are the entries the load read.
     /// No check ([`OVERFLOW`]): an edit of a store with a shard the index
     /// could not hold folds, and the fold reads the store whole.
-    #[inline(always)]
     pub(crate) fn next_base<P: Port>(
         &mut self,
         port: &mut P,
@@ -269,7 +263,6 @@ impl Store {
     /// record sought, by turns. Its result packed in a `u64`
     /// ([`Stepped`]).
     /// (One copy per slot type: the modes are not type parameters.)
-    #[inline(never)]
     pub(super) fn step<P: Port>(
         &mut self,
         port: &mut P,
@@ -404,7 +397,6 @@ impl Store {
     /// is a pair of the base whose key's shard the index could not hold
     /// (its key's hash in [`Store::last_fnv`]), or a pair of such a shard
     /// ([`Step::Ready`]), or not ([`Step::Pair`]).
-    #[inline(never)]
     fn begin_check<P: Port>(&mut self, port: &mut P, key: &mut [u8; KEY_MAX_BYTES]) -> Stepped {
         let part = self.phase & PART;
         let after = self.phase & !PART;
@@ -442,7 +434,6 @@ impl Store {
     /// reads the shard `s` on, from its start for a pair of the base.
     /// (The parked reader's `skipped` is not kept: only the scan reads
     /// it, which checks nothing.)
-    #[inline(always)]
     fn park<P: Port>(&mut self, port: &mut P, scratch: &mut [u8], s: usize) -> Result<(), Errno> {
         let shard = SHARD_PATHS[s % SHARDS];
         let mut here = shard;
@@ -497,7 +488,7 @@ impl Step {
 }
 
 impl Tagged for Step {
-    #[inline(always)]
+    #[inline(always)] // instructions: see docs/STACK.md
     fn tag(self) -> (u32, u32) {
         match self {
             Step::End => (1, 0),
@@ -507,7 +498,7 @@ impl Tagged for Step {
         }
     }
 
-    #[inline(always)]
+    #[inline(always)] // instructions: see docs/STACK.md
     fn untag(tag: u32, low: u32) -> Self {
         match tag {
             1 => Step::End,
@@ -558,7 +549,6 @@ fn skip<P: Port>(port: &mut P, fd: Fd, mut n: u32, buf: &mut [u8]) -> Result<(),
 
 /// Reads the records of a shard (entries from `first` on) up to entry `j`,
 /// into `pair`; true when it is a pair.
-#[inline(always)]
 fn seek_entry<P: Port, S: Slot>(
     port: &mut P,
     r: &mut PairReader,
@@ -590,7 +580,6 @@ pub(super) enum Loc {
 }
 
 /// Reads the pair at `at` into `pair`; false when it is not there.
-#[inline(never)]
 pub(super) fn read_at<P: Port>(port: &mut P, at: Loc, pair: &mut Pair) -> Result<bool, Errno> {
     let path = match at {
         Loc::Base(_) => MEMORY_PATH,

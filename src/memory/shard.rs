@@ -21,7 +21,6 @@ use crate::port::{Errno, Fd, MEMORY_TMP_PATH, Mode, Port};
 /// under it). Inlined into `commit`: its pair is then on the stack of
 /// every edit's commit, but a frame less sits above the shard's write.
 #[cfg(feature = "recall")]
-#[inline(always)]
 fn shard_pin<P: Port>(port: &mut P, at: &Shard<'_>, on: bool, s: &Scan) -> Result<bool, MemError> {
     let mut pair = Pair::new();
     match s.at {
@@ -44,7 +43,6 @@ enum Change<'a> {
 /// among the new keys when it is not one yet); false (nothing written)
 /// when the shard would pass [`SHARD_MAX`] or holds another key with the
 /// same fingerprint: then the caller folds.
-#[inline(always)]
 pub(super) fn shard_edit<P: Port>(
     port: &mut P,
     key: &[u8],
@@ -102,7 +100,7 @@ impl Shard<'_> {
 /// no room for the key's record). Read from the file, not from the bytes
 /// [`shard_write`] copies: those are not held on the stack of the record
 /// reader.
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 fn shard_keep<P: Port>(port: &mut P, at: &mut Shard<'_>) -> Result<bool, Errno> {
     let Some(fd) = open_opt(port, at.path)? else {
         return Ok(true);
@@ -115,7 +113,6 @@ fn shard_keep<P: Port>(port: &mut P, at: &mut Shard<'_>) -> Result<bool, Errno> 
 
 /// [`shard_keep`]'s parse, up to the end of the shard or past
 /// [`SHARD_MAX`] (then the shard is not rewritten: no need to read on).
-#[inline(always)]
 fn shard_records<P: Port>(
     port: &mut P,
     r: &mut PairReader,
@@ -161,7 +158,6 @@ fn shard_records<P: Port>(
 /// Writes the shard `at`: its header, the ranges of its bytes it keeps as
 /// they are, and `change` for its key; false (nothing written) when the
 /// shard is or would be over [`SHARD_MAX`].
-#[inline(never)]
 fn shard_write<P: Port>(
     port: &mut P,
     at: &Shard<'_>,

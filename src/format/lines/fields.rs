@@ -151,7 +151,7 @@ impl ScalarField {
     }
 
     /// The value found.
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub fn value(&self) -> Scalar {
         match self.kind {
             1 => Scalar::True,
@@ -272,7 +272,7 @@ impl<'a> ScalarSet<'a> {
     // locals stay out of the parse's frame.
     // (The name as [`padded`] gives it and the value packed: all in
     // registers.)
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     pub(super) fn set(&mut self, key: u32, v: Packed<Result<Scalar, Bad>>) {
         let v: Scalar = v.get().unwrap_or(Scalar::Absent);
         let Some(i) = self
@@ -355,7 +355,7 @@ impl<'a> ScalarSet<'a> {
 }
 
 impl Tagged for Scalar {
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     fn tag(self) -> (u32, u32) {
         match self {
             Scalar::Absent => (1, 0),
@@ -365,7 +365,7 @@ impl Tagged for Scalar {
             Scalar::Array(n) => (5, u32::from(n)),
         }
     }
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     fn untag(tag: u32, low: u32) -> Self {
         match tag {
             2 => Scalar::True,

@@ -28,7 +28,7 @@ pub enum Line {
 /// Fields not listed are skipped when they are strings or scalars. A record
 /// must contain every field of `strs`.
 // Inlined: the one body is [`read_fields`].
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 pub fn read_record<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -40,7 +40,7 @@ pub fn read_record<P: Port + ?Sized>(
 
 /// [`read_record`], also filling `set` (with the fields that are in neither
 /// `strs` nor `scalars`).
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 pub fn read_fields<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -60,12 +60,10 @@ pub fn read_fields<P: Port + ?Sized>(
 }
 
 impl Tagged for Line {
-    #[inline(always)]
     fn tag(self) -> (u32, u32) {
         (self as u32 + 1, 0)
     }
 
-    #[inline(always)]
     fn untag(tag: u32, _: u32) -> Self {
         match tag {
             1 => Line::Record,
@@ -76,7 +74,7 @@ impl Tagged for Line {
     }
 }
 
-#[inline(always)]
+#[inline(always)] // instructions: see docs/STACK.md
 fn fields<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -148,13 +146,13 @@ fn fields<P: Port + ?Sized>(
 /// whitespace after it. The byte then peeked (`None`: the end of the file)
 /// and whether `want` was consumed: a separator and what follows it in one
 /// call (a field is `"name"`, `:`, its value, then `,` or `}`).
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn sep<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>, want: u32) -> Result<Peeked, Bad> {
     sep_word(port, r, want).get()
 }
 
 /// [`sep`] where only the port's error can come (`Bad` as it is).
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn sep_io<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -170,12 +168,10 @@ fn sep_io<P: Port + ?Sized>(
 struct Peeked(u32);
 
 impl Tagged for Peeked {
-    #[inline(always)]
     fn tag(self) -> (u32, u32) {
         (1, self.0)
     }
 
-    #[inline(always)]
     fn untag(_: u32, low: u32) -> Self {
         Peeked(low)
     }
@@ -183,13 +179,11 @@ impl Tagged for Peeked {
 
 impl Peeked {
     /// The byte peeked, `None` at the end of the file.
-    #[inline(always)]
     fn byte(self) -> Option<u8> {
         (self.0 & SOME != 0).then_some(self.0 as u8)
     }
 
     /// Whether the separator was consumed.
-    #[inline(always)]
     fn matched(self) -> bool {
         self.0 & MATCHED != 0
     }
@@ -203,7 +197,6 @@ const MATCHED: u32 = 0x200;
 
 /// [`sep`] out of line (the one frame between a parse and the port), its
 /// result packed.
-#[inline(never)]
 fn sep_word<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -359,7 +352,7 @@ impl From<Errno> for StrErr {
 /// lone surrogates and invalid UTF-8; a string longer than `out` is
 /// `TooLong` (consumed up to its closing quote, so an unknown long field
 /// name can still be skipped).
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn decode_string<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -450,7 +443,7 @@ fn decode_string<P: Port + ?Sized>(
 // the deepest path of every parse (down to the port's read); and a leaf
 // (no `core::str::from_utf8` call under it: its frames would make this the
 // deepest branch).
-#[inline(never)]
+#[inline(never)] // stack: see docs/STACK.md
 pub(super) fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::Utf8 {
     let cont = |b: Option<&u8>| b.is_none_or(|&b| b & 0xC0 == 0x80);
     let mut i = 0usize;
@@ -496,7 +489,6 @@ pub(super) fn utf8_run(mut u: crate::text::Utf8, bytes: &[u8]) -> crate::text::U
 }
 
 // Inlined: one frame less on the deepest path of a parse.
-#[inline(always)]
 fn hex4<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<u32, StrErr> {
     let mut v = 0u32;
     for _ in 0..4 {
@@ -601,12 +593,12 @@ fn parse_scalar<P: Port + ?Sized>(
 
 /// A JSON number: a plain non-negative integer is `Uint` (saturating),
 /// any other number `Other`.
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn parse_number<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
     out_of_line(port, r, (), (), |port, r, (), ()| number_in(port, r)).get()
 }
 
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn number_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<Scalar, Bad> {
     // A number longer than 64 characters is garbage. Its length, and
     // NOT_PLAIN: one word (the values kept across the read of a chunk are
@@ -635,7 +627,7 @@ fn number_in<P: Port + ?Sized>(port: &mut P, r: &mut ByteReader<'_>) -> Result<S
     })
 }
 
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn literal<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,
@@ -648,7 +640,7 @@ fn literal<P: Port + ?Sized>(
     .get()
 }
 
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn literal_in<P: Port + ?Sized>(
     port: &mut P,
     r: &mut ByteReader<'_>,

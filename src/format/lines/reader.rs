@@ -88,7 +88,7 @@ impl<'a> ByteReader<'a> {
         }
     }
 
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub(super) fn peek<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         if self.pos >= self.len {
             self.refill(port)?;
@@ -104,7 +104,6 @@ impl<'a> ByteReader<'a> {
     /// Reads the next chunk (the end of the file: none). The only caller of
     /// the port, kept out of line and small: it is the bottom of every
     /// parse's deepest call chain.
-    #[inline(never)]
     fn refill<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(), Errno> {
         if self.eof {
             return Ok(());
@@ -134,14 +133,14 @@ impl<'a> ByteReader<'a> {
 
     // Out of line (as `consume`): inlined at its twenty-odd calls it would
     // cost flash.
-    #[inline(never)]
+    #[inline(never)] // stack: see docs/STACK.md
     pub(super) fn bump(&mut self) {
         if self.pos < self.len {
             self.pos += 1;
         }
     }
 
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub(super) fn next<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<Option<u8>, Errno> {
         let b = self.peek(port)?;
         self.bump();
@@ -149,7 +148,7 @@ impl<'a> ByteReader<'a> {
     }
 
     /// The bytes buffered and not consumed yet.
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub(super) fn chunk(&self) -> &[u8] {
         self.buf
             .get(usize::from(self.pos)..usize::from(self.len))
@@ -158,7 +157,7 @@ impl<'a> ByteReader<'a> {
 
     /// The bytes buffered and not consumed yet, reading the next chunk
     /// first when there are none (none: the end of the file).
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     pub(super) fn fill<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<&[u8], Errno> {
         if self.pos >= self.len {
             self.refill(port)?;
@@ -169,13 +168,12 @@ impl<'a> ByteReader<'a> {
     /// Consumes the first `n` bytes of [`ByteReader::chunk`], `n` at most
     /// its length (inlined: one addition; `pass(1)` after a peek that
     /// found a byte is a [`ByteReader::bump`] without its call).
-    #[inline(always)]
     pub(super) fn pass(&mut self, n: usize) {
         self.pos = self.pos.wrapping_add(n as u8);
     }
 
     /// Consumes the first `n` bytes of [`ByteReader::chunk`].
-    #[inline(never)]
+    #[inline(never)] // size: see docs/STACK.md
     pub(super) fn consume(&mut self, n: usize) {
         let n = n.min(usize::from(self.len.saturating_sub(self.pos)));
         self.pos += n as u8;
@@ -195,7 +193,7 @@ impl<'a> ByteReader<'a> {
 /// a word at a time, then the last bytes: inline loads and stores without
 /// a `memcpy` call, whose frames (with its callers') would
 /// sit at the bottom of every parse's deepest path.
-#[inline(always)]
+#[inline(always)] // stack: see docs/STACK.md
 fn copy_chunk(dst: &mut [u8], src: &[u8]) {
     let n = dst.len().min(src.len());
     let mut i = 0usize;
@@ -224,7 +222,6 @@ fn copy_chunk(dst: &mut [u8], src: &[u8]) {
 
 /// [`copy_chunk`] out of line, for a string's bytes (a leaf under the
 /// parse; one copy of it in flash) and the bytes the writer buffers.
-#[inline(never)]
 pub(super) fn copy_run(dst: &mut [u8], src: &[u8]) {
     copy_chunk(dst, src);
 }

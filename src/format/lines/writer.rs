@@ -144,7 +144,7 @@ impl LineWriter {
 
     /// [`Self::flush`], inlined where a full buffer is handed on (no frame
     /// under the copy's, at the bottom of every write path).
-    #[inline(always)]
+    #[inline(always)] // stack: see docs/STACK.md
     fn flush_in<P: Port + ?Sized>(&mut self, port: &mut P) -> Result<(), Errno> {
         if self.len > 0 {
             let chunk = self.buf.get(..self.len).unwrap_or(&[]);
