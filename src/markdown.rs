@@ -582,7 +582,9 @@ pub fn import<P: Port>(
 
 /// Pass 1 of [`import`] and the room check: the text's keys (their
 /// count), and `Full` when they and the store's would pass
-/// [`MAX_ENTRIES`].
+/// [`MAX_ENTRIES`]. Out of line: its state (and `bad`'s) is off the stack
+/// when pass 2 edits the store.
+#[inline(never)] // stack: see docs/STACK.md
 fn check_keys<P: Port>(
     p: &mut P,
     text: &[u8],
