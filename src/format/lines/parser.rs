@@ -1,7 +1,8 @@
 //! The JSON-line parser: one flat record a line, from a [`ByteReader`].
 
 use super::fields::{ARRAY_MAX, Scalar, ScalarField, ScalarSet, StrField, padded};
-use super::reader::{ByteReader, copy_run, skip_line};
+use super::reader::{ByteReader, skip_line};
+use crate::kernel::copy::copy_run;
 use crate::kernel::packed::{Bad, Packed, Tagged, out_of_line};
 use crate::kernel::swar::{W, plain_len, plain_len_in, quick_name};
 use crate::port::{Errno, Port};

@@ -1,7 +1,6 @@
 //! The byte reader over the port (or over bytes in RAM) that the parser
 //! reads from.
 
-use crate::kernel::swar::W;
 use crate::port::{Errno, Fd, Port};
 
 /// A descriptor no port hands out (they are never negative): a
@@ -116,7 +115,7 @@ impl<'a> ByteReader<'a> {
         let n = match &mut self.src {
             Source::Ram(ram) => {
                 let (now, rest) = ram.split_at_checked(READ_CHUNK).unwrap_or((ram, &[]));
-                copy_chunk(&mut self.buf, now);
+                crate::kernel::copy::copy_chunk(&mut self.buf, now);
                 *ram = rest;
                 now.len()
             }
@@ -187,43 +186,6 @@ impl<'a> ByteReader<'a> {
         }
         Ok(())
     }
-}
-
-/// Copies `src` (at most a chunk) to the start of `dst` (as much as fits)
-/// a word at a time, then the last bytes: inline loads and stores without
-/// a `memcpy` call, whose frames (with its callers') would
-/// sit at the bottom of every parse's deepest path.
-#[inline(always)] // stack: see docs/STACK.md
-fn copy_chunk(dst: &mut [u8], src: &[u8]) {
-    let n = dst.len().min(src.len());
-    let mut i = 0usize;
-    while let (Some(d), Some(s)) = (dst.get_mut(i..i + W), src.get(i..i + W)) {
-        if let (Ok(d), Ok(s)) = (<&mut [u8; W]>::try_from(d), <&[u8; W]>::try_from(s)) {
-            *d = *s;
-        }
-        i += W;
-    }
-    // The last bytes: the word that ends with them (again over bytes
-    // already copied), when there is one.
-    let end = n.wrapping_sub(W)..n;
-    if let (Some(d), Some(s)) = (dst.get_mut(end.clone()), src.get(end)) {
-        if let (Ok(d), Ok(s)) = (<&mut [u8; W]>::try_from(d), <&[u8; W]>::try_from(s)) {
-            *d = *s;
-        }
-        return;
-    }
-    while i < n {
-        if let (Some(d), Some(&s)) = (dst.get_mut(i), src.get(i)) {
-            *d = s;
-        }
-        i += 1;
-    }
-}
-
-/// [`copy_chunk`] out of line, for a string's bytes (a leaf under the
-/// parse; one copy of it in flash) and the bytes the writer buffers.
-pub(super) fn copy_run(dst: &mut [u8], src: &[u8]) {
-    copy_chunk(dst, src);
 }
 
 pub(super) fn skip_line<P: Port + ?Sized>(

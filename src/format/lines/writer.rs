@@ -1,6 +1,7 @@
 //! The JSON Lines writer.
 
-use super::reader::{NO_FD, copy_run};
+use super::reader::NO_FD;
+use crate::kernel::copy::copy_run;
 use crate::kernel::swar::plain_len;
 use crate::port::{Errno, Fd, Port};
 
